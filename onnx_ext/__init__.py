@@ -1,0 +1,38 @@
+"""OpenVINO's Range-4, Broadcast-1/3, Gather-8 and StridedSlice-1 as ONNX functions.
+
+The ops live in the custom domain ``DOMAIN``; each has an onnxscript function
+(call it inside your own ``@script`` functions), a numpy reference and checks.
+``attach_functions`` gives a model the bodies its nodes need; ``inline`` turns it
+into plain standard ONNX.
+"""
+
+from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, ONNX_OPSET, ov_ext
+from .errors import OnnxExtError, OpAttributeError, OpInputError
+from .model import attach_functions, function_protos, inline, make_node, node_attributes
+from .ops import SPECS, Operand
+from .reference import OP_RUN_CLASSES, reference_evaluator
+from .runtime import run, session
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DOMAIN",
+    "DOMAIN_VERSION",
+    "IR_VERSION",
+    "ONNX_OPSET",
+    "ov_ext",
+    "OnnxExtError",
+    "OpAttributeError",
+    "OpInputError",
+    "attach_functions",
+    "function_protos",
+    "inline",
+    "make_node",
+    "node_attributes",
+    "SPECS",
+    "Operand",
+    "OP_RUN_CLASSES",
+    "reference_evaluator",
+    "run",
+    "session",
+]

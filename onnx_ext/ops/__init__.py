@@ -1,0 +1,19 @@
+"""The registry of the domain's ops: one module per op, each exporting ``SPEC``."""
+
+from __future__ import annotations
+
+from ..errors import OnnxExtError
+from . import gather
+from .base import Attr, Operand, OpSpec
+
+SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather,)}
+
+
+def spec(op_type: str) -> OpSpec:
+    try:
+        return SPECS[op_type]
+    except KeyError:
+        raise OnnxExtError(f"{op_type!r} is not an op of the onnx-ext domain (it has {', '.join(SPECS)})") from None
+
+
+__all__ = ["SPECS", "spec", "OpSpec", "Operand", "Attr"]

@@ -1,0 +1,229 @@
+"""Gather-8 (and Gather-1/-7): function bodies, numpy reference and checks.
+
+OpenVINO: Gather-8(data, indices, axis; batch_dims). Negative indices count from
+the end; indices outside [-n, n-1] give zeros (ONNX Gather raises instead).
+The axis is a runtime input, so the bodies reshape data to [.., n, ..] around
+the axis and use ONNX Gather on a fixed axis; reshapes are free.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from onnxscript import INT64, script
+
+from ..domain import op, ov_ext
+from ..errors import OpAttributeError, OpInputError
+from .base import Attr, OpSpec, Operand
+
+VERSIONS = (1, 7, 8)
+
+
+# --- function bodies -------------------------------------------------------------
+
+
+@script(ov_ext, default_opset=op)
+def _zero_filled(data3, idx, valid, n):
+    # Gather data3 [P, n, I] on axis 1 with zeros where ~valid, for any element
+    # type (Where has no kernel for bf16, i16, u16, u64, bool): gather the valid
+    # rows, append one zero row, and gather again pointing invalid rows at it.
+    zero = op.Constant(value_int=0)
+    dshape = op.Shape(data3)
+    p = op.Slice(dshape, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
+    inner = op.Slice(dshape, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
+    zero_row = op.CastLike(op.ConstantOfShape(op.Concat(p, op.Constant(value_ints=[1]), inner, axis=0)), data3)
+    m = op.Size(idx)
+    if op.Equal(op.ReduceSum(n, keepdims=0), zero):
+        # n == 0: every index is invalid and data3 has no row to gather from.
+        filled = op.CastLike(op.ConstantOfShape(op.Concat(p, op.Reshape(m, op.Constant(value_ints=[1])), inner, axis=0)), data3)
+    else:
+        safe = op.Gather(data3, op.Where(valid, idx, zero), axis=1)
+        extended = op.Concat(safe, zero_row, axis=1)
+        filled = op.Gather(extended, op.Where(valid, op.Range(zero, m, op.Constant(value_int=1)), m), axis=1)
+    return filled
+
+
+@script(ov_ext, default_opset=op)
+def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
+    # batch_dims == 0: data seen as [P, n, I], one Gather on axis 1.
+    shape = op.Shape(data)
+    rank = op.Size(shape)
+    zero = op.Constant(value_int=0)
+    one = op.Constant(value_ints=[1])
+    ax = op.Cast(op.Reshape(axis, op.Constant(value_ints=[-1])), to=INT64.dtype)
+    ax = op.Where(op.Less(ax, zero), op.Add(ax, rank), ax)
+    axis_in_range = op.And(op.GreaterOrEqual(ax, zero), op.Less(ax, rank))
+    axis_checked = op.Add(ax, op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(axis_in_range), to=INT64.dtype)))
+    ax1 = op.Add(axis_checked, one)
+    n = op.Slice(shape, axis_checked, ax1)
+    outer = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), axis_checked), keepdims=1)
+    inner = op.ReduceProd(op.Slice(shape, ax1, op.Constant(value_ints=[9223372036854775807])), keepdims=1)
+    data3 = op.Reshape(data, op.Concat(outer, n, inner, axis=0))
+
+    idx = op.Cast(op.Reshape(indices, op.Constant(value_ints=[-1])), to=INT64.dtype)
+    idx = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
+    valid = op.And(op.GreaterOrEqual(idx, zero), op.Less(idx, n))
+    n_invalid = op.ReduceSum(op.Cast(op.Not(valid), to=INT64.dtype), keepdims=0)
+    if op.Equal(n_invalid, zero):
+        gathered = op.Gather(data3, idx, axis=1)
+    else:
+        gathered = _zero_filled(data3, idx, valid, n)
+    out_shape = op.Concat(
+        op.Slice(shape, op.Constant(value_ints=[0]), axis_checked),
+        op.Shape(indices),
+        op.Slice(shape, ax1, op.Constant(value_ints=[9223372036854775807])),
+        axis=0,
+    )
+    return op.Reshape(gathered, out_shape, allowzero=1)
+
+
+@script(ov_ext, default_opset=op)
+def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
+    # Gather-8(data: T, indices: int, axis: int scalar; batch_dims: int = 0) -> T
+    # General body (any batch_dims): data seen as [B*P*n, I]; flat row indices
+    # (b*P + p)*n + idx[b, m] select rows with one Gather on axis 0.
+    shape = op.Shape(data)
+    rank = op.Size(shape)
+    ishape = op.Shape(indices)
+    irank = op.Size(ishape)
+    zero = op.Constant(value_int=0)
+    one = op.Constant(value_ints=[1])
+    big = op.Constant(value_ints=[9223372036854775807])
+    ax = op.Cast(op.Reshape(axis, op.Constant(value_ints=[-1])), to=INT64.dtype)
+    ax = op.Where(op.Less(ax, zero), op.Add(ax, rank), ax)
+    b = op.Reshape(op.Constant(value_int=batch_dims), op.Constant(value_ints=[1]))
+    b = op.Where(op.Less(b, zero), op.Add(b, irank), b)
+    # OpenVINO: 0 <= axis < rank, 0 <= batch_dims <= axis, batch_dims <= rank(indices)
+    # and equal leading batch dims.
+    ok = op.And(op.GreaterOrEqual(ax, zero), op.Less(ax, rank))
+    ok = op.And(ok, op.And(op.GreaterOrEqual(b, zero), op.LessOrEqual(b, ax)))
+    ok = op.And(ok, op.LessOrEqual(b, irank))
+    axis_and_batch_dims_valid = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(ok), to=INT64.dtype))
+    ax = op.Add(ax, axis_and_batch_dims_valid)
+    batch_shape = op.Slice(shape, op.Constant(value_ints=[0]), b)
+    batch_dims_equal = op.Gather(
+        op.Constant(value_ints=[0]),
+        op.Cast(op.Not(op.Equal(batch_shape, op.Slice(ishape, op.Constant(value_ints=[0]), b))), to=INT64.dtype),
+    )
+    b = op.Add(b, op.ReduceSum(batch_dims_equal, keepdims=1))
+
+    ax1 = op.Add(ax, one)
+    n = op.Slice(shape, ax, ax1)
+    batch = op.ReduceProd(batch_shape, keepdims=1)
+    bp = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), ax), keepdims=1)
+    p = op.ReduceProd(op.Slice(shape, b, ax), keepdims=1)
+    inner = op.ReduceProd(op.Slice(shape, ax1, big), keepdims=1)
+    rows = op.Reshape(data, op.Concat(op.Mul(bp, n), inner, axis=0))
+
+    idx = op.Cast(indices, to=INT64.dtype)
+    m = op.ReduceProd(op.Slice(ishape, b, big), keepdims=1)
+    idx = op.Reshape(idx, op.Concat(batch, one, m, axis=0), allowzero=1)  # [B, 1, M]
+    idx = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
+    valid = op.And(op.GreaterOrEqual(idx, zero), op.Less(idx, n))
+    base = op.Reshape(
+        op.Mul(op.Range(zero, op.ReduceSum(bp, keepdims=0), op.Constant(value_int=1)), n),
+        op.Concat(batch, p, one, axis=0),
+        allowzero=1,
+    )  # [B, P, 1]
+    flat = op.Reshape(op.Add(base, idx), op.Constant(value_ints=[-1]))
+    valid_flat = op.Reshape(op.Expand(valid, op.Shape(op.Add(base, idx))), op.Constant(value_ints=[-1]))
+    n_invalid = op.ReduceSum(op.Cast(op.Not(valid), to=INT64.dtype), keepdims=0)
+    if op.Equal(n_invalid, zero):
+        gathered = op.Gather(rows, flat, axis=0)
+    else:
+        zero_1d = op.Constant(value_ints=[0])
+        gathered = op.Squeeze(
+            _zero_filled(op.Unsqueeze(rows, zero_1d), op.Where(valid_flat, flat, zero), valid_flat, op.Mul(bp, n)),
+            zero_1d,
+        )
+    out_shape = op.Concat(batch_shape, op.Slice(shape, b, ax), op.Slice(ishape, b, big), op.Slice(shape, ax1, big), axis=0)
+    return op.Reshape(gathered, out_shape, allowzero=1)
+
+
+# --- numpy reference -------------------------------------------------------------
+
+
+def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: int = 0, version: int = 8) -> np.ndarray:
+    """Gather-8 in numpy: negative indices from the end, out-of-range ones give zeros."""
+    rank, irank = data.ndim, np.ndim(indices)
+    ax = _normalize_axis(int(np.asarray(axis).reshape(-1)[0]), rank)
+    b = batch_dims + irank if batch_dims < 0 else batch_dims
+    if not 0 <= b <= min(ax, irank):
+        raise OpAttributeError("Gather", "batch_dims", f"is {batch_dims}: must be within [0, axis={ax}] after normalisation")
+    if data.shape[:b] != np.shape(indices)[:b]:
+        raise OpInputError("Gather", f"batch dims of data {data.shape[:b]} and indices {np.shape(indices)[:b]} differ")
+    n = data.shape[ax]
+    idx = np.asarray(indices).astype(np.int64)
+    idx = np.where(idx < 0, idx + n, idx)
+    valid = (idx >= 0) & (idx < n)
+    batch = int(np.prod(data.shape[:b], dtype=np.int64))
+    p = int(np.prod(data.shape[b:ax], dtype=np.int64))
+    inner = int(np.prod(data.shape[ax + 1 :], dtype=np.int64))
+    out_shape = data.shape[:ax] + np.shape(indices)[b:] + data.shape[ax + 1 :]
+    idx2, valid2 = idx.reshape(batch, -1), valid.reshape(batch, -1)
+    if n == 0:
+        return np.zeros(out_shape, data.dtype)
+    data4 = data.reshape(batch, p, n, inner)
+    out = data4[np.arange(batch)[:, None, None], np.arange(p)[None, :, None], np.where(valid2, idx2, 0)[:, None, :]]
+    out[~np.broadcast_to(valid2[:, None, :], out.shape[:3])] = 0
+    return out.reshape(out_shape)
+
+
+def _normalize_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise OpInputError("Gather", f"axis {axis} is out of range for data of rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+# --- attribute and input checks --------------------------------------------------
+
+
+def check_attributes(attrs: dict) -> dict:
+    if attrs["version"] not in VERSIONS:
+        raise OpAttributeError("Gather", "version", f"is {attrs['version']}: OpenVINO Gather versions are {VERSIONS}")
+    if attrs["version"] == 1 and attrs["batch_dims"] != 0:
+        raise OpAttributeError("Gather", "batch_dims", "must be 0 for Gather-1 (batch_dims came with Gather-7)")
+    return attrs
+
+
+def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
+    data, indices, axis = operands
+    if indices.type is not None and not indices.type.is_integer:
+        raise OpInputError("Gather", f"indices must be integers, got {indices.type.ov}")
+    if axis.type is not None and not axis.type.is_integer:
+        raise OpInputError("Gather", f"axis must be an integer, got {axis.type.ov}")
+    if axis.shape is not None and (len(axis.shape) > 1 or (len(axis.shape) == 1 and axis.shape[0] not in (1, None))):
+        raise OpInputError("Gather", f"axis must be a scalar or a 1-element tensor, got shape {list(axis.shape)}")
+    b = attrs["batch_dims"]
+    if b < 0 and indices.rank is not None:
+        b += indices.rank
+    if indices.rank is not None and data.rank is not None and not 0 <= b <= min(data.rank, indices.rank):
+        raise OpAttributeError(
+            "Gather", "batch_dims", f"is {attrs['batch_dims']}: must be within [-{min(data.rank, indices.rank)}, "
+            f"{min(data.rank, indices.rank)}] for data of rank {data.rank} and indices of rank {indices.rank}"
+        )
+    if axis.value is not None and data.rank is not None:
+        ax = _normalize_axis(int(axis.value.reshape(-1)[0]), data.rank)
+        if b > ax and b >= 0:
+            raise OpAttributeError("Gather", "batch_dims", f"is {attrs['batch_dims']}: must not exceed axis {ax}")
+
+
+def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
+    return "plain" if attrs["batch_dims"] == 0 else "batched"
+
+
+SPEC = OpSpec(
+    name="Gather",
+    inputs=("data", "indices", "axis"),
+    min_inputs=3,
+    attributes={"batch_dims": Attr("int", 0), "version": Attr("int", 8)},
+    check_attributes=check_attributes,
+    check_operands=check_operands,
+    select_body=select_body,
+    output_type=lambda attrs, operands: operands[0].type,
+    bodies={"plain": gather_plain, "batched": Gather},
+    helpers=(_zero_filled,),
+    public=Gather,
+    reference=gather_reference,
+)

@@ -1,0 +1,91 @@
+"""Element types: OpenVINO names, ONNX TensorProto codes and numpy dtypes in one table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+from onnx import TensorProto
+
+
+@dataclass(frozen=True)
+class ElementType:
+    ov: str  # OpenVINO IR spelling (`f32`, `boolean`, ...)
+    onnx: int  # TensorProto.DataType
+    numpy: np.dtype
+    kind: str  # "float", "int", "uint" or "bool"
+
+    @property
+    def bits(self) -> int:
+        return 8 if self.kind == "bool" else self.numpy.itemsize * 8
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("int", "uint")
+
+
+ELEMENT_TYPES: tuple[ElementType, ...] = (
+    ElementType("f16", TensorProto.FLOAT16, np.dtype(np.float16), "float"),
+    ElementType("bf16", TensorProto.BFLOAT16, np.dtype(ml_dtypes.bfloat16), "float"),
+    ElementType("f32", TensorProto.FLOAT, np.dtype(np.float32), "float"),
+    ElementType("f64", TensorProto.DOUBLE, np.dtype(np.float64), "float"),
+    ElementType("i8", TensorProto.INT8, np.dtype(np.int8), "int"),
+    ElementType("i16", TensorProto.INT16, np.dtype(np.int16), "int"),
+    ElementType("i32", TensorProto.INT32, np.dtype(np.int32), "int"),
+    ElementType("i64", TensorProto.INT64, np.dtype(np.int64), "int"),
+    ElementType("u8", TensorProto.UINT8, np.dtype(np.uint8), "uint"),
+    ElementType("u16", TensorProto.UINT16, np.dtype(np.uint16), "uint"),
+    ElementType("u32", TensorProto.UINT32, np.dtype(np.uint32), "uint"),
+    ElementType("u64", TensorProto.UINT64, np.dtype(np.uint64), "uint"),
+    ElementType("boolean", TensorProto.BOOL, np.dtype(np.bool_), "bool"),
+)
+
+_BY_OV = {t.ov: t for t in ELEMENT_TYPES}
+_BY_OV["bool"] = _BY_OV["boolean"]
+_BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES}
+_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES}
+
+NUMERIC_TYPES = tuple(t for t in ELEMENT_TYPES if t.kind != "bool")
+INTEGER_TYPES = tuple(t for t in ELEMENT_TYPES if t.is_integer)
+
+
+class UnknownElementType(ValueError):
+    pass
+
+
+def from_ov(name: str) -> ElementType:
+    try:
+        return _BY_OV[name.strip().lower()]
+    except KeyError:
+        raise UnknownElementType(f"unknown OpenVINO element type {name!r}") from None
+
+
+def from_onnx(code: int) -> ElementType:
+    try:
+        return _BY_ONNX[int(code)]
+    except KeyError:
+        name = TensorProto.DataType.Name(code) if code in TensorProto.DataType.values() else code
+        raise UnknownElementType(f"ONNX element type {name} is not supported") from None
+
+
+def from_numpy(dtype) -> ElementType:
+    try:
+        return _BY_NUMPY[np.dtype(dtype)]
+    except KeyError:
+        raise UnknownElementType(f"numpy dtype {np.dtype(dtype)} is not supported") from None
+
+
+def as_element_type(value) -> ElementType:
+    """Accept an ElementType, an OpenVINO name, an ONNX code or a numpy dtype."""
+    if isinstance(value, ElementType):
+        return value
+    if isinstance(value, str):
+        return from_ov(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return from_onnx(int(value))
+    return from_numpy(value)
