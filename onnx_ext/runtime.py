@@ -35,10 +35,10 @@ def run(model_or_session, feeds: Mapping[str, np.ndarray], output_names: Sequenc
     for name, value in feeds.items():
         value = np.asarray(value)
         if value.dtype == _BF16:
-            value = np.ascontiguousarray(value).view(np.uint16)
+            value = np.ascontiguousarray(value).reshape(value.shape).view(np.uint16)
             binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(value, onnx.TensorProto.BFLOAT16))
         else:
-            binding.bind_cpu_input(name, np.ascontiguousarray(value))
+            binding.bind_cpu_input(name, np.ascontiguousarray(value).reshape(value.shape))
     for name in names:
         binding.bind_output(name, "cpu")
     sess.run_with_iobinding(binding)

@@ -59,7 +59,7 @@ def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
     n = op.Slice(shape, axis_checked, ax1)
     outer = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), axis_checked), keepdims=1)
     inner = op.ReduceProd(op.Slice(shape, ax1, op.Constant(value_ints=[9223372036854775807])), keepdims=1)
-    data3 = op.Reshape(data, op.Concat(outer, n, inner, axis=0))
+    data3 = op.Reshape(data, op.Concat(outer, n, inner, axis=0), allowzero=1)
 
     idx = op.Cast(op.Reshape(indices, op.Constant(value_ints=[-1])), to=INT64.dtype)
     idx = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
@@ -114,7 +114,7 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
     bp = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), ax), keepdims=1)
     p = op.ReduceProd(op.Slice(shape, b, ax), keepdims=1)
     inner = op.ReduceProd(op.Slice(shape, ax1, big), keepdims=1)
-    rows = op.Reshape(data, op.Concat(op.Mul(bp, n), inner, axis=0))
+    rows = op.Reshape(data, op.Concat(op.Mul(bp, n), inner, axis=0), allowzero=1)
 
     idx = op.Cast(indices, to=INT64.dtype)
     m = op.ReduceProd(op.Slice(ishape, b, big), keepdims=1)
@@ -161,7 +161,8 @@ def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: in
     p = int(np.prod(data.shape[b:ax], dtype=np.int64))
     inner = int(np.prod(data.shape[ax + 1 :], dtype=np.int64))
     out_shape = data.shape[:ax] + np.shape(indices)[b:] + data.shape[ax + 1 :]
-    idx2, valid2 = idx.reshape(batch, -1), valid.reshape(batch, -1)
+    m = int(np.prod(np.shape(indices)[b:], dtype=np.int64))
+    idx2, valid2 = idx.reshape(batch, m), valid.reshape(batch, m)
     if n == 0:
         return np.zeros(out_shape, data.dtype)
     data4 = data.reshape(batch, p, n, inner)

@@ -1,0 +1,69 @@
+"""Shared test helpers: build one-node models of the domain and run them three ways."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+import onnx_ext
+from onnx_ext.types import as_element_type, from_numpy
+
+
+def one_node_model(op: str, inputs: list, attrs: dict, const: list[bool] | None = None,
+                   out_type=None, out_rank: int | None = None, known_shapes: bool = False) -> onnx.ModelProto:
+    """A model with one node of the domain; inputs marked const become initializers.
+
+    Runtime inputs get symbolic dims (rank known, sizes not) unless known_shapes.
+    """
+    const = const or [False] * len(inputs)
+    names = [f"in{i}" if v is not None else "" for i, v in enumerate(inputs)]
+    graph_inputs, inits = [], []
+    for name, value, is_const in zip(names, inputs, const):
+        if value is None:
+            continue
+        value = np.asarray(value)
+        et = from_numpy(value.dtype)
+        if is_const:
+            inits.append(onnx.numpy_helper.from_array(value, name))
+        else:
+            dims = list(value.shape) if known_shapes else [f"{name}_d{j}" for j in range(value.ndim)]
+            graph_inputs.append(helper.make_tensor_value_info(name, et.onnx, dims))
+    node = onnx_ext.make_node(op, names, ["out"], name=f"{op}_under_test", **attrs)
+    out_et = as_element_type(out_type) if out_type is not None else from_numpy(np.asarray(inputs[0]).dtype)
+    out_shape = None if out_rank is None else [f"out_d{j}" for j in range(out_rank)]
+    out = helper.make_tensor_value_info("out", out_et.onnx, out_shape)
+    if out_shape is None:
+        out.type.tensor_type.ClearField("shape")
+    graph = helper.make_graph([node], op, graph_inputs, [out], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_ext.ONNX_OPSET)])
+    return onnx_ext.attach_functions(model)
+
+
+def feeds_of(model: onnx.ModelProto, inputs: list) -> dict:
+    names = {i.name for i in model.graph.input}
+    return {f"in{i}": np.asarray(v) for i, v in enumerate(inputs) if v is not None and f"in{i}" in names}
+
+
+def run_three_ways(model: onnx.ModelProto, inputs: list) -> dict[str, np.ndarray]:
+    """The output from the function in onnxruntime, the inlined model, and the numpy reference."""
+    feeds = feeds_of(model, inputs)
+    return {
+        "function": onnx_ext.run(model, feeds)[0],
+        "inlined": onnx_ext.run(onnx_ext.inline(model), feeds)[0],
+        "reference": onnx_ext.reference_evaluator(model).run(None, feeds)[0],
+    }
+
+
+def assert_same(got: np.ndarray, expected: np.ndarray, what: str = "", ulps: int = 0):
+    """Values, shape and dtype; NaN equals NaN. ``ulps``: tolerance in units of the last place."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    if ulps and got.dtype.kind == "f" or (ulps and got.dtype.name == "bfloat16"):
+        g, e = got.astype(np.float64), expected.astype(np.float64)
+        spacing = np.abs(np.spacing(expected.astype(got.dtype).astype(np.float64).astype(got.dtype)).astype(np.float64))
+        ok = (np.abs(g - e) <= ulps * spacing) | (np.isnan(g) & np.isnan(e)) | (g == e)
+        assert ok.all(), f"{what}: {np.count_nonzero(~ok)} values differ by more than {ulps} ulp: {got[~ok][:5]} vs {expected[~ok][:5]}"
+    else:
+        assert np.array_equal(got, expected, equal_nan=got.dtype.kind == "f"), f"{what}: values differ:\n{got}\nvs\n{expected}"

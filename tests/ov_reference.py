@@ -1,0 +1,137 @@
+"""OpenVINO's reference implementation (``node.evaluate``) as a test oracle.
+
+It runs in a worker process: the reference aborts or dies with SIGFPE on some
+inputs (SEMANTICS.md), which must not take the test session down. A crash is
+reported as ``OVCrashed`` and the worker restarts.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+
+import ml_dtypes
+import numpy as np
+
+from onnx_ext.types import from_numpy
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+class OVRejected(Exception):
+    """OpenVINO refused the node or its inputs (its message is the argument)."""
+
+
+class OVCrashed(Exception):
+    """The reference killed its process."""
+
+
+# --- worker side -------------------------------------------------------------------
+
+
+def _to_ov_tensor(ov, value: np.ndarray):
+    value = np.ascontiguousarray(value).reshape(np.shape(value))  # keeps 0-d inputs 0-d
+    tensor = ov.Tensor(_ov_type(ov, value.dtype), ov.Shape(list(value.shape)))
+    if value.size:
+        view = value.view(np.uint16) if value.dtype == _BF16 else value
+        tensor.data.reshape(-1).view(view.dtype)[:] = view.reshape(-1)
+    return tensor
+
+
+def _ov_type(ov, dtype):
+    return getattr(ov.Type, from_numpy(dtype).ov)
+
+
+def _from_ov_tensor(tensor) -> np.ndarray:
+    name = tensor.element_type.get_type_name()
+    shape = tuple(tensor.shape)
+    if name == "bf16":  # .data reports bf16 as float16: reinterpret the bits
+        return np.array(tensor.data, copy=True).view(np.uint16).view(_BF16).reshape(shape)
+    return np.array(tensor.data, copy=True).reshape(shape)
+
+
+def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: dict):
+    from openvino.utils.node_factory import NodeFactory
+    import openvino.opset8 as ops
+
+    args, feeds = [], []
+    for value, is_const in zip(inputs, const):
+        if is_const:
+            args.append(ov.op.Constant(_to_ov_tensor(ov, value)).output(0))
+        else:
+            param = ops.parameter(list(value.shape), _ov_type(ov, value.dtype))
+            args.append(param.output(0))
+            feeds.append(value)
+    node = NodeFactory(f"opset{version}").create(op, args, attrs)
+    return node, feeds
+
+
+def _evaluate(op, version, inputs, const, attrs):
+    import openvino as ov
+
+    node, _ = _build(ov, op, version, inputs, const, attrs)
+    outs = []
+    for i in range(node.get_output_size()):
+        pshape = node.get_output_partial_shape(i)
+        shape = pshape.to_shape() if pshape.is_static else ov.Shape([0])
+        outs.append(ov.Tensor(node.get_output_element_type(i), shape))
+    ok = node.evaluate(outs, [_to_ov_tensor(ov, v) for v in inputs])
+    if not ok:
+        raise OVRejected("evaluate() returned False")
+    return [_from_ov_tensor(t) for t in outs]
+
+
+def _worker(conn):
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        try:
+            conn.send(("ok", _evaluate(*request)))
+        except Exception as e:  # noqa: BLE001 - every OpenVINO refusal goes back as text
+            msg = str(e).strip().splitlines()
+            conn.send(("error", " ".join(msg[:3]) if msg else type(e).__name__ + traceback.format_exc(limit=1)))
+
+
+# --- test side ----------------------------------------------------------------------
+
+
+class OVReference:
+    """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs."""
+
+    def __init__(self):
+        self._ctx = mp.get_context("spawn")
+        self._proc = None
+        self._conn = None
+
+    def _start(self):
+        parent, child = self._ctx.Pipe()
+        self._proc = self._ctx.Process(target=_worker, args=(child,), daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+
+    def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None) -> list[np.ndarray]:
+        if self._proc is None or not self._proc.is_alive():
+            self._start()
+        const = list(const) if const is not None else [False] * len(inputs)
+        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs))
+        try:
+            status, payload = self._conn.recv()
+        except (EOFError, ConnectionResetError):
+            self._proc.join(timeout=5)
+            code = self._proc.exitcode
+            self._proc = None
+            raise OVCrashed(f"OpenVINO's reference killed its process (exit code {code})") from None
+        if status == "error":
+            raise OVRejected(payload)
+        return payload
+
+    def close(self):
+        if self._proc is not None:
+            self._conn.close()
+            self._proc.join(timeout=5)
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc = None

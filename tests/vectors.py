@@ -1,0 +1,25 @@
+"""Read the shared OpenVINO test vectors into numpy arrays."""
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+
+def vector_array(spec: dict) -> np.ndarray:
+    dtype = from_ov(spec["dtype"]).numpy
+    values = spec["values"]
+    if dtype.kind in "iu":  # exact: python ints, no float detour
+        return np.array([int(v) for v in values], dtype=dtype).reshape(spec["shape"])
+    return np.array(values, dtype=np.float64).astype(dtype).reshape(spec["shape"])
+
+
+def vector_inputs(vector: dict, names: list[str]) -> list:
+    """The vector's inputs in the op's order; absent optional ones are dropped from the end."""
+    inputs = [vector_array(vector["inputs"][n]) if n in vector["inputs"] else None for n in names]
+    while inputs and inputs[-1] is None:
+        inputs.pop()
+    return inputs
+
+
+def vector_expected(vector: dict) -> np.ndarray:
+    return vector_array(vector["expected"])
