@@ -1,0 +1,100 @@
+"""An in-memory OpenVINO IR (v10/v11) graph: what model.xml + model.bin hold.
+
+Both directions of the converters go through this model: ``ir_reader`` fills it
+from files, ``ir_writer`` writes it back; handlers translate its layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from onnx_ext.types import ElementType
+
+
+class IRError(ValueError):
+    """A problem with an IR file or graph; the message names the file and layer."""
+
+
+@dataclass
+class Port:
+    id: int
+    element_type: ElementType | None = None  # `precision` attribute
+    dims: list[int | None] = field(default_factory=list)  # None: dynamic (-1 or ? in the XML)
+    names: list[str] = field(default_factory=list)  # tensor names (`names="a,b"`)
+
+
+@dataclass
+class Layer:
+    id: int
+    name: str
+    type: str  # "Gather", "Const", ...
+    version: str  # "opset8"
+    data: dict[str, str] = field(default_factory=dict)  # the <data> element's attributes, as written
+    inputs: list[Port] = field(default_factory=list)
+    outputs: list[Port] = field(default_factory=list)
+    rt_info: dict[str, str] = field(default_factory=dict)  # flattened <rt_info> (e.g. "decompression")
+    value: np.ndarray | None = None  # Const payload, read from or written to the .bin
+
+    @property
+    def opset(self) -> int:
+        """The opset number of ``version`` ("opset8" -> 8); 0 for non-standard opsets."""
+        digits = self.version.removeprefix("opset")
+        return int(digits) if digits.isdigit() else 0
+
+    def describe(self) -> str:
+        return f"layer {self.id} {self.name!r} ({self.type}-{self.version})"
+
+
+@dataclass(frozen=True)
+class Edge:
+    from_layer: int
+    from_port: int
+    to_layer: int
+    to_port: int
+
+
+@dataclass
+class IRModel:
+    name: str = "model"
+    ir_version: int = 11
+    layers: list[Layer] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    source: str = "<memory>"  # file the model came from, for error messages
+
+    def layer(self, layer_id: int) -> Layer:
+        for layer in self.layers:
+            if layer.id == layer_id:
+                return layer
+        raise IRError(f"{self.source}: no layer with id {layer_id}")
+
+    def producers(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """(to_layer, to_port) -> (from_layer, from_port)."""
+        return {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
+
+    def topological_layers(self) -> list[Layer]:
+        """Layers in an order where producers come first; raises IRError on a cycle."""
+        by_id = {layer.id: layer for layer in self.layers}
+        deps: dict[int, set[int]] = {i: set() for i in by_id}
+        for e in self.edges:
+            deps[e.to_layer].add(e.from_layer)
+        order, state = [], {}
+        for start in by_id:
+            stack = [(start, iter(sorted(deps[start])))]
+            if state.get(start):
+                continue
+            state[start] = 1
+            while stack:
+                node, it = stack[-1]
+                nxt = next(it, None)
+                if nxt is None:
+                    stack.pop()
+                    state[node] = 2
+                    order.append(by_id[node])
+                elif state.get(nxt) == 1:
+                    raise IRError(f"{self.source}: the graph has a cycle through {by_id[nxt].describe()}")
+                elif not state.get(nxt):
+                    state[nxt] = 1
+                    stack.append((nxt, iter(sorted(deps[nxt]))))
+        return order
