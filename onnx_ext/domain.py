@@ -7,6 +7,10 @@ DOMAIN = "org.openvinotoolkit.onnx_ext"
 DOMAIN_VERSION = 1
 #: Standard ONNX opset of the function bodies and of the models we write.
 ONNX_OPSET = 21
+#: The bodies keep their meaning from this opset on (Reshape allowzero, CastLike).
+MIN_ONNX_OPSET = 15
+#: onnxruntime 1.31 loads opsets up to 26.
+MAX_ONNX_OPSET = 26
 #: onnxruntime 1.31 loads IR <= 13; overloads need IR >= 10.
 IR_VERSION = 10
 

@@ -9,13 +9,12 @@ import onnx
 from onnx import helper, numpy_helper
 
 from . import ops
-from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, ONNX_OPSET
+from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, MAX_ONNX_OPSET, MIN_ONNX_OPSET, ONNX_OPSET
 from .errors import OnnxExtError
 from .ops.base import Operand
 from .types import from_onnx
 
 MAX_IR_VERSION = 13  # onnxruntime 1.31
-MAX_ONNX_OPSET = 26
 
 
 def make_node(
@@ -58,9 +57,7 @@ def attach_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     types and attributes; the FunctionProtos and opset imports are added, and the
     IR version raised to one that carries overloads.
     """
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    _set_versions(out)
+    out = _set_versions(model)
     pending = [n for n in _domain_nodes(out.graph) if not n.overload]
     for node in _domain_nodes(out.graph):
         spec = ops.spec(node.op_type)
@@ -143,26 +140,42 @@ def _domain_nodes(graph) -> list[onnx.NodeProto]:
     return [n for n in _all_nodes(graph) if n.domain == DOMAIN]
 
 
-def _set_versions(model: onnx.ModelProto) -> None:
-    model.ir_version = min(max(model.ir_version, IR_VERSION), MAX_IR_VERSION)
-    imports = {o.domain: o for o in model.opset_import}
+def _set_versions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy with IR version >= 10 (overloads) and our domain imported; the bodies
+    then import the model's own standard opset."""
+    std = _standard_opset(model)
+    if std is not None and std < MIN_ONNX_OPSET:
+        raise OnnxExtError(
+            f"model imports ONNX opset {std}; the function bodies need opset {MIN_ONNX_OPSET} to {MAX_ONNX_OPSET} "
+            f"(upgrade the model's standard ops first, e.g. with onnx.version_converter, before adding domain nodes)"
+        )
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    out.ir_version = min(max(out.ir_version, IR_VERSION), MAX_IR_VERSION)
+    imports = {o.domain for o in out.opset_import}
     if DOMAIN not in imports:
-        model.opset_import.append(helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
-    std = imports.get("") or imports.get("ai.onnx")
+        out.opset_import.append(helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
+    std = _standard_opset(out)
     if std is None:
-        model.opset_import.append(helper.make_opsetid("", ONNX_OPSET))
-    elif std.version > MAX_ONNX_OPSET:
-        raise OnnxExtError(f"model imports ONNX opset {std.version}; onnxruntime 1.31 loads up to {MAX_ONNX_OPSET}")
+        out.opset_import.append(helper.make_opsetid("", ONNX_OPSET))
+    elif std > MAX_ONNX_OPSET:
+        raise OnnxExtError(f"model imports ONNX opset {std}; onnxruntime 1.31 loads up to {MAX_ONNX_OPSET}")
+    return out
+
+
+def _standard_opset(model: onnx.ModelProto) -> int | None:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
 
 
 def _add_functions(model: onnx.ModelProto) -> None:
     have = {(f.domain, f.name, f.overload) for f in model.functions}
+    opset = _standard_opset(model)
     wanted = []
     for node in _domain_nodes(model.graph):
         spec = ops.spec(node.op_type)
         overload = node.overload or None
-        wanted.append(spec.function_proto(overload))
-        wanted += spec.helper_protos()
+        wanted.append(spec.function_proto(overload, opset))
+        wanted += spec.helper_protos(opset)
     for proto in _unique(wanted):
         key = (proto.domain, proto.name, proto.overload)
         if key not in have:

@@ -94,17 +94,30 @@ class OpSpec:
         except (OpInputError, OpAttributeError) as e:
             raise e.at(node) from None
 
-    def function_proto(self, overload: str | None) -> onnx.FunctionProto:
-        """The body for one overload (None: the public, general body)."""
+    def function_proto(self, overload: str | None, opset: int | None = None) -> onnx.FunctionProto:
+        """The body for one overload (None: the public, general body).
+
+        ``opset``: the standard ONNX opset to import (the model's; onnxruntime and
+        the inliner want function and model to agree). The bodies use ops whose
+        semantics hold from MIN_ONNX_OPSET on.
+        """
         fn = self.public if overload is None else self.bodies[overload]
-        proto = _named_nodes(fn.to_function_proto())
+        proto = _with_opset(_named_nodes(fn.to_function_proto()), opset)
         proto.name, proto.domain = self.name, DOMAIN
         if overload is not None:
             proto.overload = overload
         return proto
 
-    def helper_protos(self) -> list[onnx.FunctionProto]:
-        return [_named_nodes(fn.to_function_proto()) for fn in self.helpers]
+    def helper_protos(self, opset: int | None = None) -> list[onnx.FunctionProto]:
+        return [_with_opset(_named_nodes(fn.to_function_proto()), opset) for fn in self.helpers]
+
+
+def _with_opset(proto: onnx.FunctionProto, opset: int | None) -> onnx.FunctionProto:
+    if opset is not None:
+        for imp in proto.opset_import:
+            if imp.domain in ("", "ai.onnx"):
+                imp.version = opset
+    return proto
 
 
 def _named_nodes(proto: onnx.FunctionProto) -> onnx.FunctionProto:
