@@ -1,9 +1,9 @@
 """The ops as onnxscript functions, to call inside your own ``@script`` functions.
 
-    from onnx_ext import functions as ov
+    from onnx_ext.functions import Gather
     @script()
     def f(x: FLOAT["N", 8], i: INT64["M"]) -> FLOAT["M", 8]:
-        return ov.Gather(x, i, op.Constant(value_int=0))
+        return Gather(x, i, op.Constant(value_int=0))
 
 Calling these ``OnnxFunction`` objects puts their definitions in the model; then
 ``onnx_ext.attach_functions(model)`` checks the nodes and gives each the body

@@ -168,19 +168,17 @@ def _standard_opset(model: onnx.ModelProto) -> int | None:
 
 
 def _add_functions(model: onnx.ModelProto) -> None:
-    have = {(f.domain, f.name, f.overload) for f in model.functions}
+    # The domain is ours: bodies already in the model (e.g. written by onnxscript
+    # for a user's @script function) are replaced by the ones the nodes need.
     opset = _standard_opset(model)
     wanted = []
     for node in _domain_nodes(model.graph):
         spec = ops.spec(node.op_type)
-        overload = node.overload or None
-        wanted.append(spec.function_proto(overload, opset))
+        wanted.append(spec.function_proto(node.overload or None, opset))
         wanted += spec.helper_protos(opset)
-    for proto in _unique(wanted):
-        key = (proto.domain, proto.name, proto.overload)
-        if key not in have:
-            model.functions.append(proto)
-            have.add(key)
+    kept = [f for f in model.functions if f.domain != DOMAIN]
+    del model.functions[:]
+    model.functions.extend(kept + _unique(wanted))
 
 
 def _unique(protos):
