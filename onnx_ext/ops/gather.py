@@ -56,19 +56,23 @@ def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
     axis_in_range = op.And(op.GreaterOrEqual(ax, zero), op.Less(ax, rank))
     axis_checked = op.Add(ax, op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(axis_in_range), to=INT64.dtype)))
     ax1 = op.Add(axis_checked, one)
-    n = op.Slice(shape, axis_checked, ax1)
+    n = op.Gather(shape, axis_checked)  # Gather, not Slice: OpenVINO's reader then knows n has one element
     outer = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), axis_checked), keepdims=1)
     inner = op.ReduceProd(op.Slice(shape, ax1, op.Constant(value_ints=[9223372036854775807])), keepdims=1)
     data3 = op.Reshape(data, op.Concat(outer, n, inner, axis=0), allowzero=1)
 
     idx = op.Cast(op.Reshape(indices, op.Constant(value_ints=[-1])), to=INT64.dtype)
-    idx = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
-    valid = op.And(op.GreaterOrEqual(idx, zero), op.Less(idx, n))
-    n_invalid = op.ReduceSum(op.Cast(op.Not(valid), to=INT64.dtype), keepdims=0)
-    if op.Equal(n_invalid, zero):
+    # Fast path: every index in [-n, n-1], which ONNX Gather takes as they are
+    # (two reductions instead of normalising and masking every index).
+    n_scalar = op.ReduceSum(n, keepdims=0)
+    lowest = op.ReduceMin(idx, keepdims=0)  # empty indices: max int64, so the fast path
+    highest = op.ReduceMax(idx, keepdims=0)
+    if op.And(op.GreaterOrEqual(lowest, op.Neg(n_scalar)), op.Less(highest, n_scalar)):
         gathered = op.Gather(data3, idx, axis=1)
     else:
-        gathered = _zero_filled(data3, idx, valid, n)
+        idx_normalized = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
+        valid = op.And(op.GreaterOrEqual(idx_normalized, zero), op.Less(idx_normalized, n))
+        gathered = _zero_filled(data3, idx_normalized, valid, n)
     out_shape = op.Concat(
         op.Slice(shape, op.Constant(value_ints=[0]), axis_checked),
         op.Shape(indices),
