@@ -26,6 +26,16 @@ class Port:
 
 
 @dataclass
+class MapEntry:
+    """One child element of a sub-graph layer's map section (If's ``then_port_map``,
+    Loop's ``port_map`` or ``back_edges``): its tag ("input", "output", "edge") and
+    attributes as written (``external_port_id``, ``internal_layer_id``, ``axis``, ...)."""
+
+    tag: str
+    attrs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Layer:
     id: int
     name: str
@@ -36,6 +46,14 @@ class Layer:
     outputs: list[Port] = field(default_factory=list)
     rt_info: dict[str, str] = field(default_factory=dict)  # flattened <rt_info> (e.g. "decompression")
     value: np.ndarray | None = None  # Const payload, read from or written to the .bin
+    #: Other attributes of the <layer> element, as written (Result's ``output_names`` in IR v11).
+    extra: dict[str, str] = field(default_factory=dict)
+    # Sub-graph layers (If, Loop, TensorIterator), in the order written; empty for others.
+    # bodies: section name ("then_body", "else_body", "body") -> the body's graph (its
+    # layer ids are its own; its Const payloads share the model's .bin).
+    bodies: dict[str, "IRModel"] = field(default_factory=dict)
+    # maps: section name ("then_port_map", "else_port_map", "port_map", "back_edges") -> entries.
+    maps: dict[str, list[MapEntry]] = field(default_factory=dict)
 
     @property
     def opset(self) -> int:
