@@ -1,0 +1,357 @@
+"""Read OpenVINO IR (model.xml + model.bin, IR v10/v11) into an ``IRModel``, in pure Python.
+
+The XML is untrusted: it is parsed with defusedxml (no DTD, no entity expansion,
+no external references). Every problem with the files raises ``IRError`` with
+one line that names the file and, where there is one, the layer.
+
+What is read:
+
+- layers (id, name, type, version, the <data> attributes as written, other
+  <layer> attributes such as Result's ``output_names``), their ports (element
+  type from ``precision``, dims with ``-1``/``?``/ranges as ``None``, tensor
+  ``names`` with ``\\,`` escapes undone) and the layer's <rt_info> flattened to
+  name -> value (``decompression`` on a Convert gives ``{"decompression": ""}``);
+- Const payloads from the .bin at ``offset``/``size`` (little-endian, booleans
+  one byte each), checked against ``element_type`` and ``shape``;
+- edges, checked: both ends exist, each input port is fed exactly once, no cycle.
+
+Layer types and versions are not judged here (the reader is shared with tools
+that only inspect a file); ``ir_to_onnx`` lists every unsupported one.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+from pathlib import Path
+from xml.etree.ElementTree import Element, ParseError
+
+import numpy as np
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring
+
+from onnx_ext.types import ElementType, UnknownElementType, from_ov
+
+from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
+
+SUPPORTED_IR_VERSIONS = (10, 11)
+
+#: Port ``precision`` spellings of IR files (legacy upper-case names) -> element type names.
+_PRECISION_ALIASES = {
+    "fp16": "f16",
+    "fp32": "f32",
+    "fp64": "f64",
+    "bf16": "bf16",
+    "bool": "boolean",
+    "boolean": "boolean",
+}
+#: Element types that mean "not known" (ports of dynamically typed tensors).
+_UNDEFINED_TYPES = {"dynamic", "undefined", "unspecified", "?"}
+
+
+def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> IRModel:
+    """Read ``xml_path`` (and its weights, by default the .bin beside it) into an ``IRModel``."""
+    xml_path = Path(xml_path)
+    explicit_bin = bin_path is not None
+    bin_path = Path(bin_path) if explicit_bin else xml_path.with_suffix(".bin")
+    src = str(xml_path)
+    root = _parse_xml(xml_path)
+    if root.tag != "net":
+        raise IRError(f"{src}: not an OpenVINO IR file (root element <{root.tag}>, expected <net>)")
+    version_text = root.get("version", "")
+    if not version_text.isdigit() or int(version_text) not in SUPPORTED_IR_VERSIONS:
+        raise IRError(f"{src}: IR version {version_text or '(none)'} is not supported (versions {', '.join(map(str, SUPPORTED_IR_VERSIONS))})")
+    ir = IRModel(name=root.get("name", "model"), ir_version=int(version_text), source=src)
+    _graph(root, ir)
+    consts = [layer for layer in _all_layers(ir) if layer.type.lower() in ("const", "constant")]
+    if consts:
+        _read_weights(consts, bin_path, explicit_bin, src)
+    elif explicit_bin and not bin_path.is_file():
+        raise IRError(f"{bin_path}: weights file not found (given for {src})")
+    return ir
+
+
+def _all_layers(ir: IRModel):
+    for layer in ir.layers:
+        yield layer
+        for body in layer.bodies.values():
+            yield from _all_layers(body)
+
+
+def _graph(el: Element, ir: IRModel) -> None:
+    """Layers and edges of ``el`` (<net> or a sub-graph body section) into ``ir``, checked."""
+    src = ir.source
+    layers_el = el.find("layers")
+    if layers_el is None:
+        raise IRError(f"{src}: no <layers> section")
+    seen: dict[int, Layer] = {}
+    for index, layer_el in enumerate(layers_el.findall("layer")):
+        layer = _layer(layer_el, index, src, ir.ir_version)
+        if layer.id in seen:
+            raise IRError(f"{src}: {layer.describe()}: layer id {layer.id} is used twice (also by {seen[layer.id].describe()})")
+        seen[layer.id] = layer
+        ir.layers.append(layer)
+    if not ir.layers:
+        raise IRError(f"{src}: the graph has no layers")
+    edges_el = el.find("edges")
+    for edge_el in [] if edges_el is None else edges_el.findall("edge"):
+        ir.edges.append(_edge(edge_el, src))
+    _check_edges(ir, seen)
+    ir.topological_layers()  # raises IRError naming a layer on a cycle
+
+
+# --- XML ---------------------------------------------------------------------------
+
+
+def _parse_xml(xml_path: Path) -> Element:
+    src = str(xml_path)
+    try:
+        data = xml_path.read_bytes()
+    except FileNotFoundError:
+        raise IRError(f"{src}: IR file not found") from None
+    except IsADirectoryError:
+        raise IRError(f"{src}: is a directory, not an IR .xml file") from None
+    except OSError as e:
+        raise IRError(f"{src}: cannot read the IR file ({e.strerror or e})") from None
+    try:
+        return fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as e:
+        what = {"DTDForbidden": "a DTD (<!DOCTYPE ...>), which IR files never have",
+                "EntitiesForbidden": "an entity declaration",
+                "ExternalReferenceForbidden": "an external reference"}.get(type(e).__name__, type(e).__name__)
+        raise IRError(f"{src}: refused unsafe XML: it contains {what}") from None
+    except ParseError as e:
+        raise IRError(f"{src}: malformed XML ({_one_line(e)})") from None
+    except (ValueError, UnicodeError) as e:
+        raise IRError(f"{src}: malformed XML ({_one_line(e)})") from None
+
+
+def _one_line(e) -> str:
+    return " ".join(str(e).split())
+
+
+def _int_attr(el: Element, name: str, where: str, *, default: int | None = None, minimum: int | None = 0) -> int:
+    text = el.get(name)
+    if text is None:
+        if default is not None:
+            return default
+        raise IRError(f"{where}: <{el.tag}> has no {name!r} attribute")
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise IRError(f"{where}: <{el.tag}> attribute {name}={text!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise IRError(f"{where}: <{el.tag}> attribute {name}={text!r} must be >= {minimum}")
+    return value
+
+
+def _layer(el: Element, index: int, src: str, ir_version: int) -> Layer:
+    where = f"{src}: layer #{index}" + (f" {el.get('name')!r}" if el.get("name") is not None else "")
+    layer_id = _int_attr(el, "id", where)
+    layer_type = el.get("type")
+    if not layer_type:
+        raise IRError(f"{src}: layer {layer_id} {el.get('name', '')!r}: no type attribute")
+    extra = {k: v for k, v in el.attrib.items() if k not in ("id", "name", "type", "version")}
+    layer = Layer(id=layer_id, name=el.get("name", f"layer_{layer_id}"), type=layer_type,
+                  version=el.get("version", ""), extra=extra)
+    where = f"{src}: {layer.describe()}"
+    data_el = el.find("data")
+    if data_el is not None:
+        layer.data = dict(data_el.attrib)
+    rt_el = el.find("rt_info")
+    if rt_el is not None:
+        layer.rt_info = _rt_info(rt_el)
+    for section, ports, is_input in (("input", layer.inputs, True), ("output", layer.outputs, False)):
+        section_el = el.find(section)
+        if section_el is None:
+            continue
+        for port_el in section_el.findall("port"):
+            port = _port(port_el, where, is_input)
+            if any(p.id == port.id for p in layer.inputs + layer.outputs):
+                raise IRError(f"{where}: port id {port.id} is used twice")
+            ports.append(port)
+    for child in el:
+        if child.find("layers") is not None:  # a sub-graph body: then_body, else_body, body
+            body = IRModel(name=child.tag, ir_version=ir_version, source=f"{where} {child.tag}")
+            _graph(child, body)
+            layer.bodies[child.tag] = body
+        elif child.tag.endswith("port_map") or child.tag == "back_edges":
+            layer.maps[child.tag] = [MapEntry(entry.tag, dict(entry.attrib)) for entry in child]
+    return layer
+
+
+def _rt_info(el: Element) -> dict[str, str]:
+    """<attribute name="decompression" version="0"/> children -> {"decompression": ""}; anything else is skipped."""
+    info = {}
+    for child in el:
+        name = child.get("name")
+        if child.tag in ("attribute", "info") and name:
+            info[name] = child.get("value", "")
+    return info
+
+
+def _port(el: Element, where: str, is_input: bool) -> Port:
+    port_id = _int_attr(el, "id", where)
+    where = f"{where}: {'input' if is_input else 'output'} port {port_id}"
+    precision = el.get("precision")
+    et = None if precision is None else element_type(precision, where)
+    dims = [_dim(d.text or "", where) for d in el.findall("dim")]
+    names = split_names(el.get("names", ""))
+    return Port(id=port_id, element_type=et, dims=dims, names=names)
+
+
+def element_type(text: str, where: str) -> ElementType | None:
+    """An IR element type name (``f32``, ``FP32``, ``boolean``, ...); None for dynamic types."""
+    key = text.strip().lower()
+    if key in _UNDEFINED_TYPES:
+        return None
+    try:
+        return from_ov(_PRECISION_ALIASES.get(key, key))
+    except UnknownElementType:
+        raise IRError(f"{where}: unknown or unsupported element type {text!r}") from None
+
+
+def _dim(text: str, where: str) -> int | None:
+    t = text.strip()
+    if t in ("-1", "?", "") or ".." in t:
+        if t == "":
+            raise IRError(f"{where}: empty <dim>")
+        return None
+    try:
+        value = int(t)
+    except ValueError:
+        raise IRError(f"{where}: bad dimension {text!r}") from None
+    if value < -1:
+        raise IRError(f"{where}: bad dimension {text!r} (must be >= -1)")
+    return value
+
+
+def split_names(text: str) -> list[str]:
+    """``names="a,b\\,c"`` -> ["a", "b,c"] (a backslash escapes a comma inside a name)."""
+    if not text.strip():
+        return []
+    names, current, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] == ",":
+            current.append(",")
+            i += 2
+            continue
+        if ch == ",":
+            names.append("".join(current).strip())
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    names.append("".join(current).strip())
+    return [n for n in names if n]
+
+
+def parse_list(text: str | None) -> list[int]:
+    """IR integer lists: ``"0, 1, 1"`` -> [0, 1, 1]; ``""`` -> []. Raises ValueError."""
+    if text is None or not text.strip():
+        return []
+    return [int(v) for v in text.replace(" ", "").split(",")]
+
+
+def _edge(el: Element, src: str) -> Edge:
+    where = f"{src}: edge {dict(el.attrib)}"
+    return Edge(
+        from_layer=_int_attr(el, "from-layer", where),
+        from_port=_int_attr(el, "from-port", where),
+        to_layer=_int_attr(el, "to-layer", where),
+        to_port=_int_attr(el, "to-port", where),
+    )
+
+
+def _check_edges(ir: IRModel, by_id: dict[int, Layer]) -> None:
+    src = ir.source
+    fed: dict[tuple[int, int], Edge] = {}
+    for e in ir.edges:
+        text = f"edge {e.from_layer}:{e.from_port} -> {e.to_layer}:{e.to_port}"
+        src_layer, dst_layer = by_id.get(e.from_layer), by_id.get(e.to_layer)
+        if dst_layer is None:
+            raise IRError(f"{src}: {text} goes to layer {e.to_layer}, which does not exist"
+                          + (f" (from {src_layer.describe()})" if src_layer else ""))
+        if src_layer is None:
+            raise IRError(f"{src}: {dst_layer.describe()}: {text} comes from layer {e.from_layer}, which does not exist")
+        if not any(p.id == e.from_port for p in src_layer.outputs):
+            raise IRError(f"{src}: {src_layer.describe()}: {text} leaves from output port {e.from_port}, "
+                          f"which the layer does not have (outputs: {[p.id for p in src_layer.outputs]})")
+        if not any(p.id == e.to_port for p in dst_layer.inputs):
+            raise IRError(f"{src}: {dst_layer.describe()}: {text} arrives at input port {e.to_port}, "
+                          f"which the layer does not have (inputs: {[p.id for p in dst_layer.inputs]})")
+        if (e.to_layer, e.to_port) in fed:
+            raise IRError(f"{src}: {dst_layer.describe()}: input port {e.to_port} is fed by two edges")
+        fed[(e.to_layer, e.to_port)] = e
+    for layer in ir.layers:
+        for port in layer.inputs:
+            if (layer.id, port.id) not in fed:
+                raise IRError(f"{src}: {layer.describe()}: input port {port.id} is not connected (dangling)")
+
+
+# --- weights -----------------------------------------------------------------------
+
+
+def _read_weights(consts: list[Layer], bin_path: Path, explicit: bool, src: str) -> None:
+    try:
+        f = open(bin_path, "rb")
+    except FileNotFoundError:
+        first = consts[0]
+        raise IRError(f"{bin_path}: weights file not found ({'given' if explicit else 'expected'} for {src}, "
+                      f"needed by {first.describe()})") from None
+    except OSError as e:
+        raise IRError(f"{bin_path}: cannot read the weights file ({e.strerror or e})") from None
+    with f:
+        size = os.fstat(f.fileno()).st_size
+        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        try:
+            for layer in consts:
+                layer.value = _const_value(layer, buf, size, bin_path, src)
+        finally:
+            if size:
+                buf.close()
+
+
+def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) -> np.ndarray:
+    where = f"{src}: {layer.describe()}"
+    data = layer.data
+    for key in ("element_type", "shape", "offset", "size"):
+        if key not in data:
+            raise IRError(f"{where}: Const has no {key!r} in <data>")
+    et = element_type(data["element_type"], where)
+    if et is None:
+        raise IRError(f"{where}: Const element type {data['element_type']!r} is not a concrete type")
+    try:
+        shape = parse_list(data["shape"])
+    except ValueError:
+        raise IRError(f"{where}: Const shape {data['shape']!r} is not a list of integers") from None
+    if any(d < 0 for d in shape):
+        raise IRError(f"{where}: Const shape {data['shape']!r} has a negative dimension")
+    try:
+        offset, size = int(data["offset"]), int(data["size"])
+    except ValueError:
+        raise IRError(f"{where}: Const offset {data['offset']!r} / size {data['size']!r} are not integers") from None
+    if offset < 0 or size < 0:
+        raise IRError(f"{where}: Const offset {offset} / size {size} must not be negative")
+    count = math.prod(shape)
+    itemsize = 1 if et.kind == "bool" else et.numpy.itemsize
+    needed = count * itemsize
+    # openvino.save_model stores an empty constant as one byte: accept that, nothing else.
+    if size != needed and not (needed == 0 and size <= 1):
+        raise IRError(f"{where}: Const size is {size} bytes, but {et.ov} {shape} needs {needed}")
+    if offset + size > file_size:
+        raise IRError(f"{where}: Const data at offset {offset} size {size} lies outside {bin_path} ({file_size} bytes)")
+    if layer.outputs:
+        port = layer.outputs[0]
+        if port.element_type is not None and port.element_type != et:
+            raise IRError(f"{where}: Const element_type {et.ov} differs from its output port's precision {port.element_type.ov}")
+        if port.dims != shape and not (port.dims == [] and shape == [] ):
+            if len(port.dims) != len(shape) or any(d is not None and d != s for d, s in zip(port.dims, shape)):
+                raise IRError(f"{where}: Const shape {shape} differs from its output port's dims {port.dims}")
+    raw = bytes(buf[offset:offset + needed]) if needed else b""
+    if et.kind == "bool":
+        return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(shape)
+    dtype = et.numpy.newbyteorder("<") if et.numpy.byteorder in ("=", "<", ">") else et.numpy
+    return np.frombuffer(raw, dtype=dtype).astype(et.numpy, copy=True).reshape(shape)

@@ -1,0 +1,4 @@
+"""The translators, one per layer type and version; importing this package registers them."""
+
+from . import control, domain, elementwise, io, reduce, shape  # noqa: F401
+from . import nn  # noqa: F401,E402  (convolutions, pooling, MVN, attention: real models)

@@ -1,0 +1,104 @@
+"""Parameter, Const, Result, Convert, ConvertLike, Identity."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import ElementType, from_ov
+
+from ...ir_reader import element_type
+from ..context import Context, Value, value_info
+from ..registry import handler
+
+_I64 = from_ov("i64")
+
+
+@handler("Parameter", "opset1")
+def parameter(ctx: Context, layer) -> None:
+    port = layer.outputs[0]
+    if ctx.in_body:  # stands for the outer value the body's port map connects
+        outer = ctx.param_values[layer.id]
+        ctx.values[(layer.id, port.id)] = Value(outer.name, outer.type, outer.shape, outer.const)
+        return
+    et = port.element_type
+    if et is None and "element_type" in layer.data:
+        et = element_type(layer.data["element_type"], f"{ctx.ir.source}: {layer.describe()}")
+    if et is None:
+        raise ctx.error("a Parameter of dynamic element type cannot be an ONNX graph input")
+    v = Value(ctx.out(0), et, ctx.out_value(0).shape)
+    if v.shape is None:
+        raise ctx.error(f"Parameter shape {layer.data.get('shape')!r} has a dynamic rank, which an ONNX graph input cannot declare")
+    ctx.values[(layer.id, port.id)] = v
+    ctx.inputs.append(value_info(v.name, v))
+
+
+@handler("Const", "opset1")
+def const(ctx: Context, layer) -> None:
+    if layer.value is None:
+        raise ctx.error("Const has no value (was the .bin read?)")
+    ctx.set_const(0, layer.value)
+
+
+@handler("Result", "opset1")
+def result(ctx: Context, layer) -> None:
+    v = ctx.input(0)
+    name = ctx.result_names[layer.id]
+    if v.name != name:
+        ctx.one("Identity", [v.name], name)
+    info = value_info(name, Value(name, v.type, v.shape))
+    ctx.result_infos[layer.id] = info
+    ctx.outputs.append(info)
+
+
+@handler("Identity", "opset16")
+def identity(ctx: Context, layer) -> None:
+    ctx.one("Identity", [ctx.input(0).name], ctx.out(0))
+
+
+@handler("Convert", "opset1")
+def convert(ctx: Context, layer) -> None:
+    dst = element_type(layer.data.get("destination_type", ""), f"{ctx.ir.source}: {layer.describe()}")
+    if dst is None:
+        raise ctx.error(f"destination_type {layer.data.get('destination_type')!r} is not a concrete element type")
+    _convert_to(ctx, ctx.input(0), dst)
+
+
+@handler("ConvertLike", "opset1")
+def convert_like(ctx: Context, layer) -> None:
+    like = ctx.input(1)
+    if like.type is None:
+        raise ctx.error("the second input has no element type")
+    _convert_to(ctx, ctx.input(0), like.type)
+
+
+def _convert_to(ctx: Context, v: Value, dst: ElementType) -> None:
+    folded = fold_convert(v.const, dst) if v.const is not None else None
+    if folded is not None:  # f16 decompression and other exact conversions of constants
+        ctx.set_const(0, folded)
+        return
+    cast_like_openvino(ctx, v.name, v.type, dst, ctx.out(0))
+    ctx.set_type(0, dst)
+
+
+def fold_convert(value: np.ndarray, dst: ElementType) -> np.ndarray | None:
+    """``value`` converted as OpenVINO's Convert does, or None where numpy could differ
+    (float -> integer outside the int64 range or not finite)."""
+    value = np.asarray(value)
+    src_float = value.dtype.kind == "f" or value.dtype.name == "bfloat16"
+    if src_float and dst.is_integer:
+        wide = value.astype(np.float64)
+        if not np.all(np.isfinite(wide)) or np.any(np.abs(wide) >= 2.0**63):
+            return None
+        return np.trunc(wide).astype(np.int64).astype(dst.numpy)
+    if dst.kind == "bool":
+        return value != 0
+    return value.astype(dst.numpy)
+
+
+def cast_like_openvino(ctx: Context, name: str, src: ElementType, dst: ElementType, output: str | None = None) -> str:
+    """OpenVINO's Convert: float -> small integers truncates and wraps (through i64),
+    which ONNX Cast leaves undefined out of range."""
+    if src is not None and src.is_float and dst.is_integer and dst.ov in ("i8", "u8", "i16", "u16", "u32"):
+        name = ctx.cast(name, src, _I64)
+        src = _I64
+    return ctx.cast(name, src, dst, output)

@@ -1,0 +1,442 @@
+"""Neural-network layers: convolutions, pooling, normalisation, attention, Einsum,
+GatherElements.
+
+Native ONNX ops where onnxruntime has a kernel (Conv, MaxPool, AveragePool,
+LayerNormalization, BatchNormalization, Einsum, GatherElements); decompositions
+where it has none for the OpenVINO semantics (MVN on other axes or with the eps
+outside the square root; ScaledDotProductAttention, which ONNX only has from
+opset 23 as Attention, while the converter writes opset 21).
+
+Semantics notes, checked against OpenVINO's CPU plugin (tests/test_ir_nn_handlers.py):
+
+- ``auto_pad`` same_upper/same_lower: explicit pads when the spatial dims are
+  static (OpenVINO: total = max((ceil(in/s)-1)*s + (k-1)*d + 1 - in, 0), the
+  odd one at the end for same_upper), ONNX's ``auto_pad`` otherwise; ``valid``
+  ignores the written pads.
+- Pooling ``rounding_type``: ``floor`` is ONNX's default; ``ceil`` and
+  ``ceil_torch`` become floor mode over a little more end padding (``_ceil_pads``):
+  with ``exclude-pad`` false OpenVINO divides by the whole kernel size even where
+  the window reaches past the end padding, which ONNX's ``ceil_mode`` does not.
+- MaxPool-8/14's indices count from ``axis`` (0: the whole tensor, as ONNX's
+  Indices output; 2: within one channel, as PyTorch), so ONNX's are taken
+  modulo the size of the dims from ``axis`` on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import ElementType, from_ov
+
+from ...ir_reader import element_type, parse_list
+from ..context import ORT_KERNELS, Context, Value, compute_type
+from ..registry import handler
+from .shape import const_ints
+
+_I64 = from_ov("i64")
+_BOOL = from_ov("boolean")
+_FLOATS = frozenset({"f16", "f32", "f64"})
+
+# onnxruntime 1.31 CPU kernels of the ops used here (probed by loading one-node models),
+# so that ``ctx.emit`` widens (bf16 -> f32, ...) or refuses with a clear message.
+for _op, _types in {
+    "Conv": frozenset({"f16", "f32"}),
+    "MaxPool": frozenset({"f16", "f32", "f64", "i8", "u8"}),
+    "AveragePool": frozenset({"f16", "f32"}),
+    "Einsum": frozenset({"f16", "f32", "f64", "i32", "i64"}),
+    "LayerNormalization": _FLOATS,
+    "BatchNormalization": _FLOATS,
+}.items():
+    ORT_KERNELS.setdefault(_op, _types)
+
+
+# --- attribute helpers ----------------------------------------------------------------
+
+
+def _flag(layer, name: str, default: bool) -> bool:
+    text = str(layer.data.get(name, "")).strip().lower()
+    return default if not text else text in ("true", "1", "yes")
+
+
+def _ints(ctx: Context, layer, name: str, n: int | None = None, default: list[int] | None = None) -> list[int]:
+    text = layer.data.get(name)
+    if text is None:
+        if default is None:
+            raise ctx.error(f"attribute {name!r} is missing")
+        return list(default)
+    try:
+        values = parse_list(text)
+    except ValueError:
+        raise ctx.error(f"{name}={text!r} is not a list of integers") from None
+    if n is not None and len(values) != n:
+        if not values and default is not None:
+            return list(default)
+        raise ctx.error(f"{name}={text!r} has {len(values)} entries, the layer has {n} spatial dims")
+    return values
+
+
+def _float(ctx: Context, layer, name: str, default: float | None = None) -> float:
+    text = layer.data.get(name)
+    if text is None or not str(text).strip():
+        if default is None:
+            raise ctx.error(f"attribute {name!r} is missing")
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ctx.error(f"{name}={text!r} is not a number") from None
+
+
+def _consumed(ctx: Context, i: int) -> bool:
+    """Whether output ``i`` of the current layer feeds any layer."""
+    port = ctx.layer.outputs[i].id
+    return any(e.from_layer == ctx.layer.id and e.from_port == port for e in ctx.ir.edges)
+
+
+def _spatial_rank(ctx: Context, data: Value) -> int:
+    if data.rank is None or data.rank < 3:
+        raise ctx.error(f"needs data of known rank >= 3 (N, C, spatial...), got shape {data.shape}")
+    return data.rank - 2
+
+
+def _same_pads(size: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int]:
+    out = -(-size // s)
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    small, big = total // 2, total - total // 2
+    return (small, big) if upper else (big, small)
+
+
+def _padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int]) -> dict:
+    """ONNX ``pads`` (or ``auto_pad``) for the layer's ``auto_pad`` and pads."""
+    n = len(kernel)
+    mode = (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower()
+    if mode in ("explicit", "notset", ""):
+        begin = _ints(ctx, layer, "pads_begin", n, [0] * n)
+        end = _ints(ctx, layer, "pads_end", n, [0] * n)
+        return {"pads": begin + end}
+    if mode == "valid":
+        return {"pads": [0] * (2 * n)}
+    if mode not in ("same_upper", "same_lower"):
+        raise ctx.error(f"auto_pad {mode!r} is not explicit, valid, same_upper or same_lower")
+    spatial = data.shape[2:]
+    if all(d is not None for d in spatial):
+        pairs = [_same_pads(spatial[i], kernel[i], strides[i], dilations[i], mode == "same_upper") for i in range(n)]
+        return {"pads": [p[0] for p in pairs] + [p[1] for p in pairs]}
+    return {"auto_pad": mode.upper()}
+
+
+# --- convolutions ---------------------------------------------------------------------
+
+
+def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
+    data = ctx.input(0)
+    n = _spatial_rank(ctx, data)
+    if len(kernel) != n or any(k is None for k in kernel):
+        raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
+    strides = _ints(ctx, layer, "strides", n, [1] * n)
+    dilations = _ints(ctx, layer, "dilations", n, [1] * n)
+    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
+    ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
+             kernel_shape=kernel, group=group, **attrs)
+
+
+@handler("Convolution", "opset1")
+def convolution(ctx: Context, layer) -> None:
+    filters = ctx.input(1)
+    if filters.rank is None or filters.rank < 3:
+        raise ctx.error(f"filters of shape {filters.shape} are not [C_OUT, C_IN, spatial...]")
+    _conv(ctx, layer, filters.name, list(filters.shape[2:]), None)
+
+
+@handler("GroupConvolution", "opset1")
+def group_convolution(ctx: Context, layer) -> None:
+    """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
+    filters = ctx.input(1)
+    if filters.rank is None or filters.rank < 4:
+        raise ctx.error(f"filters of shape {filters.shape} are not [GROUPS, C_OUT, C_IN, spatial...]")
+    group = filters.shape[0]
+    if group is None:
+        raise ctx.error("GroupConvolution needs a static number of groups")
+    if filters.const is not None:
+        arr = np.asarray(filters.const)
+        w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
+    else:
+        shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
+        w = ctx.one("Reshape", [filters.name, shape])
+    _conv(ctx, layer, w, list(filters.shape[3:]), int(group))
+
+
+# --- pooling --------------------------------------------------------------------------
+
+
+def _pool_common(ctx: Context, layer, data: Value, dilated: bool):
+    n = _spatial_rank(ctx, data)
+    kernel = _ints(ctx, layer, "kernel", n)
+    strides = _ints(ctx, layer, "strides", n, [1] * n)
+    dilations = _ints(ctx, layer, "dilations", n, [1] * n) if dilated else [1] * n
+    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
+    rounding = (layer.data.get("rounding_type", "floor") or "floor").strip().lower()
+    if rounding not in ("floor", "ceil", "ceil_torch"):
+        raise ctx.error(f"rounding_type {rounding!r} is not floor, ceil or ceil_torch")
+    if "auto_pad" in attrs or (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower() not in (
+            "explicit", "notset"):
+        rounding = "floor"  # OpenVINO ignores rounding_type when auto_pad is set
+    return n, kernel, strides, dilations, attrs, rounding
+
+
+def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], strides: list[int], dilations: list[int],
+               rounding: str) -> None:
+    """Ceil rounding as floor rounding over more end padding (see the module doc).
+
+    ``min(s - 1, k - 1 - pad_end)`` more is enough for every window that starts before
+    the end padding, and leaves out any that starts in it: PyTorch's count
+    (``ceil_torch``). onnxruntime refuses pads as large as the kernel, and ONNX's own
+    ``ceil_mode`` cannot be used instead: its average clips the window to the padding,
+    where OpenVINO divides by the whole kernel size. OpenVINO's ``ceil`` keeps a window
+    that starts in the end padding: refused when the dims are static, one window fewer
+    when they are not."""
+    n = len(kernel)
+    begin, end = attrs["pads"][:n], attrs["pads"][n:]
+    eff = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+    if any(e >= k for e, k in zip(end, eff)):
+        raise ctx.error(f"pads_end {end} as large as the kernel {kernel}: onnxruntime has no such pooling")
+    if rounding == "ceil":
+        for i, size in enumerate(data.shape[2:]):
+            if size is None:
+                continue
+            count = -(-(size + begin[i] + end[i] - eff[i]) // strides[i]) + 1
+            if (count - 1) * strides[i] >= size + begin[i]:
+                raise ctx.error(f"ceil rounding makes a window that lies wholly in the end padding of spatial dim {i}, "
+                                "which ONNX pooling cannot express")
+    attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
+
+
+def _max_pool(ctx: Context, layer, version: int) -> None:
+    data = ctx.input(0)
+    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
+    if rounding != "floor":
+        _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
+    if version >= 8:
+        attrs["dilations"] = dilations
+    want_indices = version >= 8 and len(layer.outputs) > 1 and _consumed(ctx, 1)
+    et = data.type
+    ct = compute_type("MaxPool", et)
+    if ct is None:
+        raise ctx.error(f"onnxruntime has no MaxPool kernel for {et.ov} and no lossless widening applies")
+    x = ctx.cast(data.name, et, ct)
+    outs = [ctx.out(0) if ct == et else ctx.tmp("MaxPool")]
+    if want_indices:
+        outs.append(ctx.tmp("indices"))
+    ctx.node("MaxPool", [x], outs, kernel_shape=kernel, strides=strides, **attrs)
+    if ct != et:
+        ctx.cast(outs[0], ct, et, ctx.out(0))
+    if not want_indices:
+        return
+    axis = int(layer.data.get("axis", "0") or 0)
+    idx_type = element_type(layer.data.get("index_element_type", "i64"), ctx.where) or _I64
+    if axis < 0:
+        axis += data.rank
+    idx = outs[1]
+    if axis > 0:  # ONNX counts over the whole tensor: keep the position within dims axis..
+        per = ctx.one("ReduceProd", [ctx.one("Shape", [data.name], start=axis)], keepdims=1)
+        idx = ctx.one("Mod", [idx, per])
+    ctx.cast(idx, _I64, idx_type, ctx.out(1))
+
+
+@handler("MaxPool", "opset1")
+def max_pool_1(ctx: Context, layer) -> None:
+    _max_pool(ctx, layer, 1)
+
+
+@handler("MaxPool", "opset8")
+def max_pool_8(ctx: Context, layer) -> None:
+    _max_pool(ctx, layer, 8)
+
+
+@handler("MaxPool", "opset14")
+def max_pool_14(ctx: Context, layer) -> None:
+    _max_pool(ctx, layer, 14)
+
+
+def _avg_pool(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=False)
+    if rounding != "floor":
+        _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
+    exclude = _flag(layer, "exclude-pad", False)
+    ctx.emit("AveragePool", [data.name], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
+             count_include_pad=int(not exclude), **attrs)
+
+
+@handler("AvgPool", "opset1")
+def avg_pool_1(ctx: Context, layer) -> None:
+    _avg_pool(ctx, layer)
+
+
+@handler("AvgPool", "opset14")
+def avg_pool_14(ctx: Context, layer) -> None:
+    _avg_pool(ctx, layer)
+
+
+# --- normalisation --------------------------------------------------------------------
+
+
+def _scalar(ctx: Context, value: float, et: ElementType) -> str:
+    return ctx.const(np.array(value, dtype=et.numpy))
+
+
+@handler("MVN", "opset6")
+def mvn_6(ctx: Context, layer) -> None:
+    data, axes_v = ctx.input(0), ctx.input(1)
+    et = data.type
+    if et is None or not et.is_float:
+        raise ctx.error(f"MVN needs floating-point data, got {et.ov if et else None}")
+    variance = _flag(layer, "normalize_variance", True)
+    eps = _float(ctx, layer, "eps")
+    inside = (layer.data.get("eps_mode", "inside_sqrt") or "inside_sqrt").strip().lower() == "inside_sqrt"
+    axes = None
+    if axes_v.const is not None and data.rank is not None:
+        axes = sorted({a + data.rank if a < 0 else a for a in const_ints(ctx, axes_v, "the MVN axes")})
+    # LayerNormalization normalises the trailing dims from `axis` on: the same op when the
+    # axes are exactly those and their sizes are static (for the unit scale).
+    if (variance and inside and axes and axes == list(range(axes[0], data.rank)) and et.ov in _FLOATS
+            and all(data.shape[a] is not None for a in axes)):
+        norm_shape = [data.shape[a] for a in axes]
+        one = ctx.const(np.ones(norm_shape, dtype=et.numpy), hint="unit_scale")
+        ctx.one("LayerNormalization", [data.name, one], ctx.out(0), axis=axes[0], epsilon=eps)
+        return
+    _mvn_decomposed(ctx, data, ctx.as_i64(axes_v, flat=True) if axes is None else ctx.i64(axes), variance, eps,
+                    inside)
+
+
+@handler("MVN", "opset2")
+def mvn_1(ctx: Context, layer) -> None:
+    """MVN-1 (written ``opset2``): ``reduction_axes``, or all dims from 1
+    (``across_channels``) or from 2 on; the eps is added to the variance."""
+    data = ctx.input(0)
+    et = data.type
+    if et is None or not et.is_float:
+        raise ctx.error(f"MVN needs floating-point data, got {et.ov if et else None}")
+    if layer.data.get("reduction_axes", "").strip():
+        axes = _ints(ctx, layer, "reduction_axes")
+    else:
+        if data.rank is None:
+            raise ctx.error("MVN-1 without reduction_axes needs data of known rank")
+        start = 1 if _flag(layer, "across_channels", False) else 2
+        axes = list(range(start, data.rank))
+    eps = _float(ctx, layer, "eps")
+    _mvn_decomposed(ctx, data, ctx.i64(axes), _flag(layer, "normalize_variance", True), eps, True)
+
+
+def _mvn_decomposed(ctx: Context, data: Value, axes: str, variance: bool, eps: float, inside: bool) -> None:
+    et = data.type
+    ct = et if et.ov in _FLOATS else from_ov("f32")  # bf16 -> f32
+    x = ctx.cast(data.name, et, ct)
+    mean = ctx.one("ReduceMean", [x, axes], keepdims=1)
+    if not variance:
+        ctx.cast(ctx.one("Sub", [x, mean]), ct, et, ctx.out(0)) if ct != et else ctx.one("Sub", [x, mean], ctx.out(0))
+        return
+    d = ctx.one("Sub", [x, mean])
+    var = ctx.one("ReduceMean", [ctx.one("Mul", [d, d]), axes], keepdims=1)
+    e = _scalar(ctx, eps, ct)
+    denom = ctx.one("Sqrt", [ctx.one("Add", [var, e])]) if inside else ctx.one("Add", [ctx.one("Sqrt", [var]), e])
+    if ct == et:
+        ctx.one("Div", [d, denom], ctx.out(0))
+    else:
+        ctx.cast(ctx.one("Div", [d, denom]), ct, et, ctx.out(0))
+
+
+def _batch_norm(ctx: Context, layer, order: tuple[int, int, int, int, int]) -> None:
+    data, gamma, beta, mean, var = (ctx.input(i) for i in order)
+    eps = _float(ctx, layer, "epsilon")
+    ctx.emit("BatchNormalization", [data.name, gamma.name, beta.name, mean.name, var.name], data.type, ctx.out(0),
+             epsilon=eps)
+
+
+@handler("BatchNormInference", "opset5")
+def batch_norm_5(ctx: Context, layer) -> None:
+    _batch_norm(ctx, layer, (0, 1, 2, 3, 4))
+
+
+@handler("BatchNormInference", "opset1")
+def batch_norm_1(ctx: Context, layer) -> None:
+    _batch_norm(ctx, layer, (2, 0, 1, 3, 4))  # gamma, beta, data, mean, variance
+
+
+# --- attention ------------------------------------------------------------------------
+
+
+@handler("ScaledDotProductAttention", "opset13")
+def scaled_dot_product_attention(ctx: Context, layer) -> None:
+    """softmax(Q @ K^T * scale + bias) @ V (OpenVINO's pseudo-code): the bias is a causal
+    triu(-inf, 1) over [L, S], or the mask (boolean: 0 where true, -inf where false)."""
+    q, k, v = (ctx.input(i) for i in range(3))
+    n_in = ctx.n_inputs()
+    if n_in > 5:
+        raise ctx.error("the sink input of ScaledDotProductAttention is not supported")
+    et = q.type
+    if et is None or not et.is_float:
+        raise ctx.error(f"needs floating-point query, got {et.ov if et else None}")
+    if k.rank is None or k.rank < 2:
+        raise ctx.error(f"needs a key of known rank >= 2, got shape {k.shape}")
+    ct = et if et.ov in _FLOATS else from_ov("f32")
+    qn, kn, vn = (ctx.cast(x.name, x.type, ct) for x in (q, k, v))
+    perm = list(range(k.rank - 2)) + [k.rank - 1, k.rank - 2]
+    scores = ctx.one("MatMul", [qn, ctx.one("Transpose", [kn], perm=perm)])
+    if n_in > 4:
+        scale = ctx.input(4)
+        scale_name = ctx.cast(scale.name, scale.type, ct)
+    elif q.shape is not None and q.shape[-1] is not None:
+        e = np.asarray(q.shape[-1], dtype=ct.numpy)
+        scale_name = _scalar(ctx, np.asarray(1, ct.numpy) / np.sqrt(e), ct)
+    else:
+        dim = ctx.cast(ctx.one("Shape", [qn], start=-1), _I64, ct)
+        scale_name = ctx.one("Reciprocal", [ctx.one("Sqrt", [dim])])
+    scores = ctx.one("Mul", [scores, scale_name])
+    neg_inf = _scalar(ctx, -np.inf, ct)
+    zero = _scalar(ctx, 0.0, ct)
+    if _flag(layer, "causal", False):
+        length_q = ctx.one("Shape", [qn], start=-2, end=-1)
+        length_k = ctx.one("Shape", [kn], start=-2, end=-1)
+        one = ctx.i64(1)
+        rows = ctx.one("Unsqueeze", [ctx.one("Range", [ctx.i64(0), ctx.one("Squeeze", [length_q]), one]), ctx.i64([1])])
+        cols = ctx.one("Range", [ctx.i64(0), ctx.one("Squeeze", [length_k]), one])
+        bias = ctx.one("Where", [ctx.one("Greater", [cols, rows]), neg_inf, zero])
+        scores = ctx.one("Add", [scores, bias])
+    elif n_in > 3:
+        mask = ctx.input(3)
+        if mask.const is not None and not np.any(np.asarray(mask.const)):
+            if mask.type != _BOOL:
+                pass  # an all-zero float mask adds nothing
+            else:  # an all-false boolean mask: every score is -inf
+                scores = ctx.one("Add", [scores, neg_inf])
+        elif mask.type == _BOOL:
+            scores = ctx.one("Add", [scores, ctx.one("Where", [mask.name, zero, neg_inf])])
+        else:
+            scores = ctx.one("Add", [scores, ctx.cast(mask.name, mask.type, ct)])
+    probs = ctx.one("Softmax", [scores], axis=-1)
+    if ct == et:
+        ctx.one("MatMul", [probs, vn], ctx.out(0))
+    else:
+        ctx.cast(ctx.one("MatMul", [probs, vn]), ct, et, ctx.out(0))
+
+
+# --- the rest -------------------------------------------------------------------------
+
+
+@handler("Einsum", "opset7")
+def einsum(ctx: Context, layer) -> None:
+    equation = (layer.data.get("equation") or "").replace(" ", "")
+    if not equation:
+        raise ctx.error("Einsum needs an equation")
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    et = values[0].type
+    ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), equation=equation)
+
+
+@handler("GatherElements", "opset6")
+def gather_elements(ctx: Context, layer) -> None:
+    data, indices = ctx.input(0), ctx.input(1)
+    axis = int(layer.data.get("axis", "0") or 0)
+    idx = indices.name if indices.type.ov in ("i32", "i64") else ctx.as_i64(indices)
+    ctx.one("GatherElements", [data.name, idx], ctx.out(0), axis=axis)

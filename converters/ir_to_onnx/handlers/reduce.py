@@ -1,0 +1,92 @@
+"""Reductions (axes as an input, ``keep_dims``; an empty axes list reduces nothing,
+as in OpenVINO), CumSum, MatMul, Softmax."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import Context
+from ..registry import handler
+
+_I64 = from_ov("i64")
+_U64 = from_ov("u64")
+_BOOL = from_ov("boolean")
+
+
+def _flag(layer, name: str, default: bool) -> bool:
+    text = str(layer.data.get(name, "")).strip().lower()
+    return default if not text else text in ("true", "1", "yes")
+
+
+_REDUCE = {"ReduceSum": ("ReduceSum", "bits"), "ReduceProd": ("ReduceProd", "bits"),
+           "ReduceMax": ("ReduceMax", "value"), "ReduceMin": ("ReduceMin", "value"),
+           "ReduceMean": ("ReduceMean", "value"), "ReduceL1": ("ReduceL1", "value"),
+           "ReduceL2": ("ReduceL2", "value"), "ReduceLogicalAnd": ("ReduceMin", "value"),
+           "ReduceLogicalOr": ("ReduceMax", "value")}
+
+
+def _reduce(ctx: Context, layer) -> None:
+    onnx_op, kind = {k.lower(): v for k, v in _REDUCE.items()}[layer.type.lower()]
+    data, axes = ctx.input(0), ctx.input(1)
+    keep = int(_flag(layer, "keep_dims", False))
+    et = data.type
+    attrs = dict(keepdims=keep, noop_with_empty_axes=1)
+    ax = ctx.as_i64(axes, flat=True)
+    if layer.type.lower().startswith("reducelogical"):
+        x = ctx.cast(data.name, et, _BOOL)
+        ctx.one(onnx_op, [x, ax], ctx.out(0), **attrs)
+        return
+    if et == _U64 and onnx_op in ("ReduceMax", "ReduceMin"):
+        # No u64 kernel: flipping the top bit maps u64 order onto i64 order.
+        top = ctx.const(np.array(-(2**63), dtype=np.int64))
+        flipped = ctx.one("BitwiseXor", [ctx.cast(data.name, et, _I64), top])
+        red = ctx.one(onnx_op, [flipped, ax], **attrs)
+        ctx.cast(ctx.one("BitwiseXor", [red, top]), _I64, et, ctx.out(0))
+        return
+    ctx.emit(onnx_op, [data.name], et, ctx.out(0), kind=kind, extra=[ax], **attrs)
+
+
+for _op in _REDUCE:
+    handler(_op, "opset4" if _op in ("ReduceL1", "ReduceL2") else "opset1")(_reduce)
+
+
+@handler("CumSum", "opset3")
+def cum_sum(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    axis = ctx.as_i64(ctx.input(1)) if ctx.n_inputs() > 1 else ctx.i64(0)
+    ctx.emit("CumSum", [data.name], data.type, ctx.out(0), kind="bits", extra=[axis],
+             exclusive=int(_flag(layer, "exclusive", False)), reverse=int(_flag(layer, "reverse", False)))
+
+
+@handler("MatMul", "opset1")
+def mat_mul(ctx: Context, layer) -> None:
+    a, b = ctx.input(0), ctx.input(1)
+    names = []
+    for v, flag in ((a, "transpose_a"), (b, "transpose_b")):
+        name = v.name
+        if _flag(layer, flag, False) and v.rank != 1:
+            if v.rank is None:
+                raise ctx.error(f"{flag} needs an input of known rank")
+            if v.rank >= 2:
+                perm = list(range(v.rank - 2)) + [v.rank - 1, v.rank - 2]
+                name = ctx.one("Transpose", [name], perm=perm)
+        names.append(name)
+    ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
+
+
+@handler("SoftMax", "opset1", "opset8")
+def softmax(ctx: Context, layer) -> None:
+    v = ctx.input(0)
+    axis = int(layer.data.get("axis", "1"))
+    ctx.emit("Softmax", [v.name], v.type, ctx.out(0), axis=axis)
+
+
+@handler("LogSoftmax", "opset5")
+def log_softmax(ctx: Context, layer) -> None:
+    v = ctx.input(0)
+    axis = int(layer.data.get("axis", "1"))
+    ctx.emit("LogSoftmax", [v.name], v.type, ctx.out(0), axis=axis)
+
+

@@ -1,0 +1,224 @@
+"""Shape plumbing: ShapeOf, Concat, Reshape, Squeeze, Unsqueeze, Transpose, Slice,
+Tile, Split, VariadicSplit, NonZero."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ...ir_reader import element_type
+from ..context import Context, Value
+from ..registry import handler
+
+_I64 = from_ov("i64")
+_BOOL = from_ov("boolean")
+
+
+def _flag(layer, name: str, default: bool) -> bool:
+    text = str(layer.data.get(name, "")).strip().lower()
+    return default if not text else text in ("true", "1", "yes")
+
+
+def _int(ctx: Context, layer, name: str, default: int | None = None) -> int:
+    text = layer.data.get(name)
+    if text is None or not str(text).strip():
+        if default is None:
+            raise ctx.error(f"attribute {name!r} is missing")
+        return default
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        raise ctx.error(f"attribute {name}={text!r} is not an integer") from None
+
+
+def const_ints(ctx: Context, v: Value, what: str) -> list[int]:
+    if v.const is None:
+        raise ctx.error(f"{what} must be a constant (it is computed at run time, which ONNX cannot express here)")
+    return [int(x) for x in np.asarray(v.const).reshape(-1)]
+
+
+def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> list[int]:
+    out = []
+    for a in axes:
+        n = a + rank if a < 0 else a
+        if not 0 <= n < rank:
+            raise ctx.error(f"{what} {a} is out of range for rank {rank}")
+        out.append(n)
+    return out
+
+
+@handler("ShapeOf", "opset1", "opset3")
+def shape_of(ctx: Context, layer) -> None:
+    v = ctx.input(0)
+    out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    if v.static_shape:  # known now: a constant, which later shape arithmetic can use
+        ctx.set_const(0, np.array(v.shape, dtype=np.int64).astype(out_type.numpy))
+        return
+    shape = ctx.one("Shape", [v.name], ctx.out(0) if out_type == _I64 else None)
+    if out_type != _I64:
+        ctx.cast(shape, _I64, out_type, ctx.out(0))
+
+
+@handler("Concat", "opset1")
+def concat(ctx: Context, layer) -> None:
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    axis = _int(ctx, layer, "axis", 0)
+    if all(v.const is not None for v in values) and sum(np.asarray(v.const).size for v in values) <= 64:
+        ctx.set_const(0, np.concatenate([np.asarray(v.const) for v in values], axis=axis))
+        return
+    ctx.one("Concat", [v.name for v in values], ctx.out(0), axis=axis)
+
+
+@handler("Reshape", "opset1")
+def reshape(ctx: Context, layer) -> None:
+    data, shape = ctx.input(0), ctx.input(1)
+    special_zero = _flag(layer, "special_zero", False)
+    # special_zero: a 0 copies the input dim (ONNX allowzero=0); otherwise 0 is a real 0.
+    allowzero = 0 if special_zero else 1
+    if shape.const is not None and not np.any(np.asarray(shape.const) == 0):
+        allowzero = 0  # no zeros: both readings agree, and allowzero=0 admits -1 everywhere
+    ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
+
+
+@handler("Unsqueeze", "opset1")
+def unsqueeze(ctx: Context, layer) -> None:
+    data, axes = ctx.input(0), ctx.input(1)
+    ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
+
+
+@handler("Squeeze", "opset1", "opset15")
+def squeeze(ctx: Context, layer) -> None:
+    """OpenVINO squeezes the listed axes whose dim is 1 and skips the others (Squeeze-1
+    at run time too); no axes (or an empty list) squeezes every dim of 1."""
+    data = ctx.input(0)
+    axes_v = ctx.input(1) if ctx.n_inputs() > 1 else None
+    if axes_v is not None and axes_v.const is None:
+        ctx.one("Squeeze", [data.name, ctx.as_i64(axes_v, flat=True)], ctx.out(0))
+        return
+    axes = [] if axes_v is None else [int(a) for a in np.asarray(axes_v.const).reshape(-1)]
+    if data.rank is None:
+        inputs = [data.name] + ([ctx.i64(axes)] if axes else [])
+        ctx.one("Squeeze", inputs, ctx.out(0))
+        return
+    shape = data.shape
+    if not axes:
+        if all(d is not None for d in shape):
+            listed = [i for i, d in enumerate(shape) if d == 1]
+            _squeeze_static(ctx, data, listed)
+        else:
+            ctx.one("Squeeze", [data.name], ctx.out(0))
+        return
+    listed = sorted(set(_normalize(ctx, axes, data.rank)))
+    listed = [a for a in listed if shape[a] is None or shape[a] == 1]  # a static dim other than 1 is skipped
+    if all(shape[a] == 1 for a in listed):
+        _squeeze_static(ctx, data, listed)
+        return
+    # Some listed dims are dynamic: squeeze those that are 1 at run time.
+    dims = ctx.one("Shape", [data.name])
+    mask = ctx.const(np.array([i in listed for i in range(data.rank)]))
+    is_one = ctx.one("Equal", [dims, ctx.i64(1)])
+    keep = ctx.one("Not", [ctx.one("And", [mask, is_one])])
+    new_shape = ctx.one("Compress", [dims, keep], axis=0)
+    ctx.one("Reshape", [data.name, new_shape], ctx.out(0), allowzero=1)
+
+
+def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:
+    if not axes:
+        ctx.one("Identity", [data.name], ctx.out(0))
+    else:
+        ctx.one("Squeeze", [data.name, ctx.i64(axes)], ctx.out(0))
+
+
+@handler("Transpose", "opset1")
+def transpose(ctx: Context, layer) -> None:
+    data, order = ctx.input(0), ctx.input(1)
+    perm = const_ints(ctx, order, "the Transpose order")
+    if not perm:
+        ctx.one("Transpose", [data.name], ctx.out(0))  # ONNX's default: reverse the dims
+        return
+    if data.rank is not None:
+        if len(perm) != data.rank:
+            raise ctx.error(f"order {perm} does not fit data of rank {data.rank}")
+        perm = _normalize(ctx, perm, data.rank, "order entry")
+    ctx.one("Transpose", [data.name], ctx.out(0), perm=perm)
+
+
+@handler("Slice", "opset8")
+def slice_(ctx: Context, layer) -> None:
+    data, start, stop, step = (ctx.input(i) for i in range(4))
+    inputs = [data.name, ctx.as_i64(start, flat=True), ctx.as_i64(stop, flat=True)]
+    axes = ctx.input(4) if ctx.n_inputs() > 4 else None
+    inputs.append(ctx.as_i64(axes, flat=True) if axes is not None else "")
+    inputs.append(ctx.as_i64(step, flat=True))
+    ctx.one("Slice", inputs, ctx.out(0))
+
+
+@handler("Tile", "opset1")
+def tile(ctx: Context, layer) -> None:
+    """OpenVINO pads the shorter of data rank and repeats with leading ones."""
+    data, repeats = ctx.input(0), ctx.input(1)
+    k = len(repeats.const.reshape(-1)) if repeats.const is not None else (repeats.shape[0] if repeats.shape else None)
+    if data.rank is None or k is None:
+        raise ctx.error("Tile needs data of known rank and repeats of known length")
+    reps = ctx.as_i64(repeats, flat=True)
+    x = data.name
+    if k < data.rank:
+        reps = ctx.one("Concat", [ctx.i64([1] * (data.rank - k)), reps], axis=0)
+    elif k > data.rank:
+        x = ctx.one("Unsqueeze", [x, ctx.i64(list(range(k - data.rank)))])
+    ctx.emit("Tile", [x], data.type, ctx.out(0), kind="bits", extra=[reps])
+
+
+@handler("Split", "opset1")
+def split(ctx: Context, layer) -> None:
+    data, axis_v = ctx.input(0), ctx.input(1)
+    axis = const_ints(ctx, axis_v, "the Split axis")[0]
+    n = _int(ctx, layer, "num_splits")
+    if n != len(layer.outputs):
+        raise ctx.error(f"num_splits is {n} but the layer has {len(layer.outputs)} outputs")
+    if data.rank is not None:
+        axis = _normalize(ctx, [axis], data.rank)[0]
+        dim = data.shape[axis]
+        if dim is not None and dim % n:
+            raise ctx.error(f"dim {dim} of axis {axis} does not split into {n} equal parts")
+    ctx.node("Split", [data.name], [ctx.out(i) for i in range(n)], axis=axis, num_outputs=n)
+
+
+@handler("VariadicSplit", "opset1")
+def variadic_split(ctx: Context, layer) -> None:
+    data, axis_v, lengths = ctx.input(0), ctx.input(1), ctx.input(2)
+    axis = const_ints(ctx, axis_v, "the VariadicSplit axis")[0]
+    if data.rank is not None:
+        axis = _normalize(ctx, [axis], data.rank)[0]
+    n = len(layer.outputs)
+    if lengths.const is not None:
+        sizes = [int(x) for x in np.asarray(lengths.const).reshape(-1)]
+        if len(sizes) != n:
+            raise ctx.error(f"{len(sizes)} split lengths for {n} outputs")
+        if -1 in sizes and data.rank is not None and data.shape[axis] is not None:
+            sizes[sizes.index(-1)] = data.shape[axis] - sum(s for s in sizes if s != -1)
+        if -1 not in sizes:
+            ctx.node("Split", [data.name, ctx.i64(sizes)], [ctx.out(i) for i in range(n)], axis=axis)
+            return
+    # A -1 in lengths takes what the others leave, computed at run time.
+    lens = ctx.as_i64(lengths, flat=True)
+    dim = ctx.one("Shape", [data.name], start=axis, end=axis + 1 if axis != -1 else None)
+    zero = ctx.i64(0)
+    neg = ctx.one("Less", [lens, zero])
+    others = ctx.one("ReduceSum", [ctx.one("Where", [neg, zero, lens])], keepdims=1)
+    rest = ctx.one("Sub", [dim, others])
+    sizes = ctx.one("Where", [neg, rest, lens])
+    ctx.node("Split", [data.name, sizes], [ctx.out(i) for i in range(n)], axis=axis)
+
+
+@handler("NonZero", "opset3")
+def non_zero(ctx: Context, layer) -> None:
+    v = ctx.input(0)
+    out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    x = v.name
+    if v.type.ov not in ("f16", "f32", "i32", "i64", "u8", "boolean"):
+        x = ctx.one("Not", [ctx.emit("Equal", [x, ctx.const(np.zeros((), v.type.numpy))], v.type, result_type=_BOOL)])
+    idx = ctx.one("NonZero", [x], ctx.out(0) if out_type == _I64 else None)
+    if out_type != _I64:
+        ctx.cast(idx, _I64, out_type, ctx.out(0))

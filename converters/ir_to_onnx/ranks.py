@@ -1,0 +1,119 @@
+"""Output ranks of common layers, for ports written with no <dim>.
+
+An IR port with no <dim> is a scalar to OpenVINO's serializer, or a tensor of
+dynamic rank; IR written by other tools (our own ONNX -> IR writer included, where
+ONNX shape inference gave up) also leaves out dims it does not know. Before a
+layer is translated, an empty output port is checked against the rank its inputs
+imply: a non-zero rank replaces the IR's "scalar" with that many dynamic dims.
+Layers without a rule keep what the IR says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir_reader import parse_list
+
+_SAME_AS_WIDEST = {
+    "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "floormod", "mod", "squareddifference",
+    "equal", "notequal", "less", "greater", "lessequal", "greaterequal", "logicaland", "logicalor", "logicalxor",
+    "logicalnot", "bitwiseand", "bitwiseor", "bitwisexor", "bitwisenot", "select", "convert", "convertlike", "abs",
+    "negative", "sign", "floor", "ceiling", "round", "relu", "sigmoid", "tanh", "exp", "log", "sqrt", "erf", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "clamp", "elu", "gelu", "hswish",
+    "hsigmoid", "softplus", "mish", "softsign", "softmax", "logsoftmax", "identity", "cumsum", "concat", "transpose",
+    "slice", "split", "variadicsplit",
+}
+#: Ops whose output rank is their first input's (the others are axes, shapes, ...).
+_FIRST_INPUT = {"convertlike", "concat", "transpose", "slice", "split", "variadicsplit", "cumsum"}
+_REDUCE = {"reducesum", "reduceprod", "reducemax", "reducemin", "reducemean", "reducel1", "reducel2",
+           "reducelogicaland", "reducelogicalor"}
+
+
+def infer_rank(layer, inputs) -> int | None:
+    """The rank of every output of ``layer`` given its input values, or None when unknown."""
+    t = layer.type.lower()
+    ranks = [v.rank for v in inputs]
+    if t in _SAME_AS_WIDEST:
+        data = ranks[:1] if t in _FIRST_INPUT else ranks
+        return None if not data or any(r is None for r in data) else max(data)
+    if t in ("shapeof", "range"):
+        return 1
+    if t == "nonzero":
+        return 2
+    if t == "gather" and len(inputs) >= 2:
+        if ranks[0] is None or ranks[1] is None:
+            return None
+        b = _int(layer.data.get("batch_dims", "0"))
+        b = b + ranks[1] if b < 0 else b
+        return ranks[0] - 1 + ranks[1] - b
+    if t == "reshape" and len(inputs) >= 2:
+        return _length(inputs[1])
+    if t == "unsqueeze" and len(inputs) >= 2:
+        axes = _const(inputs[1])
+        return None if ranks[0] is None or axes is None else ranks[0] + len(set(axes))
+    if t in _REDUCE and len(inputs) >= 2:
+        if ranks[0] is None:
+            return None
+        if str(layer.data.get("keep_dims", "false")).strip().lower() in ("true", "1"):
+            return ranks[0]
+        axes = _const(inputs[1])
+        if axes is None:
+            return None
+        return ranks[0] - len({a % ranks[0] for a in axes}) if ranks[0] else 0
+    if t == "broadcast" and len(inputs) >= 2:
+        n = _length(inputs[1])
+        if n is None:
+            return None
+        mode = (layer.data.get("mode", "numpy") or "numpy").strip().lower()
+        if mode == "bidirectional":
+            return None if ranks[0] is None else max(ranks[0], n)
+        return n
+    if t == "tile" and len(inputs) >= 2:
+        n = _length(inputs[1])
+        return None if ranks[0] is None or n is None else max(ranks[0], n)
+    if t == "stridedslice" and len(inputs) >= 3:
+        return _strided_slice_rank(layer, ranks[0], _length(inputs[1]))
+    if t == "matmul" and len(inputs) >= 2:
+        a, b = ranks[0], ranks[1]
+        if a is None or b is None:
+            return None
+        return max(a, b) - (a == 1) - (b == 1) if (a, b) != (1, 1) else 0
+    return None
+
+
+def _int(text) -> int:
+    try:
+        return int(str(text).strip() or 0)
+    except ValueError:
+        return 0
+
+
+def _const(v) -> list[int] | None:
+    return None if v.const is None else [int(x) for x in np.asarray(v.const).reshape(-1)]
+
+
+def _length(v) -> int | None:
+    """The number of entries of a 1-D value (a shape, axes, ...)."""
+    if v.const is not None:
+        return int(np.asarray(v.const).size)
+    if v.shape is not None and len(v.shape) == 1:
+        return v.shape[0]
+    return None
+
+
+def _strided_slice_rank(layer, rank: int | None, n: int | None) -> int | None:
+    if rank is None or n is None:
+        return None
+    try:
+        masks = {k: parse_list(layer.data.get(k, "")) for k in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")}
+    except ValueError:
+        return None
+
+    def bit(name, i):
+        m = masks[name]
+        return i < len(m) and m[i] == 1
+
+    new = sum(1 for i in range(n) if bit("new_axis_mask", i) and not bit("ellipsis_mask", i))
+    shrink = sum(1 for i in range(n) if bit("shrink_axis_mask", i) and not bit("new_axis_mask", i)
+                 and not bit("ellipsis_mask", i))
+    return rank + new - shrink

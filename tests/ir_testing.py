@@ -1,0 +1,142 @@
+"""Helpers for the IR tests: save OpenVINO models as IR at test time, convert them,
+run both sides and compare.
+
+OpenVINO's reference (``Model.evaluate``) is the oracle; the models built here
+are well-formed and small, so it runs in-process.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import onnx
+
+import onnx_ext
+from converters.ir_reader import read_ir
+from converters.ir_to_onnx import ir_to_onnx
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+#: Tolerance in units of the last place, per float dtype name.
+ULPS = {"float64": 4, "float32": 4, "float16": 1, "bfloat16": 1}
+
+
+def save_ir(model, directory: Path, name: str = "model", *, compress: bool = False, version: int = 11) -> Path:
+    """Write ``model`` as IR; version 10 goes through the Serialize pass (never compressed)."""
+    import openvino as ov
+
+    xml = Path(directory) / f"{name}.xml"
+    if version == 10:
+        from openvino import passes
+
+        manager = passes.Manager()
+        manager.register_pass(passes.Serialize(str(xml), str(xml.with_suffix(".bin")), passes.Version.IR_V10))
+        manager.run_passes(model)
+    else:
+        ov.save_model(model, str(xml), compress_to_fp16=compress)
+    return xml
+
+
+def edit_ir(xml: Path, pattern: str, replacement: str, count: int = 1) -> Path:
+    """Rewrite the XML in place (for what the Python API cannot build, e.g. pdpd axes)."""
+    text = xml.read_text()
+    new, n = re.subn(pattern, replacement, text, count=count)
+    assert n, f"{pattern!r} not found in {xml}"
+    xml.write_text(new)
+    return xml
+
+
+def _to_ov_tensor(ov, value: np.ndarray):
+    value = np.ascontiguousarray(value).reshape(np.shape(value))
+    if value.dtype == _BF16:
+        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
+        if value.size:
+            tensor.data.reshape(-1).view(np.uint16)[:] = value.view(np.uint16).reshape(-1)
+        return tensor
+    return ov.Tensor(value)
+
+
+def _from_ov_tensor(tensor) -> np.ndarray:
+    shape = tuple(tensor.shape)
+    data = np.array(tensor.data, copy=True)
+    if tensor.element_type.get_type_name() == "bf16":
+        return data.view(np.uint16).view(_BF16).reshape(shape)
+    if tensor.element_type.get_type_name() == "boolean":
+        return data.astype(bool).reshape(shape)
+    return data.reshape(shape)
+
+
+def evaluate_ir(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """The IR's outputs on OpenVINO's reference implementation, as read back from the files."""
+    import openvino as ov
+
+    model = ov.Core().read_model(str(xml))
+    outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
+    ok = model.evaluate(outputs, [_to_ov_tensor(ov, np.asarray(f)) for f in feeds])
+    assert ok, "OpenVINO's reference could not evaluate the model"
+    return [_from_ov_tensor(t) for t in outputs]
+
+
+def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """The IR's outputs on OpenVINO's CPU plugin at f32 (for layers the reference cannot evaluate)."""
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled([_to_ov_tensor(ov, np.asarray(f)) for f in feeds])
+    return [np.array(result[out]) for out in compiled.outputs]
+
+
+def convert(xml: Path, inline: bool = False) -> onnx.ModelProto:
+    return ir_to_onnx(read_ir(xml), inline=inline)
+
+
+def run_onnx(model: onnx.ModelProto, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    names = [i.name for i in model.graph.input]
+    assert len(names) == len(feeds), f"model inputs {names}, {len(feeds)} feeds"
+    return onnx_ext.run(model, {n: np.asarray(f) for n, f in zip(names, feeds)})
+
+
+def assert_close(got: np.ndarray, want: np.ndarray, what: str = "", ulps: int | None = None, atol: float = 0.0) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    if got.dtype.kind == "f" or got.dtype == _BF16:
+        n = ULPS[got.dtype.name] if ulps is None else ulps
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            spacing = np.abs(np.spacing(np.abs(want).astype(got.dtype))).astype(np.float64) if got.dtype != _BF16 \
+                else np.abs(w) * 2.0**-7 + 1e-38
+            ok = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= n * spacing + atol)
+        assert ok.all(), f"{what}: {np.count_nonzero(~ok)} values differ: {got[~ok][:6]} vs {want[~ok][:6]}"
+    else:
+        assert np.array_equal(got, want), f"{what}: values differ:\n{got}\nvs\n{want}"
+
+
+def check_ir(xml: Path, feeds: list[np.ndarray], *, inline: bool = False, ulps: int | None = None,
+             legacy_types: bool = False, backend: str = "reference", atol: float = 0.0) -> onnx.ModelProto:
+    """Convert ``xml``, run it in onnxruntime and compare every output with OpenVINO's reference.
+
+    ``legacy_types``: OpenVINO reads IR v10 through its old-API compatibility layer,
+    which turns i64/u8/f16/bool outputs into i32/f32: compare values only.
+    """
+    model = convert(xml, inline=inline)
+    check_model_limits(model)
+    got = run_onnx(model, feeds)
+    want = evaluate_ir(xml, feeds) if backend == "reference" else evaluate_ir_cpu(xml, feeds)
+    assert len(got) == len(want), f"{len(got)} ONNX outputs, {len(want)} IR outputs"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if legacy_types:
+            w = w.astype(g.dtype)
+        assert_close(g, w, f"{xml.name} output {i} ({model.graph.output[i].name})", ulps, atol)
+    return model
+
+
+def check_model_limits(model: onnx.ModelProto) -> None:
+    assert model.ir_version <= 13
+    std = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    assert std and std[0] <= 26
+    onnx.checker.check_model(model, full_check=True)
