@@ -38,11 +38,17 @@ _CASTERS = {"cast", "as_i64"}  # ctx methods that may emit a Cast
 _PACKAGE = __package__ or "converters.ir_to_onnx"
 
 
+_TREES: dict = {}
+
+
 def _tree(fn: Callable) -> ast.AST | None:
-    try:
-        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return None
+    code = fn.__code__
+    if code not in _TREES:
+        try:
+            _TREES[code] = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            _TREES[code] = None
+    return _TREES[code]
 
 
 def _closure(fn: Callable) -> dict:
@@ -187,8 +193,9 @@ def _fmt_op(op: str) -> str:
 def table() -> str:
     """The markdown table, one row per layer type with its versions merged when they
     translate alike."""
+    all_rows = rows()
     merged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for name, version, ops in rows():
+    for name, version, ops in all_rows:
         merged.setdefault((name, tuple(ops)), []).append(version.removeprefix("opset"))
     lines = [
         "| IR layer | versions (opset) | ONNX ops |",
@@ -196,8 +203,8 @@ def table() -> str:
     ]
     for (name, ops), versions in sorted(merged.items(), key=lambda kv: (kv[0][0].lower(), kv[1])):
         lines.append(f"| {name} | {', '.join(versions)} | {', '.join(_fmt_op(o) for o in ops) or '-'} |")
-    n_layers = len({r[0].lower() for r in rows()})
-    n_versions = len(rows())
+    n_layers = len({r[0].lower() for r in all_rows})
+    n_versions = len(all_rows)
     lines.append("")
     lines.append(f"{n_layers} layer types, {n_versions} type/version pairs; `onnx_ext.` ops are the "
                  "onnx-ext domain's functions. Any translator may add a `Cast` where onnxruntime has "

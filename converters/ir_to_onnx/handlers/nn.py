@@ -178,9 +178,8 @@ def _pool_common(ctx: Context, layer, data: Value, dilated: bool):
     rounding = (layer.data.get("rounding_type", "floor") or "floor").strip().lower()
     if rounding not in ("floor", "ceil", "ceil_torch"):
         raise ctx.error(f"rounding_type {rounding!r} is not floor, ceil or ceil_torch")
-    if "auto_pad" in attrs or (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower() not in (
-            "explicit", "notset"):
-        rounding = "floor"  # OpenVINO ignores rounding_type when auto_pad is set
+    if (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower() in ("same_upper", "same_lower"):
+        rounding = "floor"  # same_*: ceil(in / stride) windows, whatever rounding_type says
     return n, kernel, strides, dilations, attrs, rounding
 
 

@@ -1,0 +1,203 @@
+"""Real networks, converted to IR by OpenVINO itself, converted to ONNX by us,
+run in onnxruntime and compared with OpenVINO's CPU plugin at f32 precision.
+
+The models (``real_models/build_models.py``): a BERT encoder and GPT-2 from
+``transformers`` configs, a ResNet-style CNN written in torch, and a TensorFlow
+model with strided slices, ``tf.range``, ``tf.gather`` and ``tf.broadcast_to``;
+random weights, nothing downloaded. Each is saved with and without f16 weight
+compression and run on two input shapes. The small sizes run by default; the
+large ones are marked slow and skipped unless selected::
+
+    python -m pytest -m slow tests/test_real_models.py      # or ONNX_EXT_SLOW=1
+
+IR files are cached per pytest run (shared by xdist workers), or in
+``$ONNX_EXT_MODEL_CACHE`` when set; the cache key covers the builder's source
+and the versions of the frameworks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+
+from real_models import build_models as bm  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+
+PARAMS = [
+    pytest.param(name, size, flavour, id=f"{name}-{size}-{flavour}",
+                 marks=[pytest.mark.slow] if size == "large" else [])
+    for size in bm.SIZES for name in bm.MODELS for flavour in bm.COMPRESSIONS
+]
+
+
+def _cache_key() -> str:
+    h = hashlib.sha256(Path(bm.__file__).read_bytes())
+    for dist in ("openvino", "torch", "transformers", "tensorflow-cpu", "tensorflow"):
+        try:
+            h.update(f"{dist}={importlib.metadata.version(dist)};".encode())
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return h.hexdigest()[:12]
+
+
+@pytest.fixture(scope="session")
+def ir_cache(tmp_path_factory) -> Path:
+    base = os.environ.get("ONNX_EXT_MODEL_CACHE")
+    if base:
+        root = Path(base)
+    else:
+        root = tmp_path_factory.getbasetemp()
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            root = root.parent  # one cache for all workers of this run
+    return root / f"real-models-{_cache_key()}"
+
+
+@pytest.fixture(scope="module")
+def core():
+    import openvino as ov
+
+    return ov.Core()
+
+
+def _skip_large_unless_selected(request, size: str) -> None:
+    """Large sizes run only when asked for with ``-m slow`` (or ``ONNX_EXT_SLOW=1``)."""
+    if size == "large" and "slow" not in (request.config.option.markexpr or "") \
+            and os.environ.get("ONNX_EXT_SLOW") != "1":
+        pytest.skip("large model: run with -m slow")
+
+
+def _ir(name: str, size: str, cache: Path) -> dict[str, Path]:
+    for module in bm.MODELS[name].needs:
+        pytest.importorskip(module)
+    return bm.build_ir(name, size, cache)
+
+
+def _outputs_by_name(onnx_model, compiled):
+    """The ONNX output index of each compiled output, matched by tensor name."""
+    onnx_names = [o.name for o in onnx_model.graph.output]
+    order = []
+    for i, port in enumerate(compiled.outputs):
+        hits = [j for j, n in enumerate(onnx_names) if n in port.get_names()]
+        order.append(hits[0] if hits else i)
+    assert sorted(order) == list(range(len(onnx_names))), f"outputs {onnx_names} do not match {compiled.outputs}"
+    return order
+
+
+@pytest.mark.parametrize("name, size, flavour", PARAMS)
+def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, request):
+    _skip_large_unless_selected(request, size)
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import coverage
+    from converters.ir_to_onnx import ir_to_onnx
+
+    import onnx_ext
+
+    xml = _ir(name, size, ir_cache)[flavour]
+    ir = read_ir(xml)
+    onnx_model = ir_to_onnx(ir)
+    assert not coverage.unlisted_ops(ir, onnx_model), "the README's coverage table misses ops this model uses"
+    assert any(o.domain == onnx_ext.DOMAIN for o in onnx_model.opset_import) or name == "resnet"
+    compiled = core.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    order = _outputs_by_name(onnx_model, compiled)
+    info = bm.MODELS[name]
+    input_names = [i.name for i in onnx_model.graph.input]
+    for index in range(info.shapes):
+        feeds = info.inputs(size, index)
+        assert sorted(feeds) == sorted(input_names)
+        got = onnx_ext.run(onnx_model, feeds)
+        want = compiled(feeds)
+        for port, j in zip(compiled.outputs, order):
+            expected = np.asarray(want[port])
+            assert got[j].shape == expected.shape, f"{port.get_names()}: {got[j].shape} vs {expected.shape}"
+            np.testing.assert_allclose(got[j], expected, rtol=RTOL, atol=ATOL,
+                                       err_msg=f"{name}-{size}-{flavour} input shape {index}: {port.get_names()}")
+
+
+@pytest.mark.parametrize("name", ["bert", "tf"])
+def test_inlined_model_matches_cpu_plugin(name, ir_cache, core):
+    """The same through ``inline=True`` (standard ONNX only), f16-compressed IR."""
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import ir_to_onnx
+
+    import onnx_ext
+
+    xml = _ir(name, "small", ir_cache)["f16"]
+    onnx_model = ir_to_onnx(read_ir(xml), inline=True)
+    assert all(n.domain in ("", "ai.onnx") for n in onnx_model.graph.node)
+    compiled = core.compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    order = _outputs_by_name(onnx_model, compiled)
+    feeds = bm.MODELS[name].inputs("small", 1)
+    got = onnx_ext.run(onnx_model, feeds)
+    want = compiled(feeds)
+    for port, j in zip(compiled.outputs, order):
+        np.testing.assert_allclose(got[j], np.asarray(want[port]), rtol=RTOL, atol=ATOL)
+
+
+def _layers(xml: Path):
+    import xml.etree.ElementTree as ET  # noqa: S405 - our own files
+
+    return list(ET.parse(xml).getroot().iter("layer"))  # noqa: S314
+
+
+def test_tensorflow_ir_keeps_the_domain_ops(ir_cache):
+    """OpenVINO keeps TensorFlow's slices, range, gather and broadcast_to as the domain's ops."""
+    xml = _ir("tf", "small", ir_cache)["f32"]
+    inv = bm.layer_inventory(xml)
+    for key in [("StridedSlice", "opset1"), ("Range", "opset4"), ("Gather", "opset8"), ("Broadcast", "opset3")]:
+        assert inv[key] > 0, f"{key} not in {sorted(inv)}"
+    slices = [layer.find("data").attrib for layer in _layers(xml) if layer.get("type") == "StridedSlice"]
+    assert any("1" in d["ellipsis_mask"] for d in slices), slices
+    assert any("1" in d["new_axis_mask"] for d in slices), slices
+    assert any("1" in d["shrink_axis_mask"] for d in slices), slices
+    gathers = [layer.find("data").get("batch_dims") for layer in _layers(xml) if layer.get("type") == "Gather"]
+    assert "1" in gathers
+
+
+def test_pytorch_ir_slices_with_slice8(ir_cache):
+    xml = _ir("bert", "small", ir_cache)["f32"]
+    inv = bm.layer_inventory(xml)
+    assert inv[("Slice", "opset8")] > 0 and inv[("StridedSlice", "opset1")] == 0
+
+
+@pytest.mark.parametrize("name", list(bm.MODELS))
+def test_f16_flavour_is_compressed(name, ir_cache):
+    """The f16 IR holds f16 weights decompressed by a Convert, the f32 one none."""
+    paths = _ir(name, "small", ir_cache)
+
+    def f16_consts(xml):
+        return sum(1 for layer in _layers(xml) if layer.get("type") == "Const"
+                   and layer.find("data").get("element_type") == "f16")
+
+    assert f16_consts(paths["f16"]) > 0
+    assert f16_consts(paths["f32"]) == 0
+    decompress = [layer for layer in _layers(paths["f16"]) if layer.get("type") == "Convert"
+                  and layer.find("rt_info") is not None
+                  and any(a.get("name") == "decompression" for a in layer.find("rt_info").iter("attribute"))]
+    assert decompress
+
+
+@pytest.mark.parametrize("name", list(bm.MODELS))
+def test_every_layer_has_a_translator(name, ir_cache):
+    from converters.ir_to_onnx import lookup
+
+    xml = _ir(name, "small", ir_cache)["f16"]
+    missing = sorted(f"{t}-{v}" for t, v in bm.layer_inventory(xml) if lookup(t, v) is None)
+    assert not missing
+
+
+def test_builder_cli_lists_layers(tmp_path, capsys, ir_cache):
+    """``python -m tests.real_models.build_models --out DIR`` prints the inventory."""
+    _ir("resnet", "small", ir_cache)
+    assert bm._main(["--out", str(ir_cache), "--only", "resnet", "--json", str(tmp_path / "inv.json")]) == 0
+    out = capsys.readouterr().out
+    assert "Convolution-opset1" in out and (tmp_path / "inv.json").exists()
+    importlib.import_module("json").loads((tmp_path / "inv.json").read_text())
