@@ -458,7 +458,7 @@ def _():
                                 np.array([[True, True, False], [True, True, True]])]
 
 
-@case("matmul_softmax", ulps=64)
+@case("matmul_softmax", ulps=64, atol=1e-5)  # sums cancel: ulps alone flake on near-zero results
 def _():
     a, b = P([2, 3, 4], name="a"), P([5, 4], name="b")
     mm = o1.matmul(a, b, False, True)

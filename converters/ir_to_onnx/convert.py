@@ -192,6 +192,11 @@ def _rank_knowledge(ctx: Context, layers: list[Layer]) -> None:
                     ctx.rank_unknown.add((layer.id, port.id))
 
 
+def _preferred_name(names: list[str]) -> str | None:
+    # Exporters list an internal number first ("316,last_hidden_state"): prefer a real name.
+    return next((n for n in names if not n.isdigit()), names[0] if names else None)
+
+
 def _assign_names(ctx: Context, ir: IRModel, layers: list[Layer]) -> None:
     """ONNX names: graph inputs and outputs keep the IR tensor names (port ``names``,
     Result ``output_names``, else the layer name); a Result takes over its producer's
@@ -209,7 +214,7 @@ def _assign_names(ctx: Context, ir: IRModel, layers: list[Layer]) -> None:
                     raise IRError(f"{ir.source}: {layer.describe()}: no outer input feeds this body Parameter")
                 ctx.port_names[(layer.id, port.id)] = outer.name
                 continue
-            wanted = port.names[0] if port.names else layer.name
+            wanted = _preferred_name(port.names) or layer.name
             ctx.port_names[(layer.id, port.id)] = ctx.unique(wanted)
     for layer in layers:
         if layer.type.lower() != "result":
@@ -220,7 +225,7 @@ def _assign_names(ctx: Context, ir: IRModel, layers: list[Layer]) -> None:
         src_layer = by_id[src[0]]
         src_port = next(p for p in src_layer.outputs if p.id == src[1])
         names = split_names(layer.extra.get("output_names", "")) or src_port.names or layer.inputs[0].names
-        wanted = names[0] if names else layer.name
+        wanted = _preferred_name(names) or layer.name
         if ctx.in_body:
             # A body output must be made by a node of the body, and its producer may turn out an
             # outer value or a (folded) constant: always a fresh name and an Identity.
