@@ -82,4 +82,6 @@ def test_openvino_reads_inlined_model(worker, tmp_path, op, names, vector):
     feeds = [np.asarray(v) for v, c in zip(inputs, const) if v is not None and not c]
     (got,) = worker.apply(_evaluate_in_openvino, (str(path), feeds))
     ulps = 1 if expected.dtype.name == "bfloat16" else 0
+    if vector["values_source"] == "transcribed" and expected.dtype.kind == "f":
+        ulps = 4  # transcribed decimals (0.2, 0.4, ...) are a few ulps from the exact start + i*step
     assert_same(got, expected, "OpenVINO on the inlined model", ulps=ulps)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..errors import OnnxExtError
-from . import broadcast, gather, strided_slice
+from . import broadcast, gather, range, strided_slice  # noqa: A004 (the Range-4 module)
 from .base import Attr, Operand, OpSpec
 
-SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, strided_slice, broadcast)}
+SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
 
 
 def spec(op_type: str) -> OpSpec:
