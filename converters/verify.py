@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-import ml_dtypes
 import numpy as np
 import onnx
 
@@ -20,8 +19,8 @@ from onnx_ext.types import ElementType, from_onnx
 
 from .ir import IRError, IRModel
 from .ir_reader import read_ir
+from .openvino_tensors import from_ov_tensor, to_ov_tensor
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 #: (rtol, atol) per element type; integers and bool compare exactly.
 TOLERANCES = {"f64": (1e-12, 1e-12), "f32": (1e-5, 1e-6), "f16": (1e-3, 1e-3), "bf16": (1e-2, 1e-2)}
@@ -119,11 +118,11 @@ def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backen
         return {_ov_name(out): np.array(result[out]) for out in compiled.outputs}
     model.reshape({p.get_any_name() if p.get_names() else i: ov.PartialShape(list(v.shape))
                    for i, (p, v) in enumerate(zip(model.inputs, ordered))})
-    inputs = [_to_ov_tensor(ov, v) for v in ordered]
+    inputs = [to_ov_tensor(v) for v in ordered]
     outputs = [ov.Tensor(o.get_element_type(), o.get_shape()) for o in model.outputs]
     if not model.evaluate(outputs, inputs):
         raise RuntimeError("OpenVINO's reference could not evaluate the model (Model.evaluate returned False)")
-    return {_ov_name(o): _from_ov_tensor(t) for o, t in zip(model.outputs, outputs)}
+    return {_ov_name(o): from_ov_tensor(t) for o, t in zip(model.outputs, outputs)}
 
 
 def _ov_name(port) -> str:
@@ -145,21 +144,8 @@ def _ov_feed_order(model, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
     return values
 
 
-def _to_ov_tensor(ov, value: np.ndarray):
-    value = np.ascontiguousarray(value).reshape(value.shape)
-    if value.dtype == _BF16:
-        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
-        if value.size:
-            tensor.data.reshape(-1).view(np.uint16)[:] = value.view(np.uint16).reshape(-1)
-        return tensor
-    return ov.Tensor(value)
 
 
-def _from_ov_tensor(tensor) -> np.ndarray:
-    data = np.array(tensor.data, copy=True).reshape(tuple(tensor.shape))
-    if tensor.element_type.get_type_name() == "bf16":
-        return data.view(np.uint16).view(_BF16)
-    return data
 
 
 def compare(onnx_outputs: Mapping[str, np.ndarray], ir_outputs: Mapping[str, np.ndarray]) -> list[OutputReport]:

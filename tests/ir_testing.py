@@ -12,6 +12,8 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+
+from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
 import onnx
 
 import onnx_ext
@@ -49,24 +51,8 @@ def edit_ir(xml: Path, pattern: str, replacement: str, count: int = 1) -> Path:
     return xml
 
 
-def _to_ov_tensor(ov, value: np.ndarray):
-    value = np.ascontiguousarray(value).reshape(np.shape(value))
-    if value.dtype == _BF16:
-        tensor = ov.Tensor(ov.Type.bf16, ov.Shape(list(value.shape)))
-        if value.size:
-            tensor.data.reshape(-1).view(np.uint16)[:] = value.view(np.uint16).reshape(-1)
-        return tensor
-    return ov.Tensor(value)
 
 
-def _from_ov_tensor(tensor) -> np.ndarray:
-    shape = tuple(tensor.shape)
-    data = np.array(tensor.data, copy=True)
-    if tensor.element_type.get_type_name() == "bf16":
-        return data.view(np.uint16).view(_BF16).reshape(shape)
-    if tensor.element_type.get_type_name() == "boolean":
-        return data.astype(bool).reshape(shape)
-    return data.reshape(shape)
 
 
 def evaluate_ir(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
@@ -75,9 +61,9 @@ def evaluate_ir(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
 
     model = ov.Core().read_model(str(xml))
     outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
-    ok = model.evaluate(outputs, [_to_ov_tensor(ov, np.asarray(f)) for f in feeds])
+    ok = model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds])
     assert ok, "OpenVINO's reference could not evaluate the model"
-    return [_from_ov_tensor(t) for t in outputs]
+    return [from_ov_tensor(t) for t in outputs]
 
 
 def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
@@ -86,7 +72,7 @@ def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
 
     core = ov.Core()
     compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    result = compiled([_to_ov_tensor(ov, np.asarray(f)) for f in feeds])
+    result = compiled([to_ov_tensor(np.asarray(f)) for f in feeds])
     return [np.array(result[out]) for out in compiled.outputs]
 
 

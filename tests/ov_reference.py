@@ -10,12 +10,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import traceback
 
-import ml_dtypes
 import numpy as np
 
+from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
 from onnx_ext.types import from_numpy
 
-_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 class OVRejected(Exception):
@@ -29,25 +28,12 @@ class OVCrashed(Exception):
 # --- worker side -------------------------------------------------------------------
 
 
-def _to_ov_tensor(ov, value: np.ndarray):
-    value = np.ascontiguousarray(value).reshape(np.shape(value))  # keeps 0-d inputs 0-d
-    tensor = ov.Tensor(_ov_type(ov, value.dtype), ov.Shape(list(value.shape)))
-    if value.size:
-        view = value.view(np.uint16) if value.dtype == _BF16 else value
-        tensor.data.reshape(-1).view(view.dtype)[:] = view.reshape(-1)
-    return tensor
 
 
 def _ov_type(ov, dtype):
     return getattr(ov.Type, from_numpy(dtype).ov)
 
 
-def _from_ov_tensor(tensor) -> np.ndarray:
-    name = tensor.element_type.get_type_name()
-    shape = tuple(tensor.shape)
-    if name == "bf16":  # .data reports bf16 as float16: reinterpret the bits
-        return np.array(tensor.data, copy=True).view(np.uint16).view(_BF16).reshape(shape)
-    return np.array(tensor.data, copy=True).reshape(shape)
 
 
 def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: dict):
@@ -57,7 +43,7 @@ def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: di
     args, feeds = [], []
     for value, is_const in zip(inputs, const):
         if is_const:
-            args.append(ov.op.Constant(_to_ov_tensor(ov, value)).output(0))
+            args.append(ov.op.Constant(to_ov_tensor(value)).output(0))
         else:
             param = ops.parameter(list(value.shape), _ov_type(ov, value.dtype))
             args.append(param.output(0))
@@ -75,10 +61,10 @@ def _evaluate(op, version, inputs, const, attrs):
         pshape = node.get_output_partial_shape(i)
         shape = pshape.to_shape() if pshape.is_static else ov.Shape([0])
         outs.append(ov.Tensor(node.get_output_element_type(i), shape))
-    ok = node.evaluate(outs, [_to_ov_tensor(ov, v) for v in inputs])
+    ok = node.evaluate(outs, [to_ov_tensor(v) for v in inputs])
     if not ok:
         raise OVRejected("evaluate() returned False")
-    return [_from_ov_tensor(t) for t in outs]
+    return [from_ov_tensor(t) for t in outs]
 
 
 def _worker(conn):

@@ -345,7 +345,6 @@ def _():
 @case("unary_integer")
 def _():
     x = P([6], "i32", name="x")
-    u = P([3], "u8", name="u")
     outs = [o1.abs(x), o1.negative(x), o1.relu(x), o1.clamp(x, -2.5, 3.7), o1.sign(x), o1.floor(x)]
     return M(outs, [x]), [np.array([-3, -2, 0, 1, 4, 9], np.int32)]
 

@@ -99,7 +99,7 @@ def test_bin_offsets_are_aligned_and_payloads_shared(tmp_path):
 
 
 def test_xml_layout_follows_save_model(tmp_path):
-    f32, i64 = from_ov("f32"), from_ov("i64")
+    f32 = from_ov("f32")
     ir = IRModel("tiny", layers=[
         Layer(0, "x", "Parameter", "opset1", {"shape": "?,3", "element_type": "f32"}, outputs=[Port(0, f32, [None, 3], ["x", "a,b"])]),
         Layer(1, "idx", "Const", "opset1", value=np.array([0, 2], np.int64), outputs=[Port(0)]),

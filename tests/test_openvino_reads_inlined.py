@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import onnx_ext
+from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
 from conftest import load_vectors
 from helpers import assert_same, one_node_model
 from vectors import vector_expected, vector_inputs
@@ -48,15 +49,13 @@ def _evaluate_in_openvino(path: str, feeds: list) -> list:
     # ("Evaluation failed on opset8::If"), so the model runs on the CPU plugin at f32.
     import openvino as ov
 
-    import ov_reference
-
     core = ov.Core()
     model = core.read_model(path)
     model.reshape({port: ov.PartialShape(list(v.shape)) for port, v in zip(model.inputs, feeds)})
     compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
-    request.infer([ov_reference._to_ov_tensor(ov, v) for v in feeds])
-    return [ov_reference._from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+    request.infer([to_ov_tensor(v) for v in feeds])
+    return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
 @pytest.fixture(scope="module")

@@ -70,7 +70,7 @@ def range_cases(draw, out_types, in_types, limit):
     """(start, stop, step, output dtype, const): |start|, |step| < limit where the
     reference's C++ casts are defined; the count is mostly small, sometimes ~1e5."""
     out = draw(st.sampled_from(out_types))
-    start_dt, stop_dt, step_dt = dts = [draw(st.sampled_from(in_types)) for _ in range(3)]
+    start_dt, stop_dt, step_dt = [draw(st.sampled_from(in_types)) for _ in range(3)]
     count = draw(st.one_of(st.integers(1, 40), st.sampled_from([1, 255, 256, 1000, 65537, 100_000])))
     fractional = draw(st.booleans())
 
