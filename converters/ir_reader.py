@@ -305,13 +305,12 @@ def _read_weights(consts: list[Layer], bin_path: Path, explicit: bool, src: str)
         raise IRError(f"{bin_path}: cannot read the weights file ({e.strerror or e})") from None
     with f:
         size = os.fstat(f.fileno()).st_size
+        # The payloads are read-only views of the mapped file, not copies: the mapping lives
+        # as long as an array uses it (the .bin must not be truncated meanwhile; writers
+        # that replace files, such as ours, leave the mapped inode alone).
         buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        try:
-            for layer in consts:
-                layer.value = _const_value(layer, buf, size, bin_path, src)
-        finally:
-            if size:
-                buf.close()
+        for layer in consts:
+            layer.value = _const_value(layer, buf, size, bin_path, src)
 
 
 def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) -> np.ndarray:
@@ -350,8 +349,12 @@ def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) ->
         if port.dims != shape and not (port.dims == [] and shape == [] ):
             if len(port.dims) != len(shape) or any(d is not None and d != s for d, s in zip(port.dims, shape)):
                 raise IRError(f"{where}: Const shape {shape} differs from its output port's dims {port.dims}")
-    raw = bytes(buf[offset:offset + needed]) if needed else b""
+    if not needed:
+        return np.zeros(shape, dtype=np.bool_ if et.kind == "bool" else et.numpy)
     if et.kind == "bool":
-        return (np.frombuffer(raw, dtype=np.uint8) != 0).reshape(shape)
+        return (np.frombuffer(buf, dtype=np.uint8, count=count, offset=offset) != 0).reshape(shape)
     dtype = et.numpy.newbyteorder("<") if et.numpy.byteorder in ("=", "<", ">") else et.numpy
-    return np.frombuffer(raw, dtype=dtype).astype(et.numpy, copy=True).reshape(shape)
+    value = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)  # a view: no copy
+    if value.dtype != et.numpy:  # a big-endian host
+        value = value.astype(et.numpy)
+    return value.reshape(shape)

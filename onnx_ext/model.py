@@ -171,11 +171,16 @@ def _add_functions(model: onnx.ModelProto) -> None:
     # The domain is ours: bodies already in the model (e.g. written by onnxscript
     # for a user's @script function) are replaced by the ones the nodes need.
     opset = _standard_opset(model)
-    wanted = []
+    wanted, seen = [], set()
     for node in _domain_nodes(model.graph):
+        key = (node.op_type, node.overload or None)
+        if key in seen:
+            continue
         spec = ops.spec(node.op_type)
         wanted.append(spec.function_proto(node.overload or None, opset))
-        wanted += spec.helper_protos(opset)
+        if not any(op_type == node.op_type for op_type, _ in seen):
+            wanted += spec.helper_protos(opset)
+        seen.add(key)
     kept = [f for f in model.functions if f.domain != DOMAIN]
     del model.functions[:]
     model.functions.extend(kept + _unique(wanted))

@@ -311,7 +311,7 @@ def half_steps(n: INT64) -> FLOAT["N"]:  # onnxscript reads module globals: Rang
 
 def test_onnxscript_users_call_range():
     model = onnx_ext.attach_functions(half_steps.to_model_proto())
-    assert [n.overload for n in model.graph.node if n.op_type == "Range"] == ["float"]
+    assert [n.overload for n in model.graph.node if n.op_type == "Range"] == ["fast_f32_float_f32_f32_f32"]
     onnx.checker.check_model(model, full_check=True)
     want = np.arange(6, dtype=np.float32) / 2
     for m in (model, onnx_ext.inline(model)):
@@ -335,6 +335,8 @@ def test_onnxscript_users_call_range():
 def test_range_select_body(in_types, out, overload):
     operands = [onnx_ext.Operand(type=None if t is None else from_ov(t), shape=()) for t in in_types]
     node = onnx_ext.make_node("Range", ["a", "b", "c"], ["y"], output_type=from_ov(out).onnx, operands=operands)
+    if None not in in_types:  # types known: the fast body, which falls back on the exact one
+        overload = f"fast_{out}_{overload}_" + "_".join(in_types)
     assert node.overload == overload
 
 

@@ -92,6 +92,10 @@ def compute_type(op: str, et: ElementType, kind: str = "value") -> ElementType |
     return None
 
 
+#: Constants of this many bytes or more are kept as arrays until the model is written.
+LARGE_INITIALIZER_BYTES = 1024
+
+
 @dataclass
 class Value:
     """One ONNX value: what an IR output port became."""
@@ -142,7 +146,8 @@ class Context:
         self.param_values: dict[int, Value] | None = None
         self._producers = ir.producers()
         if parent is None:
-            self.initializers: dict[str, onnx.TensorProto] = {}
+            # name -> TensorProto, or the array of a large constant (see _add_initializer)
+            self.initializers: dict[str, onnx.TensorProto | np.ndarray] = {}
             self.used_names: set[str] = set()
             self._const_cache: dict[tuple, str] = {}
             self._node_names: set[str] = set()
@@ -226,7 +231,7 @@ class Context:
         """Output ``i`` is the constant ``array`` (an initializer under the output's name)."""
         name = self.out(i)
         array = np.asarray(array)
-        self.initializers[name] = numpy_helper.from_array(array, name)
+        self._add_initializer(name, array)
         port = self.layer.outputs[i]
         self.values[(self.layer.id, port.id)] = Value(name, from_numpy(array.dtype), tuple(array.shape), array)
 
@@ -278,10 +283,18 @@ class Context:
             if key in self._const_cache:
                 return self._const_cache[key]
         name = self.tmp(hint)
-        self.initializers[name] = numpy_helper.from_array(array, name)
+        self._add_initializer(name, array)
         if key is not None:
             self._const_cache[key] = name
         return name
+
+    def _add_initializer(self, name: str, array: np.ndarray) -> None:
+        # Large constants stay numpy arrays (for IR weights: views of the mapped .bin) until
+        # the model is written, so that their bytes are copied once, into the output.
+        if array.nbytes >= LARGE_INITIALIZER_BYTES:
+            self.initializers[name] = array
+        else:
+            self.initializers[name] = numpy_helper.from_array(array, name)
 
     def i64(self, values) -> str:
         return self.const(np.asarray(values, dtype=np.int64), hint="i64")

@@ -7,11 +7,13 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 import onnx_ext
 from onnx_ext.errors import OnnxExtError
+from onnx_ext.types import from_numpy
 
 from ..ir import IRError, IRModel, Layer
 from ..ir_reader import read_ir, split_names
@@ -28,12 +30,76 @@ def ir_to_onnx(ir: IRModel, *, inline: bool = False) -> onnx.ModelProto:
 
     Raises IRError (one line naming the file and layer) for anything that cannot
     be converted; every unsupported layer type/version is listed in one error.
+    The weights are copied once, from the IR's arrays into the ModelProto (a model
+    past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
+    writes such models with ONNX external data).
     """
+    model, weights = _convert(ir, inline)
+    _embed_weights(model, weights)
+    return model
+
+
+def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
+                    external_data: bool | None = None) -> Path:
+    """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
+
+    The model is written to a temporary file beside ``onnx_path`` and renamed
+    into place; on any error nothing is written and an existing file is left as
+    it was. Each weight's bytes go from the (memory-mapped) .bin to the file once:
+    the model is streamed, never serialised with its weights in memory. Models
+    past 2 GB (or with ``external_data=True``) keep their large initializers in
+    ``<onnx file name>.data`` beside the model (ONNX external data, offsets aligned
+    to 4096 bytes). Returns the path written.
+    """
+    onnx_path = Path(onnx_path)
+    model, weights = _convert(read_ir(xml_path, bin_path), inline)
+    _drop_weight_inputs(model, weights)
+    weight_bytes = sum(a.nbytes for a in weights.values())
+    if external_data is None:
+        external_data = model.ByteSize() + weight_bytes + 64 * len(weights) >= PROTOBUF_LIMIT
+    onnx_path.parent.mkdir(parents=True, exist_ok=True)
+    if not external_data:
+        _write_atomically([(onnx_path, lambda f: _stream_model(f, model, weights))])
+        return onnx_path
+    data_path = onnx_path.with_name(onnx_path.name + ".data")
+    layout, offset = {}, 0
+    for name, array in weights.items():
+        offset = -(-offset // EXTERNAL_ALIGNMENT) * EXTERNAL_ALIGNMENT
+        layout[name] = (offset, array.nbytes)
+        offset += array.nbytes
+    for name, array in weights.items():
+        tensor = _tensor_header(name, array)
+        tensor.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (("location", data_path.name), ("offset", str(layout[name][0])),
+                           ("length", str(layout[name][1]))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        model.graph.initializer.append(tensor)
+
+    def write_data(f):
+        for name, array in weights.items():
+            f.seek(layout[name][0])
+            f.write(_raw_bytes(array))
+        f.truncate(offset)
+
+    _write_atomically([(data_path, write_data), (onnx_path, lambda f: f.write(model.SerializeToString()))])
+    return onnx_path
+
+
+#: protobuf refuses to serialise or parse messages of 2 GB or more.
+PROTOBUF_LIMIT = 2**31 - 1
+#: Offsets of external data (a page: onnxruntime can map it).
+EXTERNAL_ALIGNMENT = 4096
+
+
+def _convert(ir: IRModel, inline: bool) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The model with its large initializers stood in for by graph inputs (so that
+    attaching, inlining and checking never copy them), and those arrays by name."""
     layers = live_layers(ir)
     check_supported(ir, layers)
     ctx = Context(ir)
     translate_graph(ctx, layers)
-    model = _model(ctx, ir)
+    model, weights = _model(ctx, ir)
     try:
         if ctx.domain_used:
             model = onnx_ext.inline(model) if inline else onnx_ext.attach_functions(model)
@@ -42,34 +108,96 @@ def ir_to_onnx(ir: IRModel, *, inline: bool = False) -> onnx.ModelProto:
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise IRError(" ".join(f"{ir.source}: the converted model is invalid: {e}".split())) from None
-    return model
+    return model, weights
 
 
-def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None) -> Path:
-    """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
+def _drop_weight_inputs(model: onnx.ModelProto, weights: dict) -> None:
+    kept = [i for i in model.graph.input if i.name not in weights]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
 
-    The model is written to a temporary file beside ``onnx_path`` and renamed
-    into place; on any error nothing is written and an existing file is left as
-    it was. Returns the path written.
-    """
-    onnx_path = Path(onnx_path)
-    model = ir_to_onnx(read_ir(xml_path, bin_path), inline=inline)
-    data = model.SerializeToString()
-    onnx_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{onnx_path.name}.", suffix=".tmp", dir=onnx_path.parent)
+
+def _embed_weights(model: onnx.ModelProto, weights: dict[str, np.ndarray]) -> None:
+    _drop_weight_inputs(model, weights)
+    for name, array in weights.items():
+        tensor = _tensor_header(name, array)
+        tensor.raw_data = _raw_bytes(array).tobytes()  # the one copy (protobuf keeps this bytes object)
+        model.graph.initializer.append(tensor)
+
+
+def _tensor_header(name: str, array: np.ndarray) -> onnx.TensorProto:
+    tensor = onnx.TensorProto()
+    tensor.name = name
+    tensor.dims.extend(array.shape)
+    tensor.data_type = from_numpy(array.dtype).onnx
+    return tensor
+
+
+def _raw_bytes(array: np.ndarray) -> memoryview:
+    """The array's bytes, little-endian, C order, without a copy when it is contiguous."""
+    array = np.ascontiguousarray(array)
+    if array.dtype.byteorder == ">":
+        array = array.astype(array.dtype.newbyteorder("<"))
+    return memoryview(array.reshape(-1).view(np.uint8))
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, length: int) -> bytes:
+    """The key and length of a length-delimited protobuf field."""
+    return _varint(number << 3 | 2) + _varint(length)
+
+
+def _stream_model(f, model: onnx.ModelProto, weights: dict[str, np.ndarray]) -> None:
+    """Write ``model`` and, as its initializers, ``weights`` without building them in memory:
+    protobuf merges a message field that occurs twice, so the weights follow the model as a
+    second ``graph`` field holding only initializers, each written from the array's bytes."""
+    f.write(model.SerializeToString())
+    if not weights:
+        return
+    raw_data = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"].number
+    initializer = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number
+    graph = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
+    parts = []
+    for name, array in weights.items():
+        header = _tensor_header(name, array).SerializeToString() + _field(raw_data, array.nbytes)
+        parts.append((header, array))
+    entries = [(_field(initializer, len(h) + a.nbytes), h, a) for h, a in parts]
+    f.write(_field(graph, sum(len(k) + len(h) + a.nbytes for k, h, a in entries)))
+    for key, header, array in entries:
+        f.write(key)
+        f.write(header)
+        f.write(_raw_bytes(array))
+
+
+def _write_atomically(files) -> None:
+    """``files``: (path, write(f)); each is written to a temporary file beside it, and all are
+    renamed into place once every one is complete (nothing is left behind on an error)."""
+    temps = []
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, onnx_path)
+        for path, write in files:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            temps.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in temps:
+            os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        for tmp, _ in temps:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
         raise
-    return onnx_path
 
 
 def translate_graph(ctx: Context, layers: list[Layer]) -> None:
@@ -254,18 +382,34 @@ def _assign_names(ctx: Context, ir: IRModel, layers: list[Layer]) -> None:
 # --- the model ----------------------------------------------------------------------
 
 
-def _model(ctx: Context, ir: IRModel) -> onnx.ModelProto:
+def _model(ctx: Context, ir: IRModel) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The model, with the large initializers as graph inputs of their type and shape, and
+    those arrays by name (see _convert)."""
     _share_identical_initializers(ctx)
     used = {i for n in _all_nodes(ctx.nodes) for i in n.input} | {o.name for o in ctx.outputs}
-    inits = [t for name, t in ctx.initializers.items() if name in used]
-    graph = helper.make_graph(ctx.nodes, ir.name or "model", ctx.inputs, ctx.outputs, initializer=inits)
+    outputs = {o.name for o in ctx.outputs}
+    inits, weights = [], {}
+    for name, t in ctx.initializers.items():
+        if name not in used:
+            continue
+        if isinstance(t, np.ndarray):
+            if name in outputs:
+                inits.append(numpy_helper.from_array(t, name))
+            else:
+                weights[name] = t
+        else:
+            inits.append(t)
+    weight_inputs = [helper.make_tensor_value_info(name, from_numpy(a.dtype).onnx, list(a.shape))
+                     for name, a in weights.items()]
+    graph = helper.make_graph(ctx.nodes, ir.name or "model", ctx.inputs + weight_inputs, ctx.outputs,
+                              initializer=inits)
     graph.doc_string = f"converted from OpenVINO IR v{ir.ir_version} {Path(ir.source).name}"
     opsets = [helper.make_opsetid("", onnx_ext.ONNX_OPSET)]
     if ctx.domain_used:
         opsets.append(helper.make_opsetid(onnx_ext.DOMAIN, onnx_ext.DOMAIN_VERSION))
     model = helper.make_model(graph, opset_imports=opsets, ir_version=onnx_ext.IR_VERSION,
                               producer_name=PRODUCER, producer_version=onnx_ext.__version__)
-    return model
+    return model, weights
 
 
 def _all_nodes(nodes):
@@ -278,21 +422,45 @@ def _all_nodes(nodes):
 
 def _share_identical_initializers(ctx: Context) -> None:
     """openvino.save_model stores equal constants once in the .bin, but each Const layer
-    becomes its own initializer: let nodes share one copy (graph outputs keep theirs)."""
+    becomes its own initializer: let nodes share one copy (graph outputs keep theirs).
+    Large arrays are compared by a sample of their bytes, then exactly (in place)."""
     outputs = {o.name for o in ctx.outputs}
-    first: dict[tuple, str] = {}
+    first: dict[tuple, list[str]] = {}
     rename: dict[str, str] = {}
     for name, t in ctx.initializers.items():
-        if name in outputs or len(t.raw_data) < 64:
+        if name in outputs:
             continue
-        key = (t.data_type, tuple(t.dims), t.raw_data)
-        if key in first:
-            rename[name] = first[key]
+        if isinstance(t, np.ndarray):
+            key = ("array", t.dtype.str, t.shape, _fingerprint(t))
+        elif len(t.raw_data) < 64:
+            continue
         else:
-            first[key] = name
+            key = (t.data_type, tuple(t.dims), t.raw_data)
+        same = next((n for n in first.get(key, []) if _same_values(ctx.initializers[n], t)), None)
+        if same is not None:
+            rename[name] = same
+        else:
+            first.setdefault(key, []).append(name)
     if not rename:
         return
     for node in _all_nodes(ctx.nodes):
         for i, name in enumerate(node.input):
             if name in rename:
                 node.input[i] = rename[name]
+
+
+def _fingerprint(array: np.ndarray) -> bytes:
+    """A few KB of the array's bytes (start, middle, end): equal arrays have equal ones, and
+    reading them costs nothing like hashing gigabytes of weights."""
+    raw = _raw_bytes(array)
+    n = len(raw)
+    if n <= 3 * 4096:
+        return bytes(raw)
+    mid = n // 2
+    return bytes(raw[:4096]) + bytes(raw[mid:mid + 4096]) + bytes(raw[-4096:])
+
+
+def _same_values(a, b) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(np.asarray(_raw_bytes(a)), np.asarray(_raw_bytes(b))))
+    return True  # TensorProtos: the key holds their bytes

@@ -53,6 +53,7 @@ tensor, such as ``op.Constant(value_ints=[])``, does for the others).
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -60,7 +61,7 @@ from onnxscript import BOOL, INT64, script
 
 from ..domain import op, ov_ext
 from ..errors import OpAttributeError, OpInputError
-from .base import Attr, OpSpec, Operand
+from .base import Attr, BodyBuilder, LazyBodies, OpSpec, Operand, built_function
 
 VERSIONS = (1, 3)
 MODES = {1: ("numpy", "explicit", "none", "pdpd"), 3: ("numpy", "explicit", "none", "bidirectional", "pdpd")}
@@ -333,6 +334,106 @@ for _fn in (_numpy_plan, _pdpd_plan, _explicit_plan, _block_plan, _gather_rows, 
     _name_nodes_after_outputs(_fn)
 
 
+# --- bodies for a constant target shape (and axes_mapping) ---------------------------------------
+#
+# numpy and explicit modes with target_shape (and axes_mapping) known when the node is
+# built: the data path is Expand to the constant target, after an Unsqueeze that puts
+# the data dims at their axes (explicit mode). Expand broadcasts both ways; one-way
+# broadcasting differs only where a target dim is 1 (the data dim must be 1 there), so
+# data dims known when the node is built are checked then, and only the data dims that
+# are not known and meet a target dim of 1 are checked at run time. Overloads:
+#
+#   numpy_to_{t0}x{t1}...[_check{i}x{j}...]
+#   explicit_to_{t0}x{t1}..._axes{a0}x{a1}...[_check{i}x{j}...]
+#
+# ``_check``: the data axes checked at run time (target_shape_numpy_compatible /
+# data_dims_match_target_at_axes_mapping). An empty target or mapping is written as nothing.
+
+_CONST_RE = re.compile(r"^(numpy|explicit)_to_((?:\d+(?:x\d+)*)?)(?:_axes((?:\d+(?:x\d+)*)?))?(?:_check(\d+(?:x\d+)*))?$")
+
+
+def _dims_token(values) -> str:
+    return "x".join(str(int(v)) for v in values)
+
+
+def _const_name(body: str, t, axes, checks) -> str:
+    name = f"{body}_to_{_dims_token(t)}"
+    if body == "explicit":
+        name += f"_axes{_dims_token(axes)}"
+    if checks:
+        name += f"_check{_dims_token(checks)}"
+    return name
+
+
+def _parse_const_name(name: str):
+    match = _CONST_RE.match(name) if isinstance(name, str) else None
+    if match is None:
+        return None
+    body, t, axes, checks = match.groups()
+    split = lambda text: [int(v) for v in text.split("x")] if text else []  # noqa: E731
+    t, axes_l, checks_l = split(t), split(axes or ""), split(checks or "")
+    if (body == "explicit") != (axes is not None):
+        return None
+    if body == "explicit":
+        if any(x >= y for x, y in zip(axes_l, axes_l[1:])) or any(x >= len(t) for x in axes_l):
+            return None
+        if any(c >= max(len(axes_l), 1) for c in checks_l):
+            return None
+    elif any(c >= len(t) for c in checks_l):
+        return None
+    if any(x >= y for x, y in zip(checks_l, checks_l[1:])) or _const_name(body, t, axes_l, checks_l) != name:
+        return None
+    return body, t, axes_l, checks_l
+
+
+def _const_body(name: str):
+    parsed = _parse_const_name(name)
+    if parsed is None:
+        return None
+    body, t, axes, checks = parsed
+    g = BodyBuilder()
+    x = "data"
+    target = g.const(np.array(t, np.int64).reshape(len(t)))
+    if checks:
+        # data dims that must be 1 (they meet a target dim of 1, and were not known when built)
+        shape = g("Shape", "data")
+        ok = g("Equal", g("ReduceMax", g("Gather", shape, g.const(checks)), keepdims=0), g.const(1))
+        check_name = "target_shape_numpy_compatible" if body == "numpy" else "data_dims_match_target_at_axes_mapping"
+        target = g("Add", target, g.check(check_name, ok))
+    if body == "explicit":
+        # the data dims at their axes, 1 elsewhere (0-d data: written with no axes, 1 everywhere)
+        others = [i for i in range(len(t)) if i not in axes]
+        if others:
+            x = g("Unsqueeze", x, g.const(others))
+    y = g("Expand", x, target)
+    return built_function(ov_ext.domain, "Broadcast", name, ["data", "target_shape", "axes_mapping"], g, y, op.version,
+                          Broadcast.to_function_proto())
+
+
+def _const_overload(body: str, operands: Sequence[Operand]) -> str | None:
+    """The constant-target overload for this node, or None (values or data rank not known)."""
+    data, target = operands[0], operands[1]
+    if target.value is None or data.shape is None:
+        return None
+    t = [int(v) for v in np.asarray(target.value).reshape(-1)]
+    d = data.shape
+    if body == "numpy":
+        offset = len(t) - len(d)
+        if offset < 0:
+            return None
+        checks = [i for i, dim in enumerate(d) if t[offset + i] == 1 and dim != 1]
+        return _const_name("numpy", t, [], checks)
+    if len(operands) < 3 or operands[2].value is None:
+        return None
+    axes = [int(v) for v in np.asarray(operands[2].value).reshape(-1)]
+    if len(d) == 0:
+        return _const_name("explicit", t, [], [])  # 0-d data: checked when built (a target dim of 1)
+    if len(axes) != len(d):
+        return None
+    checks = [i for i, (a, dim) in enumerate(zip(axes, d)) if t[a] == 1 and dim != 1]
+    return _const_name("explicit", t, axes, checks)
+
+
 # --- numpy reference ---------------------------------------------------------------------------
 
 
@@ -471,6 +572,12 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
         if start < 0 or attrs["axis"] not in (-1, start):
             raise OpInputError("Broadcast", f"pdpd mode: axis {attrs['axis']} does not align data of rank {len(d)} "
                                f"with the end of a target_shape of rank {t_rank}")
+    if t is not None and d is not None and not known and body == "numpy" and len(t) >= len(d):
+        # the data dims that are known must broadcast one-way
+        for dd, tt in zip(d, t[len(t) - len(d):]):
+            if isinstance(dd, int) and dd != 1 and dd != tt:
+                raise OpInputError("Broadcast", f"numpy mode: data shape {list(d)} does not broadcast one-way to "
+                                   f"{list(t)}")
     if t is not None and known:
         if body == "numpy":
             _check_numpy(d, t)
@@ -492,13 +599,23 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
             raise OpInputError("Broadcast", f"axes_mapping {a} must have one entry per data axis ({len(d)})")
         if t is not None and known:
             _explicit_shape(d, t, a)
+        elif t is not None and d is not None and len(a) == len(d) and all(0 <= x < len(t) for x in a):
+            for i, (x, dd) in enumerate(zip(a, d)):
+                if isinstance(dd, int) and dd != 1 and dd != t[x]:
+                    raise OpInputError("Broadcast", f"data dim {i} ({dd}) must be 1 or target_shape[{x}] = {t[x]}")
 
 
 def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     body = _BODY_OF_MODE[attrs["mode"]]
     et = operands[0].type if operands else None
     # Expand has no bf16 kernel; the Gather route also serves unknown types.
-    return f"{body}_any" if et is None or et.ov == "bf16" else body
+    if et is None or et.ov == "bf16":
+        return f"{body}_any"
+    if body in ("numpy", "explicit"):
+        const = _const_overload(body, operands)
+        if const is not None:
+            return const
+    return body
 
 
 SPEC = OpSpec(
@@ -510,12 +627,12 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
-    bodies={
+    bodies=LazyBodies({
         "numpy": broadcast_numpy, "numpy_any": broadcast_numpy_any,
         "explicit": broadcast_explicit, "explicit_any": broadcast_explicit_any,
         "bidirectional": broadcast_bidirectional, "bidirectional_any": broadcast_bidirectional_any,
         "pdpd": broadcast_pdpd, "pdpd_any": broadcast_pdpd_any,
-    },
+    }, _const_body),
     helpers=(_numpy_plan, _pdpd_plan, _explicit_plan, _block_plan, _gather_rows, _gather_broadcast),
     public=Broadcast,
     reference=broadcast_reference,

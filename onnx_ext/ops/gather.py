@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from onnxscript import INT64, script
+from onnxscript import BOOL, INT64, script
 
 from ..domain import op, ov_ext
 from ..errors import OpAttributeError, OpInputError
-from .base import Attr, OpSpec, Operand
+from .base import Attr, BodyBuilder, LazyBodies, OpSpec, Operand, built_function, int_token, parse_int_token
 
 VERSIONS = (1, 7, 8)
 
@@ -145,6 +145,160 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
     return op.Reshape(gathered, out_shape, allowzero=1)
 
 
+# --- bodies specialised on a constant axis ------------------------------------------------
+#
+# With the axis known when the node is built (it is a Const in every IR seen), ONNX
+# Gather (batch_dims 0) or GatherND (batch_dims == axis) does the job on the data as
+# it is: no Reshape around it, so nothing is copied. A check of the indices' min and
+# max against n picks that plain path at run time; otherwise indices out of range are
+# gathered as index 0 and their rows zeroed with one ScatterND. With constant indices
+# and n known (a static dim, baked into the body), onnxruntime folds the check and the
+# If, leaving one Gather / GatherND. Overloads (the name says everything the body
+# needs, so that attach_functions can rebuild it):
+#
+#   axis{a}[_n{n}]                 batch_dims 0, axis a (may be negative: "m1" is -1)
+#   batch{b}_axis{a}[_n{n}]        0 < batch_dims b == axis a (normalised)
+#
+# ``_n{n}``: the axis has the static size n (else it is read from the data's shape).
+
+
+def _specialised_name(batch_dims: int, axis: int, n: int | None) -> str:
+    name = f"axis{int_token(axis)}" if batch_dims == 0 else f"batch{batch_dims}_axis{axis}"
+    return name + ("" if n is None else f"_n{n}")
+
+
+def _parse_specialised(name: str):
+    parts = name.split("_")
+    try:
+        b = 0
+        if parts[0].startswith("batch"):
+            b = int(parts.pop(0)[5:])
+            if b < 1:
+                return None
+        if not parts or not parts[0].startswith("axis"):
+            return None
+        a = parse_int_token(parts.pop(0)[4:])
+        n = None
+        if parts and parts[0].startswith("n"):
+            n = int(parts.pop(0)[1:])
+        if parts or (b and a != b):
+            return None
+    except ValueError:
+        return None
+    if _specialised_name(b, a, n) != name:  # one spelling per body
+        return None
+    return b, a, n
+
+
+def _specialised_body(name: str):
+    parsed = _parse_specialised(name)
+    if parsed is None:
+        return None
+    b, a, n_static = parsed
+    big = 9223372036854775807
+    g = BodyBuilder()
+    # n, the size of the gathered axis, as a scalar
+    if n_static is not None:
+        n = g.const(n_static)
+    else:
+        n = g("Squeeze", g("Shape", "data", start=a, **({} if a == -1 else {"end": a + 1})), g.const([0]))
+    lo = g("Cast", g("ReduceMin", "indices", keepdims=0), to=INT64.dtype)  # empty indices: the type's max
+    hi = g("Cast", g("ReduceMax", "indices", keepdims=0), to=INT64.dtype)
+    if b:
+        # OpenVINO wants equal leading batch dims (GatherND only checks that they divide).
+        same = g("Equal", g("Shape", "data", start=0, end=b), g("Shape", "indices", start=0, end=b))
+        ok = g("Equal", g("ReduceSum", g("Cast", g("Not", same), to=INT64.dtype), keepdims=0), g.const(0))
+        lo = g("Add", lo, g.check("batch_dims_equal", ok))
+    in_range = g("And", g("GreaterOrEqual", lo, g("Neg", n)), g("Less", hi, n))
+
+    plain = g.branch()
+    if b:
+        y_plain = plain("GatherND", "data", plain("Unsqueeze", plain("Cast", "indices", to=INT64.dtype),
+                                                   plain.const([-1])), batch_dims=b)
+    else:
+        y_plain = plain("Gather", "data", "indices", axis=a)
+
+    # Out-of-range indices present: gather index 0 there, then zero those rows.
+    zf = g.branch()
+    idx = zf("Cast", "indices", to=INT64.dtype)
+    bad = zf("Or", zf("Less", idx, zf("Neg", n)), zf("GreaterOrEqual", idx, n))
+    safe = zf("Where", bad, zf.const(0), idx)
+    if b:
+        gathered = zf("GatherND", "data", zf("Unsqueeze", safe, zf.const([-1])), batch_dims=b)
+    else:
+        gathered = zf("Gather", "data", safe, axis=a)
+    dshape = zf("Shape", "data")
+    upper = a + 1 if a != -1 else big  # data dims after the axis
+    inner_shape = zf("Slice", dshape, zf.const([upper]), zf.const([big]))
+    len_before_scatter = len(zf.nodes)
+    if a >= 0:
+        # One ScatterND writes zeros at (p, m) on the output [P dims..., indices dims..., inner dims...],
+        # for every position p of the dims before the axis and each bad index position m.
+        bad_coords = zf("Transpose", zf("NonZero", bad), perm=[1, 0])  # [K, rank(indices)]
+        k = zf("Shape", bad_coords, start=0, end=1)
+        if a == 0 or b:
+            coords, upd_shape = bad_coords, zf("Concat", k, inner_shape, axis=0)
+        else:
+            true = zf("Cast", zf.const([1]), to=BOOL.dtype)
+            pre_coords = zf("Transpose", zf("NonZero", zf("Expand", true, zf("Shape", "data", start=0, end=a))),
+                            perm=[1, 0])  # [P, a]
+            p = zf("Shape", pre_coords, start=0, end=1)
+            pk = zf("Concat", p, k, axis=0)
+            coords = zf("Concat",
+                        zf("Expand", zf("Unsqueeze", pre_coords, zf.const([1])), zf("Concat", pk, zf.const([a]), axis=0)),
+                        zf("Expand", zf("Unsqueeze", bad_coords, zf.const([0])),
+                           zf("Concat", pk, zf("Shape", bad_coords, start=1, end=2), axis=0)),
+                        axis=2)
+            upd_shape = zf("Concat", pk, inner_shape, axis=0)
+        zeros = zf("CastLike", zf("ConstantOfShape", upd_shape), "data")
+        y_filled = zf("ScatterND", gathered, coords, zeros)
+        if not b:
+            # 0-d indices (NonZero would see a 1-D tensor): the one index is bad, all zeros.
+            scalar = zf.branch()
+            y_scalar = scalar("CastLike", scalar("ConstantOfShape", scalar("Shape", gathered)), "data")
+            scatter = zf.branch()
+            scatter.nodes, zf.nodes = zf.nodes[len_before_scatter:], zf.nodes[:len_before_scatter]
+            y_filled = zf.if_(zf("Equal", zf("Size", zf("Shape", "indices")), zf.const(0)), scalar, y_scalar,
+                              scatter, y_filled)
+    else:
+        # Rank unknown, negative axis: data seen as [P, M, I], rows (p, m) zeroed.
+        inner = zf("ReduceProd", inner_shape, keepdims=1)
+        outer = zf("ReduceProd", zf("Slice", dshape, zf.const([0]), zf.const([a])), keepdims=1)
+        m = zf("Reshape", zf("Size", "indices"), zf.const([1]))
+        rows = zf("Reshape", gathered, zf("Concat", outer, m, inner, axis=0))
+        bad_m = zf("NonZero", zf("Reshape", bad, zf.const([-1])))  # [1, K]
+        k = zf("Shape", bad_m, start=1, end=2)
+        one = zf.const([1])
+        pk1 = zf("Concat", outer, k, one, axis=0)
+        p_col = zf("Reshape", zf("Range", zf.const(0), zf("Squeeze", outer, zf.const([0])), zf.const(1)),
+                   zf("Concat", outer, one, one, axis=0))
+        m_col = zf("Reshape", bad_m, zf("Concat", one, k, one, axis=0))
+        coords = zf("Concat", zf("Expand", p_col, pk1), zf("Expand", m_col, pk1), axis=2)
+        zeros = zf("CastLike", zf("ConstantOfShape", zf("Concat", outer, k, inner, axis=0)), "data")
+        y_filled = zf("Reshape", zf("ScatterND", rows, coords, zeros), zf("Shape", gathered), allowzero=1)
+    orelse, y_else = zf, y_filled
+    if n_static is None or n_static == 0:
+        # n == 0: every index is out of range and there is no row to gather index 0 from.
+        empty = g.branch()
+        if b:
+            out_shape = empty("Concat", empty("Shape", "indices"), empty("Shape", "data", start=a + 1), axis=0)
+        else:
+            out_shape = empty("Concat", empty("Shape", "data", start=0, end=a) if a != 0 else empty.const(np.zeros(0, np.int64)),
+                              empty("Shape", "indices"),
+                              empty("Shape", "data", start=upper) if a != -1 else empty.const(np.zeros(0, np.int64)),
+                              axis=0)
+        y_empty = empty("CastLike", empty("ConstantOfShape", out_shape), "data")
+        if n_static == 0:
+            orelse, y_else = empty, y_empty
+        else:
+            outer_if = g.branch()
+            y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
+            orelse = outer_if
+    y = g.if_(in_range, plain, y_plain, orelse, y_else)
+    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
+                          Gather.to_function_proto())
+
+
 # --- numpy reference -------------------------------------------------------------
 
 
@@ -212,10 +366,34 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
         ax = _normalize_axis(int(axis.value.reshape(-1)[0]), data.rank)
         if b > ax and b >= 0:
             raise OpAttributeError("Gather", "batch_dims", f"is {attrs['batch_dims']}: must not exceed axis {ax}")
+    if b > 0 and data.shape is not None and indices.shape is not None and len(data.shape) >= b <= len(indices.shape):
+        for d, i in zip(data.shape[:b], indices.shape[:b]):
+            if isinstance(d, int) and isinstance(i, int) and d != i:
+                raise OpInputError("Gather", f"batch dims of data {list(data.shape[:b])} and indices "
+                                   f"{list(indices.shape[:b])} differ")
 
 
 def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
-    return "plain" if attrs["batch_dims"] == 0 else "batched"
+    general = "plain" if attrs["batch_dims"] == 0 else "batched"
+    data, indices, axis = operands
+    if axis.value is None or np.size(axis.value) != 1:
+        return general
+    if indices.type is None or indices.type.ov not in ("i32", "i64"):
+        return general  # ONNX Gather takes int32/int64 indices only: the general body casts
+    a = int(np.asarray(axis.value).reshape(-1)[0])
+    if data.rank is not None:
+        a = _normalize_axis(a, data.rank)
+    n = data.shape[a] if data.shape is not None and isinstance(data.shape[a], int) else None
+    b = attrs["batch_dims"]
+    if b == 0:
+        return _specialised_name(0, a, n)
+    if b < 0:
+        if indices.rank is None:
+            return general
+        b += indices.rank
+    if a < 0 or a != b:
+        return general  # axis beyond the batch dims: the flat body
+    return _specialised_name(b, a, n)
 
 
 SPEC = OpSpec(
@@ -227,7 +405,7 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
-    bodies={"plain": gather_plain, "batched": Gather},
+    bodies=LazyBodies({"plain": gather_plain, "batched": Gather}, _specialised_body),
     helpers=(_zero_filled,),
     public=Gather,
     reference=gather_reference,

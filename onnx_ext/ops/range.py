@@ -46,16 +46,18 @@ public ``Range`` (what onnxscript users call) branches on output_type at run tim
 from __future__ import annotations
 
 import math
+import re
 from typing import Sequence
 
 import ml_dtypes
 import numpy as np
+import onnx
 from onnxscript import DOUBLE, FLOAT, INT64, UINT64, script
 
 from ..domain import op, ov_ext
 from ..errors import OpAttributeError, OpInputError
-from ..types import ElementType, from_onnx
-from .base import Attr, OpSpec, Operand
+from ..types import ElementType, from_onnx, from_ov
+from .base import Attr, BodyBuilder, LazyBodies, OpSpec, Operand, built_function
 
 _INPUTS = ("start", "stop", "step")
 
@@ -340,6 +342,130 @@ def Range(start, stop, step, output_type: int):
     return out
 
 
+# --- fast bodies: input types known ---------------------------------------------------------------
+#
+# When the input types are known (always, from an IR), the overload
+# ``fast_{output}_{exact}_{start}_{stop}_{step}`` (types as OpenVINO names them, ``exact``
+# the overload above that serves them) checks with a few scalar ops that the values are
+# small, finite and the step non-zero, and then lets onnxruntime's Range produce Range-4's
+# values, which it does exactly there:
+#
+# - integer output: start, stop and step (truncated toward zero) each of magnitude < B;
+#   onnxruntime's Range in int64 (B = 2^31), int32 (2^30: also for 8-bit and unsigned
+#   output, then Cast, which wraps as Range-4 does) or int16 (start and stop in
+#   [-2^15, 2^15), |step| < 2^15) counts
+#   ceil((stop - start) / step) in double, exactly for such values, and accumulates
+#   integers, exactly;
+# - float output: q = (stop - start) / step in double (|q| < 2^24, or 2^31 for f64, and
+#   step finite), count = ceil(q); onnxruntime's Range(0, count, 1) in f (f32, or f64 for
+#   f64 output) gives i exactly, then f(start) + i * f(step) in f, as Range-4 computes it.
+#
+# Anything else (huge values, non-finite inputs, a zero step) runs the exact body
+# ``exact`` in the If's other branch, which raises the named errors.
+
+_EXACT = ("float", "half", "signed", "signed_i64", "unsigned", "unsigned_i64", "integer", "integer_i64")
+_TYPE_NAMES = ("f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
+_FAST_RE = re.compile(rf"^fast_({'|'.join(_TYPE_NAMES)})_({'|'.join(_EXACT)})"
+                      rf"_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})$")
+#: Range's compute type and bound of |start|, |stop|, |step| per integer output type
+#: (onnxruntime computes limit - start in T, promoted to int for int16).
+_INT_RANGE = {"i64": ("i64", 2**31), "i32": ("i32", 2**30), "i16": ("i16", 2**15)}
+
+
+def _fast_name(et: ElementType, types) -> str:
+    return f"fast_{et.ov}_{_exact_overload(et, types)}_" + "_".join(t.ov for t in types)
+
+
+def _parse_fast(name: str):
+    match = _FAST_RE.match(name) if isinstance(name, str) else None
+    if match is None:
+        return None
+    out, exact, *types = match.groups()
+    et, types = from_ov(out), [from_ov(t) for t in types]
+    if _exact_overload(et, types) != exact:
+        return None
+    return et, exact, types
+
+
+def _fast_body(name: str):
+    parsed = _parse_fast(name)
+    if parsed is None:
+        return None
+    et, exact, types = parsed
+    g = BodyBuilder()
+    names = list(_INPUTS)
+    f64 = from_ov("f64")
+    sd, ed, td = (x if t == f64 else g("Cast", x, to=f64.onnx) for x, t in zip(names, types))
+    fast = g.branch()
+    if et.is_float:
+        c = f64 if et.ov == "f64" else from_ov("f32")
+        limit = 2.0**31 if c == f64 else 2.0**24
+        if f64 in types:
+            # onnxruntime's NoopElimination drops x - s, x / t (x * t, x + s) for a constant
+            # double that is 0 or 1 in float32, such as 1 + 1e-9: read f64 inputs through a
+            # Gather at an index 0 that depends on every input (Less(x, x) is False for NaN
+            # too), so that none is a lone constant unless all are (then all is folded).
+            total = g("Sum", sd, ed, td)
+            zero = g("Cast", g("Less", total, total), to=INT64.dtype)
+            sd, ed, td = (g("Gather", g("Reshape", x, g.const([1])), zero) if t == f64 else x
+                          for x, t in zip((sd, ed, td), types))
+        q = g("Div", g("Sub", ed, sd), td)
+        ok = g("Less", g("Abs", g("Add", q, g("Sub", td, td))), g.const(limit, np.float64))  # NaN if step is inf
+        # (Relu: OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|)
+        count = fast("Cast", fast("Relu", fast("Ceil", q)), to=c.onnx)
+        i = fast("Range", fast.const(0, c.numpy), count, fast.const(1, c.numpy))
+        s_c, t_c = (xd if t == c == f64 else x if t == c else fast("Cast", xd, to=c.onnx)
+                    for x, xd, t in zip(("start", "step"), (sd, td), (types[0], types[2])))
+        y = fast("Add", fast("Mul", i, t_c), s_c)
+        if et != c:
+            y = fast("Cast", y, to=et.onnx)
+    else:
+        r_name, bound = _INT_RANGE.get(et.ov, ("i32", 2**30))
+        r = from_ov(r_name)
+        # |step| is bounded for a Cast to int32/int16 and for float steps (Floor below); any int64
+        # step serves Range in int64 (its quotient and sums stay within start and stop)
+        abs_t = g("Abs", td) if r.ov != "i64" or types[2].is_float else None
+        a = [g("Abs", sd), g("Abs", ed)] if r.ov != "i16" else []
+        # 1 / max(0, (stop - start) * step) is inf for an empty range or a zero step: the exact
+        # body then (OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|
+        # and would not see an empty range); 1 / floor(|step|) is inf for a float step that
+        # truncates to 0. Max propagates NaN; comparisons with NaN are False.
+        inv = [g("Reciprocal", g("Relu", g("Mul", g("Sub", ed, sd), td)))]
+        if types[2].is_float:
+            inv.append(g("Reciprocal", g("Floor", abs_t)))
+        if abs_t is not None:
+            a.append(abs_t)
+        if r.ov == "i16":  # every int16 value: start and stop in [-2^15, 2^15), |step| < 2^15
+            hi = g("Less", g("Max", sd, ed, *a, *inv), g.const(float(bound), np.float64))
+            ok = g("And", hi, g("GreaterOrEqual", g("Min", sd, ed), g.const(-float(bound), np.float64)))
+        else:
+            ok = g("Less", g("Max", *a, *inv), g.const(float(bound), np.float64))
+        y = fast("Range", *(x if t == r else fast("Cast", x, to=r.onnx) for x, t in zip(names, types)))
+        if et != r:
+            y = fast("Cast", y, to=et.onnx)
+    exact_path = g.branch()
+    exact_fn = SPEC_BODIES[exact]
+    y_exact = exact_path.fresh("exact")
+    exact_path.nodes.append(onnx.helper.make_node(exact_fn.name, names, [y_exact], domain=ov_ext.domain,
+                                                  output_type=et.onnx))
+    out = g.if_(ok, fast, y, exact_path, y_exact)
+    return built_function(ov_ext.domain, "Range", name, names, g, out, op.version, Range.to_function_proto())
+
+
+def _exact_overload(et: ElementType, types) -> str:
+    if et.is_float:
+        return "float" if et.ov in ("f32", "f64") else "half"
+    if any(t is None or not t.is_integer for t in types):
+        inputs = "integer"
+    elif all(t.kind == "uint" for t in types):
+        inputs = "unsigned"
+    elif all(t.ov != "u64" for t in types):
+        inputs = "signed"
+    else:
+        inputs = "integer"  # uint64 mixed with signed
+    return inputs + "_i64" if et.ov == "i64" else inputs
+
+
 # --- numpy reference -------------------------------------------------------------
 
 
@@ -445,18 +571,22 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
 
 def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     et = _output_element_type(attrs["output_type"])
-    if et.is_float:
-        return "float" if et.ov in ("f32", "f64") else "half"
     types = [o.type for o in operands]
-    if any(t is None or not t.is_integer for t in types):
-        inputs = "integer"
-    elif all(t.kind == "uint" for t in types):
-        inputs = "unsigned"
-    elif all(t.ov != "u64" for t in types):
-        inputs = "signed"
-    else:
-        inputs = "integer"  # uint64 mixed with signed
-    return inputs + "_i64" if et.ov == "i64" else inputs
+    if all(t is not None and t.kind != "bool" for t in types):
+        return _fast_name(et, types)
+    return _exact_overload(et, types)
+
+
+SPEC_BODIES = {
+    "float": range_float,
+    "half": range_half,
+    "signed": range_signed,
+    "signed_i64": range_signed_i64,
+    "unsigned": range_unsigned,
+    "unsigned_i64": range_unsigned_i64,
+    "integer": range_integer,
+    "integer_i64": range_integer_i64,
+}
 
 
 SPEC = OpSpec(
@@ -468,17 +598,10 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: from_onnx(attrs["output_type"]),
-    bodies={
-        "float": range_float,
-        "half": range_half,
-        "signed": range_signed,
-        "signed_i64": range_signed_i64,
-        "unsigned": range_unsigned,
-        "unsigned_i64": range_unsigned_i64,
-        "integer": range_integer,
-        "integer_i64": range_integer_i64,
-    },
-    helpers=(range_count_float, range_count_signed, range_count_unsigned, range_count_integer, range_values_int64),
+    bodies=LazyBodies(SPEC_BODIES, _fast_body),
+    # the exact bodies too: the fast ones call them
+    helpers=(range_count_float, range_count_signed, range_count_unsigned, range_count_integer, range_values_int64,
+             *SPEC_BODIES.values()),
     public=Range,
     reference=range_reference,
 )

@@ -77,6 +77,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+import re
+
 import numpy as np
 import onnx
 import onnx.numpy_helper
@@ -84,7 +86,7 @@ from onnxscript import BOOL, INT64, script
 
 from ..domain import op, ov_ext
 from ..errors import OpAttributeError, OpInputError
-from .base import Attr, Operand, OpSpec
+from .base import Attr, BodyBuilder, Operand, OpSpec, built_function, int_token, parse_int_token
 
 MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
 INT64_MIN = -9223372036854775808
@@ -549,9 +551,11 @@ class _Bodies(Mapping):
         if name in self._fixed:
             return self._fixed[name]
         parsed = _parse_overload(name)
-        if parsed is None:
-            raise KeyError(name)
-        return _static_body_cached(*parsed)
+        if parsed is not None:
+            return _static_body_cached(*parsed)
+        if isinstance(name, str) and _parse_const_overload(name) is not None:
+            return _const_body_cached(name)
+        raise KeyError(name)
 
     def __iter__(self):
         return iter(self._fixed)
@@ -560,7 +564,8 @@ class _Bodies(Mapping):
         return len(self._fixed)
 
     def __contains__(self, name) -> bool:
-        return name in self._fixed or (isinstance(name, str) and _parse_overload(name) is not None)
+        return name in self._fixed or (isinstance(name, str) and (
+            _parse_overload(name) is not None or _parse_const_overload(name) is not None))
 
 
 @lru_cache(maxsize=512)
@@ -586,6 +591,147 @@ def _parse_overload(name: str):
     except OpInputError:
         return None
     return rank, code, len(parts) == 2
+
+
+# --- constant begin/end/stride ------------------------------------------------------
+#
+# With begin, end and stride known when the node is built, the body reads none of them:
+# Slice's starts/ends/axes/steps are constants, and the data path is at most
+# Unsqueeze (new axes) -> one Slice (slices and shrinks; no-op entries left out) ->
+# Squeeze (shrunk axes), or Slice -> one Reshape when there are both new and shrunk
+# axes and the data shape is static (so that the model has no more nodes than a
+# native Slice + Reshape). Overload: ``rank{r}_{code}_const_{values}[_out{d0}x{d1}...]``,
+# with per slice entry ``{begin}_{end}_{stride}`` (a masked begin or end written 0) and
+# per shrink entry ``{begin}``, ``m`` for minus. A shrink index is checked when the
+# node is built if its dim is static; otherwise an index outside the dim leaves an
+# empty dim, which the Squeeze refuses at run time.
+
+_CONST_RE = re.compile(r"^rank(\d+)_([nexbfa0]*)_const((?:_m?\d+)*)(?:_out(\d+(?:x\d+)*))?$")
+
+
+def _const_overload_name(plan: SlicePlan, b, e, s, out_shape=None) -> str:
+    tokens = []
+    for i, entry in enumerate(plan.entries):
+        if entry.kind == "slice":
+            tokens += [0 if entry.begin_masked else b[i], 0 if entry.end_masked else e[i], s[i]]
+        elif entry.kind == "shrink":
+            tokens.append(b[i])
+    name = f"rank{plan.rank}_{plan.code}_const" + "".join(f"_{int_token(int(t))}" for t in tokens)
+    if out_shape is not None:
+        name += "_out" + "x".join(str(int(d)) for d in out_shape)
+    return name
+
+
+def _parse_const_overload(name: str):
+    """(plan, begin, end, stride, out_shape or None) of a const overload name, or None."""
+    if not isinstance(name, str):
+        return None
+    match = _CONST_RE.match(name)
+    if match is None:
+        return None
+    rank, code, values, out = match.groups()
+    try:
+        plan = plan_from_code(int(rank), code)
+    except OpInputError:
+        return None
+    tokens = [parse_int_token(t) for t in values.split("_")[1:]]
+    b, e, st = [0] * len(code), [0] * len(code), [1] * len(code)
+    for i, entry in enumerate(plan.entries):
+        if entry.kind == "slice":
+            if len(tokens) < 3:
+                return None
+            b[i], e[i], st[i] = tokens[:3]
+            tokens = tokens[3:]
+            if st[i] == 0:
+                return None
+        elif entry.kind == "shrink":
+            if not tokens:
+                return None
+            b[i] = tokens.pop(0)
+    if tokens or any(not INT64_MIN <= v <= INT64_MAX for v in b + e + st):
+        return None
+    out_shape = None if out is None else tuple(int(d) for d in out.split("x"))
+    if _const_overload_name(plan, b, e, st, out_shape) != name:  # one spelling per body
+        return None
+    return plan, b, e, st, out_shape
+
+
+def _const_slice_params(entry: Entry, b: int, e: int, s: int) -> tuple[int, int, int] | None:
+    """ONNX Slice's start, end, step for one entry (None: the entry takes the whole dim)."""
+    if entry.kind == "shrink":
+        return b, (INT64_MAX if b in (-1, INT64_MAX) else b + 1), 1
+    if s > 0:
+        start = INT64_MIN if entry.begin_masked else b
+        end = INT64_MAX if entry.end_masked else e
+        if s == 1 and (entry.begin_masked or b == 0) and end == INT64_MAX:
+            return None
+        return start, end, s
+    start = INT64_MAX if entry.begin_masked else b
+    # onnxruntime reads an end of exactly INT32_MAX or INT64_MAX as "to the far end" even
+    # for a backward step; the reference clamps it to dim: one less gives the same result.
+    end = INT64_MIN if entry.end_masked else (e - 1 if e in (2**31 - 1, INT64_MAX) else e)
+    return start, end, s
+
+
+def _layout(plan: SlicePlan):
+    """The intermediate dims (the output with shrunk dims still there): (kind, entry, data axis) each."""
+    layout = []
+    for i, (entry, axis) in enumerate(zip(plan.entries, plan.axes)):
+        if entry.kind == "ellipsis":
+            layout += [("keep", i, a) for a in range(axis, axis + plan.ellipsis_size)]
+        else:
+            layout.append((entry.kind, i, axis))
+    consumed = sum(e.kind in ("slice", "shrink") for e in plan.entries) + (
+        plan.ellipsis_size if any(e.kind == "ellipsis" for e in plan.entries) else 0)
+    layout += [("keep", None, a) for a in range(consumed, plan.rank)]
+    return layout
+
+
+def _const_body(name: str):
+    plan, b, e, s, out_shape = _parse_const_overload(name)
+    layout = _layout(plan)
+    new_at = [p for p, (k, _, _) in enumerate(layout) if k == "new"]
+    shrink_at = [p for p, (k, _, _) in enumerate(layout) if k == "shrink"]
+    one_reshape = out_shape is not None
+    g = BodyBuilder()
+    x = "data"
+    if new_at and not one_reshape:
+        x = g("Unsqueeze", x, g.const(new_at))
+    starts, ends, axes, steps = [], [], [], []
+    for p, (kind, i, axis) in enumerate(layout):
+        if kind not in ("slice", "shrink"):
+            continue
+        params = _const_slice_params(plan.entries[i], b[i], e[i], s[i])
+        if params is None:
+            continue
+        starts.append(params[0])
+        ends.append(params[1])
+        steps.append(params[2])
+        axes.append(axis if one_reshape else p)
+    if axes:
+        inputs = [x, g.const(starts), g.const(ends), g.const(axes)]
+        x = g("Slice", *inputs, *([g.const(steps)] if any(v != 1 for v in steps) else []))
+    if one_reshape:
+        x = g("Reshape", x, g.const(list(out_shape)), allowzero=1)
+    elif shrink_at:
+        x = g("Squeeze", x, g.const(shrink_at))
+    return built_function(ov_ext.domain, "StridedSlice", name, ["data", "begin", "end", "stride"], g, x, op.version,
+                          StridedSlice.to_function_proto())
+
+
+@lru_cache(maxsize=512)
+def _const_body_cached(name: str):
+    return _const_body(name)
+
+
+def _const_overload(plan: SlicePlan, data: Operand, operands: Sequence[Operand]) -> str:
+    b, e = (np.asarray(o.value).astype(np.int64).reshape(-1).tolist() for o in operands[1:3])
+    s = np.asarray(operands[3].value).astype(np.int64).reshape(-1).tolist() if len(operands) > 3 else [1] * len(b)
+    out_shape = None
+    kinds = {entry.kind for entry in plan.entries}
+    if {"new", "shrink"} <= kinds and data.shape is not None and all(isinstance(d, int) for d in data.shape):
+        out_shape = plan.output_shape(data.shape, b, e, s)
+    return _const_overload_name(plan, b, e, s, out_shape)
 
 
 # --- attribute and input checks --------------------------------------------------
@@ -654,7 +800,10 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     rank = operands[0].rank
     if m is None or rank is None:
         return "general" if has_stride else "general_nostride"
-    return _overload_name(rank, make_slice_plan(rank, m, attrs).code, has_stride)
+    plan = make_slice_plan(rank, m, attrs)
+    if all(o.value is not None for o in operands[1:]):
+        return _const_overload(plan, operands[0], operands)
+    return _overload_name(rank, plan.code, has_stride)
 
 
 def output_rank(attrs: dict, data_rank: int, num_entries: int) -> int:

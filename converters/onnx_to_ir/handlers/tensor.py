@@ -163,6 +163,12 @@ def gather_nd(ctx: NodeContext):
     ctx.set_outputs(ctx.op("GatherND", "opset8", [ctx.input(0), ctx.input(1)], data))
 
 
+@register("NonZero", since=9)
+def non_zero(ctx: NodeContext):
+    # NonZero-3: [rank, count] indices in row-major order, as ONNX's (i64 output).
+    ctx.set_outputs(ctx.op("NonZero", "opset3", [ctx.input(0)], {"output_type": "i64"}, out=I64))
+
+
 @register("ScatterND", since=11)
 def scatter_nd(ctx: NodeContext):
     reduction = ctx.attr("reduction", "none")

@@ -1,0 +1,144 @@
+"""Gather-8 bodies specialised on a constant axis (``axis{a}[_n{n}]``, ``batch{b}_axis{a}[_n{n}]``):
+against the numpy reference on random cases, and what onnxruntime keeps of them."""
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import onnx_ext
+from helpers import assert_same, feeds_of, one_node_model, run_three_ways
+from onnx_ext.ops.gather import SPEC, gather_reference
+
+DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
+              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def _values(rng, shape, dtype):
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)
+
+
+@st.composite
+def cases(draw):
+    rank = draw(st.integers(1, 4))
+    shape = draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank))
+    axis = draw(st.integers(0, rank - 1))
+    batch_dims = draw(st.sampled_from([0, axis])) if axis else 0
+    idx_rank = draw(st.integers(batch_dims, batch_dims + 2))
+    idx_shape = shape[:batch_dims] + draw(st.lists(st.integers(0, 3), min_size=idx_rank - batch_dims,
+                                                   max_size=idx_rank - batch_dims))
+    n = shape[axis]
+    spread = draw(st.sampled_from([0, 0, 1, 3]))  # 0: in range only
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    lo, hi = (-n, max(n, 1)) if spread == 0 else (-n - spread, n + spread)
+    indices = rng.integers(lo, hi, idx_shape).astype(draw(st.sampled_from([np.int32, np.int64])))
+    if spread == 0 and n == 0:
+        assume(indices.size == 0)
+    axis_value = axis - rank if draw(st.booleans()) else axis
+    data = _values(rng, shape, draw(st.sampled_from(DATA_TYPES)))
+    const_indices = draw(st.booleans())
+    known_shapes = draw(st.booleans())
+    return data, indices, np.array(axis_value, np.int64), batch_dims, const_indices, known_shapes
+
+
+@given(cases())
+def test_specialised_bodies_match_reference(case):
+    data, indices, axis, batch_dims, const_indices, known_shapes = case
+    inputs = [data, indices, axis]
+    want = gather_reference(data, indices, axis, batch_dims)
+    model = one_node_model("Gather", inputs, {"batch_dims": batch_dims}, const=[False, const_indices, True],
+                           out_rank=want.ndim, known_shapes=known_shapes)
+    overload = model.graph.node[0].overload
+    assert overload.startswith("axis" if batch_dims == 0 else "batch"), overload
+    assert ("_n" in overload) == known_shapes
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, f"{how} ({overload})")
+
+
+@pytest.mark.parametrize("shape, idx, axis", [
+    ((5, 3), [[0, 7], [-6, 4]], 0),
+    ((2, 5, 3), [1, 9, -1, -9], 1),
+    ((2, 5, 3), np.array(7), 1),  # 0-d index out of range: all zeros
+    ((2, 5, 3), np.array(-5), -2),
+    ((2, 0, 3), [0, -1], 1),  # n == 0: every index out of range
+    ((4, 3, 2), [[5, -1, 0]], 2),
+])
+@pytest.mark.parametrize("known_shapes", [False, True])
+def test_out_of_range_rows_are_zero(shape, idx, axis, known_shapes):
+    data = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) + 1
+    inputs = [data, np.array(idx, np.int64), np.array(axis, np.int64)]
+    want = gather_reference(*inputs)
+    model = one_node_model("Gather", inputs, {}, const=[False, False, True], out_rank=want.ndim,
+                           known_shapes=known_shapes)
+    assert model.graph.node[0].overload.startswith("axis")
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+def test_batched_nan_rows_kept_and_out_of_range_zeroed():
+    data = np.full((2, 4, 3), np.nan, np.float32)
+    data[1, 2] = 5
+    inputs = [data, np.array([[1, 7], [2, -5]], np.int32), np.array(1, np.int64)]
+    want = gather_reference(*inputs, batch_dims=1)
+    model = one_node_model("Gather", inputs, {"batch_dims": 1}, const=[False, False, True], out_rank=3)
+    assert model.graph.node[0].overload == "batch1_axis1"
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+def test_batched_batch_dims_must_be_equal_at_runtime():
+    inputs = [np.zeros((2, 4, 3), np.float32), np.zeros((4, 1), np.int64), np.array(1, np.int64)]
+    model = one_node_model("Gather", inputs, {"batch_dims": 1}, const=[False, False, True], out_rank=3)
+    assert model.graph.node[0].overload == "batch1_axis1"
+    with pytest.raises(Exception, match="batch_dims_equal"):
+        onnx_ext.run(model, feeds_of(model, inputs))
+
+
+def test_batched_batch_dims_differ_when_known():
+    data, idx = onnx_ext.Operand(shape=(2, 4)), onnx_ext.Operand(shape=(3, 1))
+    with pytest.raises(onnx_ext.OpInputError, match="batch dims"):
+        onnx_ext.make_node("Gather", ["d", "i", "a"], ["y"], batch_dims=1,
+                           operands=[data, idx, onnx_ext.Operand(value=np.array(1))])
+
+
+@pytest.mark.parametrize("name, parsed", [
+    ("axis0", (0, 0, None)), ("axism1_n7", (0, -1, 7)), ("batch2_axis2_n5", (2, 2, 5)), ("axis3", (0, 3, None)),
+])
+def test_overload_names_round_trip(name, parsed):
+    from onnx_ext.ops.gather import _parse_specialised, _specialised_name
+
+    assert _parse_specialised(name) == parsed
+    assert _specialised_name(*parsed) == name
+    assert name in SPEC.bodies
+    assert SPEC.function_proto(name).overload == name
+
+
+@pytest.mark.parametrize("name", ["axis", "axis-1", "axism0", "axis01", "batch0_axis0", "batch1_axis2", "axis1_n",
+                                  "axis1_nx", "axis1_n3_x", "plainx"])
+def test_unknown_overload_names_are_refused(name):
+    assert name not in SPEC.bodies
+
+
+def _optimised_nodes(model, tmp_path):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node]
+
+
+@pytest.mark.parametrize("batch_dims, want", [(0, ["Gather"]), (1, ["GatherND"])])
+def test_constant_indices_leave_one_node(tmp_path, batch_dims, want):
+    # Constant in-range indices, static data shape: the check and the If fold away.
+    data = np.zeros((4, 6, 5), np.float32)
+    idx = np.array([[0, 5, -6], [1, 2, 3], [0, 0, 0], [-1, -2, -3]], np.int64)
+    inputs = [data, idx, np.array(1, np.int64)]
+    model = one_node_model("Gather", inputs, {"batch_dims": batch_dims}, const=[False, True, True], known_shapes=True)
+    assert _optimised_nodes(model, tmp_path) == want
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, gather_reference(*inputs, batch_dims=batch_dims), how)

@@ -1,0 +1,143 @@
+"""Range-4's fast bodies (``fast_{out}_{exact}_{types}``: input types known): onnxruntime's Range
+where it is exact, the exact body otherwise; against the numpy reference."""
+
+import ml_dtypes
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import onnx_ext
+from helpers import assert_same, feeds_of, one_node_model, run_three_ways
+from onnx_ext.ops.range import SPEC, _parse_fast, range_length, range_reference
+from onnx_ext.types import from_numpy
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT_OUT = [np.dtype(t) for t in (np.float16, BF16, np.float32, np.float64)]
+INT_OUT = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)]
+IN_TYPES = [np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                  np.uint32, np.uint64)]
+
+
+def _model(inputs, out, const):
+    et = from_numpy(out)
+    return one_node_model("Range", inputs, {"output_type": et.onnx}, const=const, out_type=et.onnx, out_rank=1)
+
+
+def _value(draw, dt):
+    kind = draw(st.integers(0, 9))
+    if dt.kind == "f":
+        info = np.finfo(dt)
+        if kind == 0:
+            return draw(st.sampled_from([0.0, -0.0, 2.0**24, 2.0**31, 1e30, float(info.max)]))
+        return draw(st.floats(-3000, 3000, allow_nan=False, width=16 if dt == np.float16 else 32))
+    info = np.iinfo(dt)
+    if kind == 0:  # near the fast path's bounds
+        near = [2**14, 2**30, 2**31, 2**52]
+        return draw(st.sampled_from([v for v in near + [-v for v in near] if info.min <= v <= info.max] + [info.max]))
+    return draw(st.integers(max(info.min, -3000), min(info.max, 3000)))
+
+
+@st.composite
+def cases(draw):
+    out = draw(st.sampled_from(FLOAT_OUT + INT_OUT))
+    types = [draw(st.sampled_from(IN_TYPES)) for _ in range(3)]
+    vals = [_value(draw, dt) for dt in types]
+    if draw(st.integers(0, 3)) == 0:  # a small step
+        vals[2] = draw(st.sampled_from([1, -1, 2, 0.5, -0.25, 0.1, 7])) if types[2].kind == "f" else \
+            draw(st.sampled_from([1, 2, 7] + ([-1, -3] if types[2].kind == "i" else [])))
+    inputs = [np.array(v).astype(dt) for v, dt in zip(vals, types)]
+    const = [draw(st.booleans()) for _ in range(3)]
+    return inputs, out, const
+
+
+@given(cases())
+def test_fast_bodies_match_reference(case):
+    inputs, out, const = case
+    et = from_numpy(out)
+    try:
+        if range_length(*inputs, output_type=et.onnx) > 200_000:
+            return
+        want = range_reference(*inputs, output_type=et.onnx)
+    except onnx_ext.OnnxExtError:
+        want = None
+    try:
+        model = _model(inputs, out, const)
+    except onnx_ext.OnnxExtError:
+        assert want is None or all(const)
+        return
+    assert model.graph.node[0].overload.startswith("fast_")
+    if want is None:
+        for m in (model, onnx_ext.inline(model)):
+            with pytest.raises(Exception):
+                onnx_ext.run(m, feeds_of(model, inputs))
+        return
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("values, in_dtype, out", [
+    ((0, 2**30 - 10, 2**29), np.int64, np.int32),  # at the int32 bound: the fast path
+    ((0, 2**30 + 10, 2**29), np.int64, np.int32),  # past it: the exact body
+    ((-(2**31) + 5, 2**31 - 5, 2**30), np.int64, np.int64),
+    ((2**62, 2**62 + 10, 3), np.int64, np.int64),
+    ((250, 260, 1), np.int32, np.uint8),  # wraps
+    ((-32768, 32767, 1), np.int16, np.int16),  # every int16: the int16 Range
+    ((-32768, 32767, 1), np.int32, np.int16),
+    ((32767, -32768, -3), np.int64, np.int16),
+    ((-3, 3, 1), np.int64, np.uint64),
+    ((1.9, -2.9, -0.5), np.float32, np.int32),  # step truncates to 0: exact body, error
+    ((2.9, -2.9, -1.5), np.float32, np.int16),
+    ((0.0, 2.0**24 + 3, 1.0), np.float64, np.float32),  # 2^24 + 3 elements: exact body (slow, no values checked)
+    ((0.5, 0.0, -0.1), np.float32, np.float16),
+    ((0.0, 1.0, 1e-7), np.float64, np.float64),
+    ((1e-200, 3e-200, 1e-200), np.float64, np.float64),
+])
+def test_fast_body_bounds(values, in_dtype, out):
+    inputs = [np.array(v).astype(in_dtype) for v in values]
+    et = from_numpy(np.dtype(out))
+    try:
+        want = range_reference(*inputs, output_type=et.onnx)
+    except onnx_ext.OnnxExtError:
+        want = None
+    model = _model(inputs, np.dtype(out), [False, False, False])
+    assert model.graph.node[0].overload.startswith("fast_")
+    if want is None:
+        with pytest.raises(Exception, match="step_is_not_zero"):
+            onnx_ext.run(model, feeds_of(model, inputs))
+        return
+    if want.size > 1_000_000:
+        got = onnx_ext.run(model, feeds_of(model, inputs))[0]
+        assert got.shape == want.shape and got[-1] == want[-1] and got[12345] == want[12345]
+        return
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("fast_i64_signed_i64_i64_i64_i64", True), ("fast_f32_float_f32_f32_f32", True),
+    ("fast_u8_integer_f32_i64_i64", True), ("fast_bf16_half_f16_i8_u64", True),
+    ("fast_i64_signed_i64_u64_i64_i64", False),  # u64 with signed: the integer body
+    ("fast_f32_half_f32_f32_f32", False), ("fast_boolean_float_f32_f32_f32", False), ("fast_f32_float_f32_f32", False),
+])
+def test_fast_names(name, ok):
+    assert (_parse_fast(name) is not None) == ok
+    assert (name in SPEC.bodies) == ok
+    if ok:
+        assert SPEC.function_proto(name).overload == name
+
+
+def test_fast_path_leaves_few_nodes(tmp_path):
+    # Runtime i64 start/stop/step (position ids): a handful of scalar ops and Range.
+    import onnxruntime as ort
+
+    inputs = [np.array(0, np.int64), np.array(512, np.int64), np.array(1, np.int64)]
+    model = _model(inputs, np.dtype(np.int64), [False] * 3)
+    opts = ort.SessionOptions()
+    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    graph = onnx.load(str(tmp_path / "opt.onnx")).graph
+    assert len(graph.node) <= 12, [n.op_type for n in graph.node]
+    (if_node,) = [n for n in graph.node if n.op_type == "If"]
+    assert [n.op_type for n in if_node.attribute[0].g.node] == ["Range"]
