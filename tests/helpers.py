@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import helper
@@ -67,3 +68,14 @@ def assert_same(got: np.ndarray, expected: np.ndarray, what: str = "", ulps: int
         assert ok.all(), f"{what}: {np.count_nonzero(~ok)} values differ by more than {ulps} ulp: {got[~ok][:5]} vs {expected[~ok][:5]}"
     else:
         assert np.array_equal(got, expected, equal_nan=got.dtype.kind == "f"), f"{what}: values differ:\n{got}\nvs\n{expected}"
+
+
+#: All 13 element types the ops take.
+DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
+              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+def random_values(rng, shape, dtype) -> np.ndarray:
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)

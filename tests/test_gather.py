@@ -1,7 +1,6 @@
 """Gather-8: the function (onnxruntime), the inlined model and the numpy reference
 against OpenVINO's reference, on random cases, the shared vectors and the spec."""
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import assume, given
@@ -9,20 +8,10 @@ from hypothesis import strategies as st
 
 import onnx_ext
 from conftest import load_vectors
-from helpers import assert_same, one_node_model, run_three_ways
+from helpers import DATA_TYPES, random_values as _values, assert_same, one_node_model, run_three_ways
 from onnx_ext.ops.gather import gather_reference
 from ov_reference import OVCrashed, OVRejected
 from vectors import vector_inputs
-
-DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
-              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
-
-
-def _values(rng, shape, dtype):
-    if np.dtype(dtype) == np.bool_:
-        return rng.integers(0, 2, shape).astype(bool)
-    return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)
-
 
 @st.composite
 def gather_cases(draw):

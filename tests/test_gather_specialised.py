@@ -1,7 +1,6 @@
 """Gather-8 bodies specialised on a constant axis (``axis{a}[_n{n}]``, ``batch{b}_axis{a}[_n{n}]``):
 against the numpy reference on random cases, and what onnxruntime keeps of them."""
 
-import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -9,18 +8,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import onnx_ext
-from helpers import assert_same, feeds_of, one_node_model, run_three_ways
+from helpers import DATA_TYPES, random_values as _values, assert_same, feeds_of, one_node_model, run_three_ways
 from onnx_ext.ops.gather import SPEC, gather_reference
-
-DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
-              np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
-
-
-def _values(rng, shape, dtype):
-    if np.dtype(dtype) == np.bool_:
-        return rng.integers(0, 2, shape).astype(bool)
-    return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)
-
 
 @st.composite
 def cases(draw):
