@@ -120,6 +120,8 @@ def test_fast_body_bounds(values, in_dtype, out):
     ("fast_u8_integer_f32_i64_i64", True), ("fast_bf16_half_f16_i8_u64", True),
     ("fast_i64_signed_i64_u64_i64_i64", False),  # u64 with signed: the integer body
     ("fast_f32_half_f32_f32_f32", False), ("fast_boolean_float_f32_f32_f32", False), ("fast_f32_float_f32_f32", False),
+    ("fast_f64_float_f32_f32_f32_from0", True), ("fast_f16_half_i64_i64_f64_offset", True),
+    ("fast_i64_signed_i64_i64_i64_i64_from0", False), ("fast_f32_float_f32_f32_f32_from1", False),
 ])
 def test_fast_names(name, ok):
     assert (_parse_fast(name) is not None) == ok
@@ -141,3 +143,82 @@ def test_fast_path_leaves_few_nodes(tmp_path):
     assert len(graph.node) <= 12, [n.op_type for n in graph.node]
     (if_node,) = [n for n in graph.node if n.op_type == "If"]
     assert [n.op_type for n in if_node.attribute[0].g.node] == ["Range"]
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+_FROM_ZERO = [  # from zero with both signs of zero and step; then starts the general path takes
+    (0.0, 5.0, 0.25), (-0.0, 5.0, 0.25), (0.0, -5.0, -0.25), (-0.0, -5.0, -0.25), (0.0, 3.0, 0.1), (0.0, 0.0, 1.0),
+    (1e-30, 3.0, 0.5), (0.5, 3.0, 0.5), (-3.0, 0.0, 0.5),
+]
+
+
+@pytest.mark.parametrize("out", [np.float16, BF16, np.float32, np.float64])
+@pytest.mark.parametrize("start, stop, step, in_dtype", [
+    (*v, dt) for v in _FROM_ZERO for dt in (np.float32, np.float64, np.int64) if dt != np.int64 or v[2] == int(v[2])
+])
+@pytest.mark.parametrize("const", [(False, False, False), (True, False, True)], ids=["runtime", "const-start-step"])
+def test_fast_float_from_zero_is_bit_exact(ov_reference, start, stop, step, in_dtype, out, const):
+    # start 0 and step > 0 skip the Add (i * step is i * step + 0 bit for bit, signed zeros included);
+    # the other cases take the general path. Both against the reference's and OpenVINO's bits. With
+    # start and step constant the converter picks the body (_from0, _offset) statically.
+    inputs = [np.array(v).astype(in_dtype) for v in (start, stop, step)]
+    out = np.dtype(out)
+    et = from_numpy(out)
+    want = range_reference(*inputs, output_type=et.onnx)
+    if out != BF16:  # OpenVINO rounds bf16 its own way (README)
+        (expected,) = ov_reference("Range", 4, inputs, {"output_type": et.ov}, const=list(const))
+        assert np.array_equal(_bits(want), _bits(expected.astype(out))), (want, expected)
+    model = _model(inputs, out, list(const))
+    overload = model.graph.node[0].overload
+    assert overload.startswith("fast_")
+    suffix = None if not const[0] else "from0" if start == 0 else "offset"
+    assert _parse_fast(overload)[3] == suffix, overload
+    for how, got in run_three_ways(model, inputs).items():
+        assert got.dtype == out and got.shape == want.shape, how
+        assert np.array_equal(_bits(got), _bits(want)), f"{how}: {got} vs {want}"
+
+
+def test_fast_float_from_zero_skips_the_add():
+    # Runtime f64 (0, n, step): the top If's taken branch is Range and Mul, no Add.
+    inputs = [np.array(v, np.float64) for v in (0.0, 10.0, 0.5)]
+    model = _model(inputs, np.dtype(np.float64), [False] * 3)
+    body = onnx_ext.inline(model).graph
+    (top_if,) = [n for n in body.node if n.op_type == "If"]
+    branches = {a.name: a.g for a in top_if.attribute}
+    then_ops = [n.op_type for n in branches["then_branch"].node]
+    assert then_ops[-2:] == ["Range", "Mul"] and "Add" not in then_ops, then_ops
+
+
+def _with_consumer(model: onnx.ModelProto) -> onnx.ModelProto:
+    # Range's output feeds an Unsqueeze, as in a real graph: onnxruntime's NoopElimination removes an
+    # Add of a constant 0 only when the Add's output is not a graph output.
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    y = m.graph.output[0].name
+    m.graph.node[0].output[0] = "range_out"
+    m.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0], np.int64), "axes0"))
+    m.graph.node.append(onnx.helper.make_node("Unsqueeze", ["range_out", "axes0"], [y]))
+    del m.graph.output[0].type.tensor_type.shape.dim[:]
+    return m
+
+
+@pytest.mark.parametrize("out", [np.float16, BF16, np.float32, np.float64])
+@pytest.mark.parametrize("in_dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("start", [0.0, -0.0])
+@pytest.mark.parametrize("const", [(True, False, True), (True, True, True), (True, False, False)])
+def test_constant_zero_start_keeps_the_sign_of_zero(start, in_dtype, out, const):
+    # Range-4: +0 + 0 * step is +0 for any step, -0 + 0 * step is -0 for step < 0. A body that adds
+    # a constant start 0 loses that to onnxruntime's NoopElimination (the first element came out -0).
+    inputs = [np.array(v).astype(in_dtype) for v in (start, -5.0, -1.0)]
+    out = np.dtype(out)
+    et = from_numpy(out)
+    want = range_reference(*inputs, output_type=et.onnx)[None]
+    model = _with_consumer(_model(inputs, out, list(const)))
+    for m in (model, onnx_ext.inline(model)):
+        got = onnx_ext.run(m, feeds_of(model, inputs))[0]
+        assert got.dtype == out and got.shape == want.shape
+        assert np.array_equal(_bits(got), _bits(want)), (got, want)

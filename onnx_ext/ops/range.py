@@ -359,6 +359,12 @@ def Range(start, stop, step, output_type: int):
 # - float output: q = (stop - start) / step in double (|q| < 2^24, or 2^31 for f64, and
 #   step finite), count = ceil(q); onnxruntime's Range(0, count, 1) in f (f32, or f64 for
 #   f64 output) gives i exactly, then f(start) + i * f(step) in f, as Range-4 computes it.
+#   With start 0 that is i * f(step), save the sign of a zero: one pass over the output
+#   fewer. The suffix says what the converter knew of start: ``_from0`` (the constant +0 or
+#   -0: Range and Mul, no Add, which onnxruntime's NoopElimination would drop when start is a
+#   constant 0, turning +0 + -0 into -0), ``_offset`` (a constant other than 0: Range, Mul
+#   and Add); none (start at run time): an If on start == 0 and step > 0 picks Range and Mul,
+#   or Range, Mul and Add. Each body checks what it assumes and is right for any inputs.
 #
 # Anything else (huge values, non-finite inputs, a zero step) runs the exact body
 # ``exact`` in the If's other branch, which raises the named errors.
@@ -366,37 +372,41 @@ def Range(start, stop, step, output_type: int):
 _EXACT = ("float", "half", "signed", "signed_i64", "unsigned", "unsigned_i64", "integer", "integer_i64")
 _TYPE_NAMES = ("f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 _FAST_RE = re.compile(rf"^fast_({'|'.join(_TYPE_NAMES)})_({'|'.join(_EXACT)})"
-                      rf"_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})$")
+                      rf"_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})"
+                      r"(?:_(from0|offset))?$")
 #: Range's compute type and bound of |start|, |stop|, |step| per integer output type
 #: (onnxruntime computes limit - start in T, promoted to int for int16).
 _INT_RANGE = {"i64": ("i64", 2**31), "i32": ("i32", 2**30), "i16": ("i16", 2**15)}
 
 
-def _fast_name(et: ElementType, types) -> str:
-    return f"fast_{et.ov}_{_exact_overload(et, types)}_" + "_".join(t.ov for t in types)
+def _fast_name(et: ElementType, types, start=None, step=None) -> str:
+    """The fast overload for these types; ``start``, ``step``: their values when constant."""
+    name = f"fast_{et.ov}_{_exact_overload(et, types)}_" + "_".join(t.ov for t in types)
+    if et.is_float and start is not None:
+        return name + ("_from0" if start == 0 else "_offset")
+    return name
 
 
 def _parse_fast(name: str):
     match = _FAST_RE.match(name) if isinstance(name, str) else None
     if match is None:
         return None
-    out, exact, *types = match.groups()
+    out, exact, *types, start = match.groups()
     et, types = from_ov(out), [from_ov(t) for t in types]
-    if _exact_overload(et, types) != exact:
+    if _exact_overload(et, types) != exact or (start and not et.is_float):
         return None
-    return et, exact, types
+    return et, exact, types, start
 
 
 def _fast_body(name: str):
     parsed = _parse_fast(name)
     if parsed is None:
         return None
-    et, exact, types = parsed
+    et, exact, types, start = parsed
     g = BodyBuilder()
     names = list(_INPUTS)
     f64 = from_ov("f64")
     sd, ed, td = (x if t == f64 else g("Cast", x, to=f64.onnx) for x, t in zip(names, types))
-    fast = g.branch()
     if et.is_float:
         c = f64 if et.ov == "f64" else from_ov("f32")
         limit = 2.0**31 if c == f64 else 2.0**24
@@ -411,44 +421,93 @@ def _fast_body(name: str):
                           for x, t in zip((sd, ed, td), types))
         q = g("Div", g("Sub", ed, sd), td)
         ok = g("Less", g("Abs", g("Add", q, g("Sub", td, td))), g.const(limit, np.float64))  # NaN if step is inf
-        # (Relu: OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|)
-        count = fast("Cast", fast("Relu", fast("Ceil", q)), to=c.onnx)
-        i = fast("Range", fast.const(0, c.numpy), count, fast.const(1, c.numpy))
-        s_c, t_c = (xd if t == c == f64 else x if t == c else fast("Cast", xd, to=c.onnx)
-                    for x, xd, t in zip(("start", "step"), (sd, td), (types[0], types[2])))
-        y = fast("Add", fast("Mul", i, t_c), s_c)
-        if et != c:
-            y = fast("Cast", y, to=et.onnx)
+        if start == "offset":
+            fast = g.branch()
+            y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
+            return _with_exact_fallback(g, name, et, exact, ok, fast, y)
+        zero_start = g("Equal", sd, g.const(0.0, np.float64))
+        if start == "from0":
+            fast0 = g.branch()
+            y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
+            return _with_exact_fallback(g, name, et, exact, g("And", ok, zero_start), fast0, y0)
+        # Start at run time: 0 with step > 0 gives i * step + start = i * step bit for bit (+0 at
+        # i = 0 either way): one If. Other starts run a second one.
+        from_zero = g("And", ok, g("And", zero_start, g("Greater", td, g.const(0.0, np.float64))))
+        fast0 = g.branch()
+        y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False)
+        rest = g.branch()
+        fast = rest.branch()
+        y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
+        return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(from_zero, fast0, y0, rest))
+    fast = g.branch()
+    r_name, bound = _INT_RANGE.get(et.ov, ("i32", 2**30))
+    r = from_ov(r_name)
+    # |step| is bounded for a Cast to int32/int16 and for float steps (Floor below); any int64
+    # step serves Range in int64 (its quotient and sums stay within start and stop)
+    abs_t = g("Abs", td) if r.ov != "i64" or types[2].is_float else None
+    a = [g("Abs", sd), g("Abs", ed)] if r.ov != "i16" else []
+    # 1 / max(0, (stop - start) * step) is inf for an empty range or a zero step: the exact
+    # body then (OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|
+    # and would not see an empty range); 1 / floor(|step|) is inf for a float step that
+    # truncates to 0. Max propagates NaN; comparisons with NaN are False.
+    inv = [g("Reciprocal", g("Relu", g("Mul", g("Sub", ed, sd), td)))]
+    if types[2].is_float:
+        inv.append(g("Reciprocal", g("Floor", abs_t)))
+    if abs_t is not None:
+        a.append(abs_t)
+    if r.ov == "i16":  # every int16 value: start and stop in [-2^15, 2^15), |step| < 2^15
+        hi = g("Less", g("Max", sd, ed, *a, *inv), g.const(float(bound), np.float64))
+        ok = g("And", hi, g("GreaterOrEqual", g("Min", sd, ed), g.const(-float(bound), np.float64)))
     else:
-        r_name, bound = _INT_RANGE.get(et.ov, ("i32", 2**30))
-        r = from_ov(r_name)
-        # |step| is bounded for a Cast to int32/int16 and for float steps (Floor below); any int64
-        # step serves Range in int64 (its quotient and sums stay within start and stop)
-        abs_t = g("Abs", td) if r.ov != "i64" or types[2].is_float else None
-        a = [g("Abs", sd), g("Abs", ed)] if r.ov != "i16" else []
-        # 1 / max(0, (stop - start) * step) is inf for an empty range or a zero step: the exact
-        # body then (OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|
-        # and would not see an empty range); 1 / floor(|step|) is inf for a float step that
-        # truncates to 0. Max propagates NaN; comparisons with NaN are False.
-        inv = [g("Reciprocal", g("Relu", g("Mul", g("Sub", ed, sd), td)))]
-        if types[2].is_float:
-            inv.append(g("Reciprocal", g("Floor", abs_t)))
-        if abs_t is not None:
-            a.append(abs_t)
-        if r.ov == "i16":  # every int16 value: start and stop in [-2^15, 2^15), |step| < 2^15
-            hi = g("Less", g("Max", sd, ed, *a, *inv), g.const(float(bound), np.float64))
-            ok = g("And", hi, g("GreaterOrEqual", g("Min", sd, ed), g.const(-float(bound), np.float64)))
-        else:
-            ok = g("Less", g("Max", *a, *inv), g.const(float(bound), np.float64))
-        y = fast("Range", *(x if t == r else fast("Cast", x, to=r.onnx) for x, t in zip(names, types)))
-        if et != r:
-            y = fast("Cast", y, to=et.onnx)
-    exact_path = g.branch()
+        ok = g("Less", g("Max", *a, *inv), g.const(float(bound), np.float64))
+    y = fast("Range", *(x if t == r else fast("Cast", x, to=r.onnx) for x, t in zip(names, types)))
+    if et != r:
+        y = fast("Cast", y, to=et.onnx)
+    return _with_exact_fallback(g, name, et, exact, ok, fast, y)
+
+
+def _float_values(b: BodyBuilder, q: str, sd: str, td: str, types, et: ElementType, c: ElementType,
+                  add_start: bool, signed_zero: bool = False) -> str:
+    """f(i) * f(step) (+ f(start)) for i < ceil(q), in f = c, then cast to the output type.
+    ``signed_zero`` (start is +0 or -0, no Add): element 0 is start + 0 * step, which is -0 only
+    for -0 with step < 0; i * step gives -0 for any step < 0, so then (-i) * (-step) (d = -1)."""
+    f64 = from_ov("f64")
+    # (Relu: OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|)
+    count = b("Cast", b("Relu", b("Ceil", q)), to=c.onnx)
+    s_c, t_c = (xd if t == c == f64 else x if t == c else b("Cast", xd, to=c.onnx)
+                for x, xd, t in zip(("start", "step"), (sd, td), (types[0], types[2])))
+    if signed_zero:
+        zero_d = b.const(0.0, np.float64)
+        plus_zero_start = b("Greater", b("Reciprocal", sd), zero_d)  # 1 / +0 = +inf
+        d = b("Where", b("And", plus_zero_start, b("Less", td, zero_d)), b.const(-1, c.numpy), b.const(1, c.numpy))
+        i = b("Range", b.const(0, c.numpy), b("Mul", count, d), d)  # 0, d, 2d, ...: exact
+        return _cast_to(b, b("Mul", i, b("Mul", t_c, d)), et, c)
+    i = b("Range", b.const(0, c.numpy), count, b.const(1, c.numpy))
+    y = b("Mul", i, t_c)
+    if add_start:
+        y = b("Add", y, s_c)
+    return _cast_to(b, y, et, c)
+
+
+def _cast_to(b: BodyBuilder, y: str, et: ElementType, c: ElementType) -> str:
+    return y if et == c else b("Cast", y, to=et.onnx)
+
+
+def _with_exact_fallback(g: BodyBuilder, name: str, et: ElementType, exact: str, ok: str, fast: BodyBuilder,
+                         y: str, wrap=None):
+    """If(ok, fast, exact body); with ``wrap`` = (cond, then, then_out, builder): If(cond, then, that If
+    built in builder)."""
+    names = list(_INPUTS)
+    host = g if wrap is None else wrap[3]
+    exact_path = host.branch()
     exact_fn = SPEC_BODIES[exact]
     y_exact = exact_path.fresh("exact")
     exact_path.nodes.append(onnx.helper.make_node(exact_fn.name, names, [y_exact], domain=ov_ext.domain,
                                                   output_type=et.onnx))
-    out = g.if_(ok, fast, y, exact_path, y_exact)
+    out = host.if_(ok, fast, y, exact_path, y_exact)
+    if wrap is not None:
+        cond, then, then_out, _ = wrap
+        out = g.if_(cond, then, then_out, host, out)
     return built_function(ov_ext.domain, "Range", name, names, g, out, op.version, Range.to_function_proto())
 
 
@@ -573,7 +632,9 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     et = _output_element_type(attrs["output_type"])
     types = [o.type for o in operands]
     if all(t is not None and t.kind != "bool" for t in types):
-        return _fast_name(et, types)
+        start, step = (None if o.value is None else _scalar(name, o.value)
+                       for name, o in ((_INPUTS[0], operands[0]), (_INPUTS[2], operands[2])))
+        return _fast_name(et, types, start, step)
     return _exact_overload(et, types)
 
 
