@@ -368,10 +368,14 @@ def range_scenarios(types=None):
         from onnx_ext.types import from_numpy
         ref = range_reference(*vals, output_type=from_numpy(np.dtype(dtype)).onnx)
         for const in consts:
-            def ov_model(const=const):
+            # const: all inputs constant (True), none (False), or per input (start, stop, step)
+            per = (const,) * 3 if isinstance(const, bool) else const
+            const = all(per)
+
+            def ov_model(per=per):
                 params, args = [], []
-                for nm, v in zip(("start", "stop", "step"), vals):
-                    if const:
+                for nm, v, c in zip(("start", "stop", "step"), vals, per):
+                    if c:
                         args.append(opset4.constant(v))
                     else:
                         p = _param(nm, [], in_dtype)
@@ -383,13 +387,13 @@ def range_scenarios(types=None):
                                                     {"output_type": ot})
                 return _model(node, params)
 
-            def native(const=const):
+            def native(per=per):
                 # onnxruntime's Range in the output type (accumulates), or in the nearest type it
                 # has a kernel for and a Cast.
                 run_t = dtype if ot in ort_native else (np.float32 if np.dtype(dtype).kind == "f" else np.int32)
                 ins, inits, nodes = [], [], []
-                for nm, v in zip(("start", "stop", "step"), vals):
-                    if const:
+                for nm, v, c in zip(("start", "stop", "step"), vals, per):
+                    if c:
                         inits.append(numpy_helper.from_array(np.array(v, in_dtype), nm))
                     else:
                         ins.append(_vi(nm, in_dtype, []))
@@ -400,7 +404,7 @@ def range_scenarios(types=None):
                     nodes.append(helper.make_node("Cast", ["r"], ["y"], to=ORT_TYPES[np.dtype(dtype)]))
                 return _onnx_model(nodes, ins, inits, out_type=ORT_TYPES[np.dtype(dtype)])
 
-            feeds = {} if const else dict(zip(("start", "stop", "step"), vals))
+            feeds = {nm: v for nm, v, c in zip(("start", "stop", "step"), vals, per) if not c}
             r11 = None
             if with_range11:
                 r11 = (lambda const=const: _range11_model(dtype, not const, *[v.astype(dtype) for v in vals]))
@@ -418,6 +422,12 @@ def range_scenarios(types=None):
         add(f"{ot}", f"{ot}, {n} elements ({s}, {e}, {st})", ot, s, e, st, with_range11=ot in ("f32", "i64"))
     add("position-ids", "i64 (0, 512, 1): position ids", "i64", 0, 512, 1)
     add("small-f32", "f32 (0, 100, 0.1): 1k elements", "f32", 0.0, 100.0, 0.1)
+    add("small-f32-offset", "f32 (5, 105, 0.1): 1k elements, start not 0", "f32", 5.0, 105.0, 0.1, consts=(False,))
+    # constant start 0 and step, runtime stop (arange(n) as exporters write it)
+    for ot in ("f32", "f64"):
+        if not types or ot in types:
+            add(f"{ot}-arange", f"{ot} (0, n, 1.0), n = 1M at run time; start and step constant", ot, 0.0,
+                1_000_000.0, 1.0, consts=((True, False, True),))
     # start not 0: the general float path (i * step + start, one pass more than from 0)
     for ot in ("f32", "f64"):
         if not types or ot in types:
@@ -799,7 +809,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", nargs="+", default=["1", "all"], help="thread counts ('all' = every core)")
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds per scenario")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of timing per scenario and thread count")
-    p.add_argument("--only", default="", help="substring filter on op/name/const|runtime")
+    p.add_argument("--only", default="", help="comma-separated substrings of op/name/const|runtime")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="output directory")
     p.add_argument("--tag", default="bench_ops", help="output file stem")
     p.add_argument("--no-openvino", action="store_true")
@@ -815,7 +825,10 @@ def main(argv=None) -> int:
         return 2
     scenarios = [sc for op in args.ops.split(",") for sc in SCENARIOS[op.strip()]()]
     if args.only:
-        scenarios = [sc for sc in scenarios if args.only in sc.key]
+        scenarios = [sc for sc in scenarios if any(part in sc.key for part in args.only.split(","))]
+    if not scenarios:
+        print(f"no scenario matches --ops {args.ops} --only {args.only!r} (see --list)", file=sys.stderr)
+        return 2
     if args.list:
         for sc in scenarios:
             print(f"{sc.key:45s} {sc.out_elements:>10,}  {sc.what}")

@@ -182,15 +182,50 @@ def test_fast_float_from_zero_is_bit_exact(ov_reference, start, stop, step, in_d
         assert np.array_equal(_bits(got), _bits(want)), f"{how}: {got} vs {want}"
 
 
+def _ops(graph) -> list[str]:
+    return [n.op_type for n in graph.node]
+
+
+def _branches(node) -> dict:
+    return {a.name: a.g for a in node.attribute}
+
+
 def test_fast_float_from_zero_skips_the_add():
-    # Runtime f64 (0, n, step): the top If's taken branch is Range and Mul, no Add.
+    # Constant start 0 (_from0): Range and Mul, no Add. Start at run time: Range, Mul, Add for small
+    # ranges; for large ones an If on start == 0 whose then branch has no Add.
     inputs = [np.array(v, np.float64) for v in (0.0, 10.0, 0.5)]
-    model = _model(inputs, np.dtype(np.float64), [False] * 3)
-    body = onnx_ext.inline(model).graph
+    body = onnx_ext.inline(_model(inputs, np.dtype(np.float64), [True, False, True])).graph
     (top_if,) = [n for n in body.node if n.op_type == "If"]
-    branches = {a.name: a.g for a in top_if.attribute}
-    then_ops = [n.op_type for n in branches["then_branch"].node]
-    assert then_ops[-2:] == ["Range", "Mul"] and "Add" not in then_ops, then_ops
+    assert "Add" not in _ops(_branches(top_if)["then_branch"]), _ops(_branches(top_if)["then_branch"])
+    body = onnx_ext.inline(_model(inputs, np.dtype(np.float64), [False] * 3)).graph
+    (top_if,) = [n for n in body.node if n.op_type == "If"]
+    small, rest = _branches(top_if)["then_branch"], _branches(top_if)["else_branch"]
+    assert _ops(small)[-3:] == ["Range", "Mul", "Add"], _ops(small)
+    (fast_or_exact,) = [n for n in rest.node if n.op_type == "If"]
+    (start_is_0,) = [n for n in _branches(fast_or_exact)["then_branch"].node if n.op_type == "If"]
+    assert "Add" not in _ops(_branches(start_is_0)["then_branch"])
+    assert "Add" in _ops(_branches(start_is_0)["else_branch"])
+
+
+@pytest.mark.parametrize("out", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("start, stop, step", [
+    (0.0, 70000 * 0.25, 0.25), (-0.0, 70000 * 0.25, 0.25), (0.0, -70000.0, -1.0), (-0.0, -70000.0, -1.0),
+    (0.0, 7000.0, 0.1), (5.0, 70005.0, 1.0), (-0.5, -7000.5, -0.1),
+])
+def test_large_runtime_ranges_are_bit_exact(ov_reference, start, stop, step, out):
+    # 2^16 elements or more, start at run time: the nested If on start == 0 (signed zeros included).
+    inputs = [np.array(v, np.float32) for v in (start, stop, step)]
+    out = np.dtype(out)
+    et = from_numpy(out)
+    want = range_reference(*inputs, output_type=et.onnx)
+    assert want.size >= 2**16
+    (expected,) = ov_reference("Range", 4, inputs, {"output_type": et.ov}, const=[False] * 3)
+    assert np.array_equal(_bits(want), _bits(expected.astype(out)))
+    model = _model(inputs, out, [False] * 3)
+    for m in (model, onnx_ext.inline(model)):
+        got = onnx_ext.run(m, feeds_of(model, inputs))[0]
+        assert got.dtype == out and got.shape == want.shape
+        assert np.array_equal(_bits(got), _bits(want))
 
 
 def _with_consumer(model: onnx.ModelProto) -> onnx.ModelProto:

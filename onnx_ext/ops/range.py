@@ -363,8 +363,8 @@ def Range(start, stop, step, output_type: int):
 #   fewer. The suffix says what the converter knew of start: ``_from0`` (the constant +0 or
 #   -0: Range and Mul, no Add, which onnxruntime's NoopElimination would drop when start is a
 #   constant 0, turning +0 + -0 into -0), ``_offset`` (a constant other than 0: Range, Mul
-#   and Add); none (start at run time): an If on start == 0 and step > 0 picks Range and Mul,
-#   or Range, Mul and Add. Each body checks what it assumes and is right for any inputs.
+#   and Add); none (start at run time): Range, Mul and Add below _LARGE elements, and above
+#   it an If on start == 0. Each body checks what it assumes and is right for any inputs.
 #
 # Anything else (huge values, non-finite inputs, a zero step) runs the exact body
 # ``exact`` in the If's other branch, which raises the named errors.
@@ -374,6 +374,8 @@ _TYPE_NAMES = ("f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u1
 _FAST_RE = re.compile(rf"^fast_({'|'.join(_TYPE_NAMES)})_({'|'.join(_EXACT)})"
                       rf"_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})_({'|'.join(_TYPE_NAMES)})"
                       r"(?:_(from0|offset))?$")
+#: With start at run time, float ranges of this many elements or more test start == 0.
+_LARGE = 2**16
 #: Range's compute type and bound of |start|, |stop|, |step| per integer output type
 #: (onnxruntime computes limit - start in T, promoted to int for int16).
 _INT_RANGE = {"i64": ("i64", 2**31), "i32": ("i32", 2**30), "i16": ("i16", 2**15)}
@@ -420,25 +422,30 @@ def _fast_body(name: str):
             sd, ed, td = (g("Gather", g("Reshape", x, g.const([1])), zero) if t == f64 else x
                           for x, t in zip((sd, ed, td), types))
         q = g("Div", g("Sub", ed, sd), td)
-        ok = g("Less", g("Abs", g("Add", q, g("Sub", td, td))), g.const(limit, np.float64))  # NaN if step is inf
+        abs_q = g("Abs", g("Add", q, g("Sub", td, td)))  # NaN if step is inf; inf, NaN fail every Less below
+        ok = None if start is None else g("Less", abs_q, g.const(limit, np.float64))
         if start == "offset":
             fast = g.branch()
             y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
             return _with_exact_fallback(g, name, et, exact, ok, fast, y)
-        zero_start = g("Equal", sd, g.const(0.0, np.float64))
         if start == "from0":
             fast0 = g.branch()
             y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
+            zero_start = g("Equal", sd, g.const(0.0, np.float64))
             return _with_exact_fallback(g, name, et, exact, g("And", ok, zero_start), fast0, y0)
-        # Start at run time: 0 with step > 0 gives i * step + start = i * step bit for bit (+0 at
-        # i = 0 either way): one If. Other starts run a second one.
-        from_zero = g("And", ok, g("And", zero_start, g("Greater", td, g.const(0.0, np.float64))))
-        fast0 = g.branch()
-        y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False)
+        # Start at run time: one If for small ranges, where the If and scalar ops cost more than
+        # the pass over the output that a start of 0 saves; large ones choose in a nested If.
+        small = g("Less", abs_q, g.const(float(_LARGE), np.float64))
+        fast_small = g.branch()
+        y_small = _float_values(fast_small, q, sd, td, types, et, c, add_start=True)
         rest = g.branch()
+        ok = rest("Less", abs_q, rest.const(limit, np.float64))
         fast = rest.branch()
-        y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
-        return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(from_zero, fast0, y0, rest))
+        from0, offset = fast.branch(), fast.branch()
+        y0 = _float_values(from0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
+        y1 = _float_values(offset, q, sd, td, types, et, c, add_start=True)
+        y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)), from0, y0, offset, y1)
+        return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(small, fast_small, y_small, rest))
     fast = g.branch()
     r_name, bound = _INT_RANGE.get(et.ov, ("i32", 2**30))
     r = from_ov(r_name)
