@@ -136,8 +136,10 @@ def gather_scenarios():
     out = []
 
     def add(name, what, data_shape, idx_shape, axis, batch_dims=0, dynamic=0, oor=False, consts=(True, False),
-            const_static=False):
+            const_static=False, zero_row0=False):
         data = RNG.standard_normal(data_shape).astype(np.float32)
+        if zero_row0:  # a padding row of zeros at index 0, as nn.Embedding(padding_idx=0) keeps it
+            data[(slice(None),) * axis + (0,)] = 0
         n = data_shape[axis]
         idx = RNG.integers(-n, n, idx_shape).astype(np.int64)
         if oor:
@@ -189,6 +191,8 @@ def gather_scenarios():
     add("embedding", "table [32000,768] f32, ids [?,512]=[8,512], axis 0", [32000, 768], [8, 512], 0)
     add("embedding-oor", "as embedding, 10% of ids out of range", [32000, 768], [8, 512], 0, oor=True,
         consts=(False,))
+    add("embedding-oor-pad0", "as embedding-oor, row 0 a zero padding row (out-of-range rows zeroed by a Mul)",
+        [32000, 768], [8, 512], 0, oor=True, consts=(False,), zero_row0=True)
     add("channels", "[16,256,28,28] f32, 128 indices, axis 1", [16, 256, 28, 28], [128], 1)
     add("batched", "[?,512,768]=[16,..] f32 (const: [16,512,768]), ids [16,128], axis 1, batch_dims 1",
         [16, 512, 768], [16, 128], 1, batch_dims=1, dynamic=1, const_static=True)

@@ -1,5 +1,6 @@
-"""Gather-8 bodies specialised on a constant axis (``axis{a}[_n{n}]``, ``batch{b}_axis{a}[_n{n}]``):
-against the numpy reference on random cases, and what onnxruntime keeps of them."""
+"""Gather-8 bodies specialised on a constant axis (``axis{a}[_n{n}][_z{i|f}]``,
+``batch{b}_axis{a}[_n{n}][_z{i|f}]``): against the numpy reference on random cases, and what
+onnxruntime keeps of them."""
 
 import numpy as np
 import onnx
@@ -29,6 +30,9 @@ def cases(draw):
         assume(indices.size == 0)
     axis_value = axis - rank if draw(st.booleans()) else axis
     data = _values(rng, shape, draw(st.sampled_from(DATA_TYPES)))
+    if n and data.dtype.kind == "f" and draw(st.booleans()):  # index 0 finite and >= +0: zeroed by a Mul
+        row0 = (slice(None),) * axis + (0,)
+        data[row0] = np.abs(data[row0]) + 0.0
     const_indices = draw(st.booleans())
     known_shapes = draw(st.booleans())
     return data, indices, np.array(axis_value, np.int64), batch_dims, const_indices, known_shapes
@@ -74,7 +78,7 @@ def test_batched_nan_rows_kept_and_out_of_range_zeroed():
     inputs = [data, np.array([[1, 7], [2, -5]], np.int32), np.array(1, np.int64)]
     want = gather_reference(*inputs, batch_dims=1)
     model = one_node_model("Gather", inputs, {"batch_dims": 1}, const=[False, False, True], out_rank=3)
-    assert model.graph.node[0].overload == "batch1_axis1"
+    assert model.graph.node[0].overload == "batch1_axis1_zf"
     for how, got in run_three_ways(model, inputs).items():
         assert_same(got, want, how)
 
@@ -82,7 +86,7 @@ def test_batched_nan_rows_kept_and_out_of_range_zeroed():
 def test_batched_batch_dims_must_be_equal_at_runtime():
     inputs = [np.zeros((2, 4, 3), np.float32), np.zeros((4, 1), np.int64), np.array(1, np.int64)]
     model = one_node_model("Gather", inputs, {"batch_dims": 1}, const=[False, False, True], out_rank=3)
-    assert model.graph.node[0].overload == "batch1_axis1"
+    assert model.graph.node[0].overload == "batch1_axis1_zf"
     with pytest.raises(Exception, match="batch_dims_equal"):
         onnx_ext.run(model, feeds_of(model, inputs))
 
@@ -95,7 +99,9 @@ def test_batched_batch_dims_differ_when_known():
 
 
 @pytest.mark.parametrize("name, parsed", [
-    ("axis0", (0, 0, None)), ("axism1_n7", (0, -1, 7)), ("batch2_axis2_n5", (2, 2, 5)), ("axis3", (0, 3, None)),
+    ("axis0", (0, 0, None, None)), ("axism1_n7", (0, -1, 7, None)), ("batch2_axis2_n5", (2, 2, 5, None)),
+    ("axis3", (0, 3, None, None)), ("axis0_zi", (0, 0, None, "i")), ("axism2_n7_zf", (0, -2, 7, "f")),
+    ("batch1_axis1_zf", (1, 1, None, "f")),
 ])
 def test_overload_names_round_trip(name, parsed):
     from onnx_ext.ops.gather import _parse_specialised, _specialised_name
@@ -107,9 +113,42 @@ def test_overload_names_round_trip(name, parsed):
 
 
 @pytest.mark.parametrize("name", ["axis", "axis-1", "axism0", "axis01", "batch0_axis0", "batch1_axis2", "axis1_n",
-                                  "axis1_nx", "axis1_n3_x", "plainx"])
+                                  "axis1_nx", "axis1_n3_x", "plainx", "axis0_z", "axis0_zx", "axis0_zf_n3", "axis0_zi_zf"])
 def test_unknown_overload_names_are_refused(name):
     assert name not in SPEC.bodies
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "f" else a
+
+
+_ROW0 = {np.dtype(t): kinds for ts, kinds in (
+    ((np.float16, np.float32, np.float64), ("zeros", "positive", "minus-zero", "negative", "nan", "inf")),
+    ((np.int8, np.int64), ("zeros", "positive", "negative")), ((np.uint16, np.uint64), ("zeros", "positive")))
+    for t in ts}
+
+
+@pytest.mark.parametrize("dtype, row0", [(t, k) for t, kinds in _ROW0.items() for k in kinds])
+@pytest.mark.parametrize("axis, known_shapes", [(0, False), (1, True), (-1, False)])
+def test_out_of_range_rows_are_plus_zero(dtype, row0, axis, known_shapes):
+    # Rows of out-of-range indices are +0 (OpenVINO's zeros) whichever path zeroes them: a Mul when
+    # the row read for them (index 0) is finite and >= +0 (any integer row), else ScatterND.
+    rng = np.random.default_rng(5)
+    data = (rng.standard_normal((4, 5, 6)) * 10).astype(dtype)
+    first = (slice(None),) * (axis % 3) + (0,)
+    data[first] = {"zeros": 0, "positive": 3, "minus-zero": -0.0, "negative": -2, "nan": np.nan, "inf": np.inf}[row0]
+    n = data.shape[axis]
+    inputs = [data, np.array([[1, n + 2], [-n - 1, 0]], np.int64), np.array(axis, np.int64)]
+    want = gather_reference(*inputs)
+    model = one_node_model("Gather", inputs, {}, const=[False, False, True], out_rank=want.ndim,
+                           known_shapes=known_shapes)
+    assert model.graph.node[0].overload.endswith("_zf" if dtype.kind == "f" else "_zi")
+    for how, got in run_three_ways(model, inputs).items():
+        assert got.dtype == want.dtype and got.shape == want.shape, how
+        assert np.array_equal(_bits(got), _bits(want), equal_nan=False) or (
+            row0 == "nan" and np.array_equal(np.isnan(got), np.isnan(want))
+            and np.array_equal(_bits(np.nan_to_num(got)), _bits(np.nan_to_num(want)))), how
 
 
 def _optimised_nodes(model, tmp_path):

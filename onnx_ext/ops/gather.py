@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+import onnx
 from onnxscript import BOOL, INT64, script
 
 from ..domain import op, ov_ext
@@ -156,15 +157,23 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
 # If, leaving one Gather / GatherND. Overloads (the name says everything the body
 # needs, so that attach_functions can rebuild it):
 #
-#   axis{a}[_n{n}]                 batch_dims 0, axis a (may be negative: "m1" is -1)
-#   batch{b}_axis{a}[_n{n}]        0 < batch_dims b == axis a (normalised)
+#   axis{a}[_n{n}][_z{i|f}]           batch_dims 0, axis a (may be negative: "m1" is -1)
+#   batch{b}_axis{a}[_n{n}][_z{i|f}]  0 < batch_dims b == axis a (normalised)
 #
 # ``_n{n}``: the axis has the static size n (else it is read from the data's shape).
+# ``_z{i|f}``: the rows of out-of-range indices are zeroed by a Mul with a 0/1 mask, which
+# onnxruntime runs on all threads (its ScatterND copies the whole output on one): always
+# for integer data (``_zi``); for float data (``_zf``) when every element x of the row
+# they read (index 0) has 1 / x > 0 (finite, +0 or positive), so that x * 0 is +0, never
+# -0 or NaN; else ScatterND. No suffix (bf16, bool: no Mul kernel; unknown type): ScatterND.
 
 
-def _specialised_name(batch_dims: int, axis: int, n: int | None) -> str:
+_ZERO_BY_MUL = {"i": ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"), "f": ("f16", "f32", "f64")}
+
+
+def _specialised_name(batch_dims: int, axis: int, n: int | None, zero: str | None = None) -> str:
     name = f"axis{int_token(axis)}" if batch_dims == 0 else f"batch{batch_dims}_axis{axis}"
-    return name + ("" if n is None else f"_n{n}")
+    return name + ("" if n is None else f"_n{n}") + ("" if zero is None else f"_z{zero}")
 
 
 def _parse_specialised(name: str):
@@ -181,20 +190,21 @@ def _parse_specialised(name: str):
         n = None
         if parts and parts[0].startswith("n"):
             n = int(parts.pop(0)[1:])
+        zero = parts.pop(0)[1:] if parts and parts[0] in ("zi", "zf") else None
         if parts or (b and a != b):
             return None
     except ValueError:
         return None
-    if _specialised_name(b, a, n) != name:  # one spelling per body
+    if _specialised_name(b, a, n, zero) != name:  # one spelling per body
         return None
-    return b, a, n
+    return b, a, n, zero
 
 
 def _specialised_body(name: str):
     parsed = _parse_specialised(name)
     if parsed is None:
         return None
-    b, a, n_static = parsed
+    b, a, n_static, zero_by_mul = parsed
     big = 9223372036854775807
     g = BodyBuilder()
     # n, the size of the gathered axis, as a scalar
@@ -276,6 +286,8 @@ def _specialised_body(name: str):
         coords = zf("Concat", zf("Expand", p_col, pk1), zf("Expand", m_col, pk1), axis=2)
         zeros = zf("CastLike", zf("ConstantOfShape", zf("Concat", outer, k, inner, axis=0)), "data")
         y_filled = zf("Reshape", zf("ScatterND", rows, coords, zeros), zf("Shape", gathered), allowzero=1)
+    if zero_by_mul:
+        y_filled = _zero_by_mul(zf, zero_by_mul, a, bad, gathered, len_before_scatter, y_filled)
     orelse, y_else = zf, y_filled
     if n_static is None or n_static == 0:
         # n == 0: every index is out of range and there is no row to gather index 0 from.
@@ -297,6 +309,29 @@ def _specialised_body(name: str):
     y = g.if_(in_range, plain, y_plain, orelse, y_else)
     return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
                           Gather.to_function_proto())
+
+
+def _zero_by_mul(zf: BodyBuilder, zero: str, a: int, bad: str, gathered: str, first_scatter_node: int,
+                 y_scattered: str) -> str:
+    """gathered * (0 where bad, else 1), broadcast over the dims after the axis: for integers
+    (``zero`` "i"); for floats ("f") when the row read for bad indices (index 0) has 1 / x > 0
+    everywhere, else the ScatterND result (the nodes of ``zf`` from ``first_scatter_node`` on)."""
+    scatter = zf.branch()
+    scatter.nodes, zf.nodes = zf.nodes[first_scatter_node:], zf.nodes[:first_scatter_node]
+    mul = zf if zero == "i" else zf.branch()
+    after_axis = (mul("Sub", mul("Size", mul("Shape", "data")), mul.const(a + 1)) if a >= 0
+                  else mul.const(-a - 1))  # the rank of the dims after the axis
+    ones = mul("ConstantOfShape", mul("Reshape", after_axis, mul.const([1])),
+               value=onnx.numpy_helper.from_array(np.array([1], np.int64)))
+    mask = mul("Reshape", mul("CastLike", mul("Not", bad), "data"), mul("Concat", mul("Shape", bad), ones, axis=0))
+    y_mul = mul("Mul", gathered, mask)
+    if zero == "i":
+        return y_mul
+    # In f32 (exact for f16; for f64 it can only turn a safe row unsafe: 1e300 -> inf).
+    row0 = zf("Cast", zf("Slice", "data", zf.const([0]), zf.const([1]), zf.const([a])), to=onnx.TensorProto.FLOAT)
+    positive = zf("Cast", zf("Greater", zf("Reciprocal", row0), zf.const(0.0, np.float32)), to=onnx.TensorProto.INT32)
+    row_safe = zf("Equal", zf("ReduceMin", positive, keepdims=0), zf.const(1, np.int32))
+    return zf.if_(row_safe, mul, y_mul, scatter, y_scattered)
 
 
 # --- numpy reference -------------------------------------------------------------
@@ -384,16 +419,17 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     if data.rank is not None:
         a = _normalize_axis(a, data.rank)
     n = data.shape[a] if data.shape is not None and isinstance(data.shape[a], int) else None
+    zero = next((z for z, types in _ZERO_BY_MUL.items() if data.type is not None and data.type.ov in types), None)
     b = attrs["batch_dims"]
     if b == 0:
-        return _specialised_name(0, a, n)
+        return _specialised_name(0, a, n, zero)
     if b < 0:
         if indices.rank is None:
             return general
         b += indices.rank
     if a < 0 or a != b:
         return general  # axis beyond the batch dims: the flat body
-    return _specialised_name(b, a, n)
+    return _specialised_name(b, a, n, zero)
 
 
 SPEC = OpSpec(
