@@ -406,46 +406,58 @@ def _fast_body(name: str):
         return None
     et, exact, types, start = parsed
     g = BodyBuilder()
-    names = list(_INPUTS)
     f64 = from_ov("f64")
-    sd, ed, td = (x if t == f64 else g("Cast", x, to=f64.onnx) for x, t in zip(names, types))
+    sd, ed, td = (x if t == f64 else g("Cast", x, to=f64.onnx) for x, t in zip(_INPUTS, types))
     if et.is_float:
-        c = f64 if et.ov == "f64" else from_ov("f32")
-        limit = 2.0**31 if c == f64 else 2.0**24
-        if f64 in types:
-            # onnxruntime's NoopElimination drops x - s, x / t (x * t, x + s) for a constant
-            # double that is 0 or 1 in float32, such as 1 + 1e-9: read f64 inputs through a
-            # Gather at an index 0 that depends on every input (Less(x, x) is False for NaN
-            # too), so that none is a lone constant unless all are (then all is folded).
-            total = g("Sum", sd, ed, td)
-            zero = g("Cast", g("Less", total, total), to=INT64.dtype)
-            sd, ed, td = (g("Gather", g("Reshape", x, g.const([1])), zero) if t == f64 else x
-                          for x, t in zip((sd, ed, td), types))
-        q = g("Div", g("Sub", ed, sd), td)
-        abs_q = g("Abs", g("Add", q, g("Sub", td, td)))  # NaN if step is inf; inf, NaN fail every Less below
-        ok = None if start is None else g("Less", abs_q, g.const(limit, np.float64))
-        if start == "offset":
-            fast = g.branch()
-            y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
-            return _with_exact_fallback(g, name, et, exact, ok, fast, y)
-        if start == "from0":
-            fast0 = g.branch()
-            y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
-            zero_start = g("Equal", sd, g.const(0.0, np.float64))
-            return _with_exact_fallback(g, name, et, exact, g("And", ok, zero_start), fast0, y0)
-        # Start at run time: one If for small ranges, where the If and scalar ops cost more than
-        # the pass over the output that a start of 0 saves; large ones choose in a nested If.
-        small = g("Less", abs_q, g.const(float(_LARGE), np.float64))
-        fast_small = g.branch()
-        y_small = _float_values(fast_small, q, sd, td, types, et, c, add_start=True)
-        rest = g.branch()
-        ok = rest("Less", abs_q, rest.const(limit, np.float64))
-        fast = rest.branch()
-        from0, offset = fast.branch(), fast.branch()
-        y0 = _float_values(from0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
-        y1 = _float_values(offset, q, sd, td, types, et, c, add_start=True)
-        y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)), from0, y0, offset, y1)
-        return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(small, fast_small, y_small, rest))
+        return _float_fast_body(g, name, et, exact, types, start, sd, ed, td)
+    return _int_fast_body(g, name, et, exact, types, sd, ed, td)
+
+
+def _float_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, types, start: str | None,
+                     sd: str, ed: str, td: str):
+    """Float output: count in double, i * step (+ start) in f32 or f64 (see above)."""
+    f64 = from_ov("f64")
+    c = f64 if et.ov == "f64" else from_ov("f32")
+    limit = 2.0**31 if c == f64 else 2.0**24
+    if f64 in types:
+        # onnxruntime's NoopElimination drops x - s, x / t (x * t, x + s) for a constant
+        # double that is 0 or 1 in float32, such as 1 + 1e-9: read f64 inputs through a
+        # Gather at an index 0 that depends on every input (Less(x, x) is False for NaN
+        # too), so that none is a lone constant unless all are (then all is folded).
+        total = g("Sum", sd, ed, td)
+        zero = g("Cast", g("Less", total, total), to=INT64.dtype)
+        sd, ed, td = (g("Gather", g("Reshape", x, g.const([1])), zero) if t == f64 else x
+                      for x, t in zip((sd, ed, td), types))
+    q = g("Div", g("Sub", ed, sd), td)
+    abs_q = g("Abs", g("Add", q, g("Sub", td, td)))  # NaN if step is inf; inf, NaN fail every Less below
+    ok = None if start is None else g("Less", abs_q, g.const(limit, np.float64))
+    if start == "offset":
+        fast = g.branch()
+        y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
+        return _with_exact_fallback(g, name, et, exact, ok, fast, y)
+    if start == "from0":
+        fast0 = g.branch()
+        y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
+        zero_start = g("Equal", sd, g.const(0.0, np.float64))
+        return _with_exact_fallback(g, name, et, exact, g("And", ok, zero_start), fast0, y0)
+    # Start at run time: one If for small ranges, where the If and scalar ops cost more than
+    # the pass over the output that a start of 0 saves; large ones choose in a nested If.
+    small = g("Less", abs_q, g.const(float(_LARGE), np.float64))
+    fast_small = g.branch()
+    y_small = _float_values(fast_small, q, sd, td, types, et, c, add_start=True)
+    rest = g.branch()
+    ok = rest("Less", abs_q, rest.const(limit, np.float64))
+    fast = rest.branch()
+    from0, offset = fast.branch(), fast.branch()
+    y0 = _float_values(from0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
+    y1 = _float_values(offset, q, sd, td, types, et, c, add_start=True)
+    y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)), from0, y0, offset, y1)
+    return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(small, fast_small, y_small, rest))
+
+
+def _int_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, types, sd: str, ed: str, td: str):
+    """Integer output: onnxruntime's Range in int64, int32 or int16 where it is exact (see above)."""
+    names = list(_INPUTS)
     fast = g.branch()
     r_name, bound = _INT_RANGE.get(et.ov, ("i32", 2**30))
     r = from_ov(r_name)
