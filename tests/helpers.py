@@ -70,6 +70,13 @@ def assert_same(got: np.ndarray, expected: np.ndarray, what: str = "", ulps: int
         assert np.array_equal(got, expected, equal_nan=got.dtype.kind == "f"), f"{what}: values differ:\n{got}\nvs\n{expected}"
 
 
+def bits(a) -> np.ndarray:
+    """The bit patterns of ``a`` (as unsigned integers of its width): equal iff bit for bit equal,
+    so -0.0 differs from +0.0."""
+    a = np.asarray(a)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
 #: All 13 element types the ops take.
 DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
               np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]

@@ -9,7 +9,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import onnx_ext
-from helpers import DATA_TYPES, random_values as _values, assert_same, feeds_of, one_node_model, run_three_ways
+from helpers import DATA_TYPES, random_values as _values, assert_same, bits, feeds_of, one_node_model, run_three_ways
 from onnx_ext.ops.gather import SPEC, gather_reference
 
 @st.composite
@@ -118,11 +118,6 @@ def test_unknown_overload_names_are_refused(name):
     assert name not in SPEC.bodies
 
 
-def _bits(a):
-    a = np.asarray(a)
-    return a.view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind == "f" else a
-
-
 _ROW0 = {np.dtype(t): kinds for ts, kinds in (
     ((np.float16, np.float32, np.float64), ("zeros", "positive", "minus-zero", "negative", "nan", "inf")),
     ((np.int8, np.int64), ("zeros", "positive", "negative")), ((np.uint16, np.uint64), ("zeros", "positive")))
@@ -146,9 +141,9 @@ def test_out_of_range_rows_are_plus_zero(dtype, row0, axis, known_shapes):
     assert model.graph.node[0].overload.endswith("_zf" if dtype.kind == "f" else "_zi")
     for how, got in run_three_ways(model, inputs).items():
         assert got.dtype == want.dtype and got.shape == want.shape, how
-        assert np.array_equal(_bits(got), _bits(want), equal_nan=False) or (
+        assert np.array_equal(bits(got), bits(want), equal_nan=False) or (
             row0 == "nan" and np.array_equal(np.isnan(got), np.isnan(want))
-            and np.array_equal(_bits(np.nan_to_num(got)), _bits(np.nan_to_num(want)))), how
+            and np.array_equal(bits(np.nan_to_num(got)), bits(np.nan_to_num(want)))), how
 
 
 def _optimised_nodes(model, tmp_path):

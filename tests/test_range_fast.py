@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import onnx_ext
-from helpers import assert_same, feeds_of, one_node_model, run_three_ways
+from helpers import assert_same, bits, feeds_of, one_node_model, run_three_ways
 from onnx_ext.ops.range import SPEC, _parse_fast, range_length, range_reference
 from onnx_ext.types import from_numpy
 
@@ -145,11 +145,6 @@ def test_fast_path_leaves_few_nodes(tmp_path):
     assert [n.op_type for n in if_node.attribute[0].g.node] == ["Range"]
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a)
-    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
-
-
 _FROM_ZERO = [  # from zero with both signs of zero and step; then starts the general path takes
     (0.0, 5.0, 0.25), (-0.0, 5.0, 0.25), (0.0, -5.0, -0.25), (-0.0, -5.0, -0.25), (0.0, 3.0, 0.1), (0.0, 0.0, 1.0),
     (1e-30, 3.0, 0.5), (0.5, 3.0, 0.5), (-3.0, 0.0, 0.5),
@@ -162,16 +157,16 @@ _FROM_ZERO = [  # from zero with both signs of zero and step; then starts the ge
 ])
 @pytest.mark.parametrize("const", [(False, False, False), (True, False, True)], ids=["runtime", "const-start-step"])
 def test_fast_float_from_zero_is_bit_exact(ov_reference, start, stop, step, in_dtype, out, const):
-    # start 0 and step > 0 skip the Add (i * step is i * step + 0 bit for bit, signed zeros included);
-    # the other cases take the general path. Both against the reference's and OpenVINO's bits. With
-    # start and step constant the converter picks the body (_from0, _offset) statically.
+    # Ranges from 0 skip the Add (signed zeros included); the other cases take the general path.
+    # Both against the reference's and OpenVINO's bits. With start and step constant the converter
+    # picks the body (_from0, _offset) statically.
     inputs = [np.array(v).astype(in_dtype) for v in (start, stop, step)]
     out = np.dtype(out)
     et = from_numpy(out)
     want = range_reference(*inputs, output_type=et.onnx)
     if out != BF16:  # OpenVINO rounds bf16 its own way (README)
         (expected,) = ov_reference("Range", 4, inputs, {"output_type": et.ov}, const=list(const))
-        assert np.array_equal(_bits(want), _bits(expected.astype(out))), (want, expected)
+        assert np.array_equal(bits(want), bits(expected.astype(out))), (want, expected)
     model = _model(inputs, out, list(const))
     overload = model.graph.node[0].overload
     assert overload.startswith("fast_")
@@ -179,7 +174,7 @@ def test_fast_float_from_zero_is_bit_exact(ov_reference, start, stop, step, in_d
     assert _parse_fast(overload)[3] == suffix, overload
     for how, got in run_three_ways(model, inputs).items():
         assert got.dtype == out and got.shape == want.shape, how
-        assert np.array_equal(_bits(got), _bits(want)), f"{how}: {got} vs {want}"
+        assert np.array_equal(bits(got), bits(want)), f"{how}: {got} vs {want}"
 
 
 def _ops(graph) -> list[str]:
@@ -220,12 +215,12 @@ def test_large_runtime_ranges_are_bit_exact(ov_reference, start, stop, step, out
     want = range_reference(*inputs, output_type=et.onnx)
     assert want.size >= 2**16
     (expected,) = ov_reference("Range", 4, inputs, {"output_type": et.ov}, const=[False] * 3)
-    assert np.array_equal(_bits(want), _bits(expected.astype(out)))
+    assert np.array_equal(bits(want), bits(expected.astype(out)))
     model = _model(inputs, out, [False] * 3)
     for m in (model, onnx_ext.inline(model)):
         got = onnx_ext.run(m, feeds_of(model, inputs))[0]
         assert got.dtype == out and got.shape == want.shape
-        assert np.array_equal(_bits(got), _bits(want))
+        assert np.array_equal(bits(got), bits(want))
 
 
 def _with_consumer(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -256,4 +251,4 @@ def test_constant_zero_start_keeps_the_sign_of_zero(start, in_dtype, out, const)
     for m in (model, onnx_ext.inline(model)):
         got = onnx_ext.run(m, feeds_of(model, inputs))[0]
         assert got.dtype == out and got.shape == want.shape
-        assert np.array_equal(_bits(got), _bits(want)), (got, want)
+        assert np.array_equal(bits(got), bits(want)), (got, want)

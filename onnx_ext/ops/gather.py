@@ -205,7 +205,6 @@ def _specialised_body(name: str):
     if parsed is None:
         return None
     b, a, n_static, zero_by_mul = parsed
-    big = 9223372036854775807
     g = BodyBuilder()
     # n, the size of the gathered axis, as a scalar
     if n_static is not None:
@@ -237,10 +236,44 @@ def _specialised_body(name: str):
         gathered = zf("GatherND", "data", zf("Unsqueeze", safe, zf.const([-1])), batch_dims=b)
     else:
         gathered = zf("Gather", "data", safe, axis=a)
+    if zero_by_mul == "i":
+        y_filled = _zeroed_by_mask(zf, a, bad, gathered)
+    elif zero_by_mul == "f":
+        mul, scatter = zf.branch(), zf.branch()
+        y_filled = zf.if_(_row0_times_zero_is_plus_zero(zf, a), mul, _zeroed_by_mask(mul, a, bad, gathered),
+                          scatter, _zeroed_by_scatter(scatter, a, b, bad, gathered))
+    else:
+        y_filled = _zeroed_by_scatter(zf, a, b, bad, gathered)
+    orelse, y_else = zf, y_filled
+    if n_static is None or n_static == 0:
+        # n == 0: every index is out of range and there is no row to gather index 0 from.
+        empty = g.branch()
+        if b:
+            out_shape = empty("Concat", empty("Shape", "indices"), empty("Shape", "data", start=a + 1), axis=0)
+        else:
+            out_shape = empty("Concat", empty("Shape", "data", start=0, end=a) if a != 0 else empty.const(np.zeros(0, np.int64)),
+                              empty("Shape", "indices"),
+                              empty("Shape", "data", start=a + 1) if a != -1 else empty.const(np.zeros(0, np.int64)),
+                              axis=0)
+        y_empty = empty("CastLike", empty("ConstantOfShape", out_shape), "data")
+        if n_static == 0:
+            orelse, y_else = empty, y_empty
+        else:
+            outer_if = g.branch()
+            y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
+            orelse = outer_if
+    y = g.if_(in_range, plain, y_plain, orelse, y_else)
+    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
+                          Gather.to_function_proto())
+
+
+def _zeroed_by_scatter(zf: BodyBuilder, a: int, b: int, bad: str, gathered: str) -> str:
+    """gathered with the rows of bad indices set to zeros by one ScatterND (any element type)."""
+    big = 9223372036854775807
+    first = len(zf.nodes)
     dshape = zf("Shape", "data")
     upper = a + 1 if a != -1 else big  # data dims after the axis
     inner_shape = zf("Slice", dshape, zf.const([upper]), zf.const([big]))
-    len_before_scatter = len(zf.nodes)
     if a >= 0:
         # One ScatterND writes zeros at (p, m) on the output [P dims..., indices dims..., inner dims...],
         # for every position p of the dims before the axis and each bad index position m.
@@ -267,7 +300,7 @@ def _specialised_body(name: str):
             scalar = zf.branch()
             y_scalar = scalar("CastLike", scalar("ConstantOfShape", scalar("Shape", gathered)), "data")
             scatter = zf.branch()
-            scatter.nodes, zf.nodes = zf.nodes[len_before_scatter:], zf.nodes[:len_before_scatter]
+            scatter.nodes, zf.nodes = zf.nodes[first:], zf.nodes[:first]
             y_filled = zf.if_(zf("Equal", zf("Size", zf("Shape", "indices")), zf.const(0)), scalar, y_scalar,
                               scatter, y_filled)
     else:
@@ -286,52 +319,25 @@ def _specialised_body(name: str):
         coords = zf("Concat", zf("Expand", p_col, pk1), zf("Expand", m_col, pk1), axis=2)
         zeros = zf("CastLike", zf("ConstantOfShape", zf("Concat", outer, k, inner, axis=0)), "data")
         y_filled = zf("Reshape", zf("ScatterND", rows, coords, zeros), zf("Shape", gathered), allowzero=1)
-    if zero_by_mul:
-        y_filled = _zero_by_mul(zf, zero_by_mul, a, bad, gathered, len_before_scatter, y_filled)
-    orelse, y_else = zf, y_filled
-    if n_static is None or n_static == 0:
-        # n == 0: every index is out of range and there is no row to gather index 0 from.
-        empty = g.branch()
-        if b:
-            out_shape = empty("Concat", empty("Shape", "indices"), empty("Shape", "data", start=a + 1), axis=0)
-        else:
-            out_shape = empty("Concat", empty("Shape", "data", start=0, end=a) if a != 0 else empty.const(np.zeros(0, np.int64)),
-                              empty("Shape", "indices"),
-                              empty("Shape", "data", start=upper) if a != -1 else empty.const(np.zeros(0, np.int64)),
-                              axis=0)
-        y_empty = empty("CastLike", empty("ConstantOfShape", out_shape), "data")
-        if n_static == 0:
-            orelse, y_else = empty, y_empty
-        else:
-            outer_if = g.branch()
-            y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
-            orelse = outer_if
-    y = g.if_(in_range, plain, y_plain, orelse, y_else)
-    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
-                          Gather.to_function_proto())
+    return y_filled
 
 
-def _zero_by_mul(zf: BodyBuilder, zero: str, a: int, bad: str, gathered: str, first_scatter_node: int,
-                 y_scattered: str) -> str:
-    """gathered * (0 where bad, else 1), broadcast over the dims after the axis: for integers
-    (``zero`` "i"); for floats ("f") when the row read for bad indices (index 0) has 1 / x > 0
-    everywhere, else the ScatterND result (the nodes of ``zf`` from ``first_scatter_node`` on)."""
-    scatter = zf.branch()
-    scatter.nodes, zf.nodes = zf.nodes[first_scatter_node:], zf.nodes[:first_scatter_node]
-    mul = zf if zero == "i" else zf.branch()
-    after_axis = (mul("Sub", mul("Size", mul("Shape", "data")), mul.const(a + 1)) if a >= 0
-                  else mul.const(-a - 1))  # the rank of the dims after the axis
-    ones = mul("ConstantOfShape", mul("Reshape", after_axis, mul.const([1])),
-               value=onnx.numpy_helper.from_array(np.array([1], np.int64)))
-    mask = mul("Reshape", mul("CastLike", mul("Not", bad), "data"), mul("Concat", mul("Shape", bad), ones, axis=0))
-    y_mul = mul("Mul", gathered, mask)
-    if zero == "i":
-        return y_mul
-    # In f32 (exact for f16; for f64 it can only turn a safe row unsafe: 1e300 -> inf).
-    row0 = zf("Cast", zf("Slice", "data", zf.const([0]), zf.const([1]), zf.const([a])), to=onnx.TensorProto.FLOAT)
-    positive = zf("Cast", zf("Greater", zf("Reciprocal", row0), zf.const(0.0, np.float32)), to=onnx.TensorProto.INT32)
-    row_safe = zf("Equal", zf("ReduceMin", positive, keepdims=0), zf.const(1, np.int32))
-    return zf.if_(row_safe, mul, y_mul, scatter, y_scattered)
+def _zeroed_by_mask(b: BodyBuilder, a: int, bad: str, gathered: str) -> str:
+    """gathered * (0 where bad, else 1), broadcast over the dims after the axis."""
+    after_axis = (b("Sub", b("Size", b("Shape", "data")), b.const(a + 1)) if a >= 0
+                  else b.const(-a - 1))  # the rank of the dims after the axis
+    ones = b("ConstantOfShape", b("Reshape", after_axis, b.const([1])),
+             value=onnx.numpy_helper.from_array(np.array([1], np.int64)))
+    mask = b("Reshape", b("CastLike", b("Not", bad), "data"), b("Concat", b("Shape", bad), ones, axis=0))
+    return b("Mul", gathered, mask)
+
+
+def _row0_times_zero_is_plus_zero(b: BodyBuilder, a: int) -> str:
+    """Whether every x of data's index 0 on the axis has 1 / x > 0 (finite, +0 or positive): then
+    x * 0 is +0. In f32: exact for f16; for f64 it can only turn a safe row unsafe (1e300 -> inf)."""
+    row0 = b("Cast", b("Slice", "data", b.const([0]), b.const([1]), b.const([a])), to=onnx.TensorProto.FLOAT)
+    positive = b("Cast", b("Greater", b("Reciprocal", row0), b.const(0.0, np.float32)), to=onnx.TensorProto.INT32)
+    return b("Equal", b("ReduceMin", positive, keepdims=0), b.const(1, np.int32))
 
 
 # --- numpy reference -------------------------------------------------------------

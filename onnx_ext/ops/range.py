@@ -381,8 +381,8 @@ _LARGE = 2**16
 _INT_RANGE = {"i64": ("i64", 2**31), "i32": ("i32", 2**30), "i16": ("i16", 2**15)}
 
 
-def _fast_name(et: ElementType, types, start=None, step=None) -> str:
-    """The fast overload for these types; ``start``, ``step``: their values when constant."""
+def _fast_name(et: ElementType, types, start=None) -> str:
+    """The fast overload for these types; ``start``: its value when constant."""
     name = f"fast_{et.ov}_{_exact_overload(et, types)}_" + "_".join(t.ov for t in types)
     if et.is_float and start is not None:
         return name + ("_from0" if start == 0 else "_offset")
@@ -433,26 +433,26 @@ def _float_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, typ
     ok = None if start is None else g("Less", abs_q, g.const(limit, np.float64))
     if start == "offset":
         fast = g.branch()
-        y = _float_values(fast, q, sd, td, types, et, c, add_start=True)
-        return _with_exact_fallback(g, name, et, exact, ok, fast, y)
+        y = _float_values(fast, q, sd, td, types, et, c, from_zero=False)
+        return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
     if start == "from0":
-        fast0 = g.branch()
-        y0 = _float_values(fast0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
-        zero_start = g("Equal", sd, g.const(0.0, np.float64))
-        return _with_exact_fallback(g, name, et, exact, g("And", ok, zero_start), fast0, y0)
+        fast = g.branch()
+        y = _float_values(fast, q, sd, td, types, et, c, from_zero=True)
+        ok = g("And", ok, g("Equal", sd, g.const(0.0, np.float64)))
+        return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
     # Start at run time: one If for small ranges, where the If and scalar ops cost more than
     # the pass over the output that a start of 0 saves; large ones choose in a nested If.
     small = g("Less", abs_q, g.const(float(_LARGE), np.float64))
     fast_small = g.branch()
-    y_small = _float_values(fast_small, q, sd, td, types, et, c, add_start=True)
-    rest = g.branch()
-    ok = rest("Less", abs_q, rest.const(limit, np.float64))
-    fast = rest.branch()
+    y_small = _float_values(fast_small, q, sd, td, types, et, c, from_zero=False)
+    large = g.branch()
+    fast = large.branch()
     from0, offset = fast.branch(), fast.branch()
-    y0 = _float_values(from0, q, sd, td, types, et, c, add_start=False, signed_zero=True)
-    y1 = _float_values(offset, q, sd, td, types, et, c, add_start=True)
-    y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)), from0, y0, offset, y1)
-    return _with_exact_fallback(g, name, et, exact, ok, fast, y, wrap=(small, fast_small, y_small, rest))
+    y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)),
+                 from0, _float_values(from0, q, sd, td, types, et, c, from_zero=True),
+                 offset, _float_values(offset, q, sd, td, types, et, c, from_zero=False))
+    y_large = _or_exact(large, et, exact, large("Less", abs_q, large.const(limit, np.float64)), fast, y)
+    return _built(g, name, g.if_(small, fast_small, y_small, large, y_large))
 
 
 def _int_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, types, sd: str, ed: str, td: str):
@@ -482,52 +482,44 @@ def _int_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, types
     y = fast("Range", *(x if t == r else fast("Cast", x, to=r.onnx) for x, t in zip(names, types)))
     if et != r:
         y = fast("Cast", y, to=et.onnx)
-    return _with_exact_fallback(g, name, et, exact, ok, fast, y)
+    return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
 
 
 def _float_values(b: BodyBuilder, q: str, sd: str, td: str, types, et: ElementType, c: ElementType,
-                  add_start: bool, signed_zero: bool = False) -> str:
-    """f(i) * f(step) (+ f(start)) for i < ceil(q), in f = c, then cast to the output type.
-    ``signed_zero`` (start is +0 or -0, no Add): element 0 is start + 0 * step, which is -0 only
-    for -0 with step < 0; i * step gives -0 for any step < 0, so then (-i) * (-step) (d = -1)."""
+                  from_zero: bool) -> str:
+    """f(i) * f(step) + f(start) for i < ceil(q), in f = c, then cast to the output type.
+    ``from_zero`` (start is +0 or -0): no Add. Element 0 is then start + 0 * step, which is -0
+    only for -0 with step < 0, while i * step gives -0 for any step < 0: so (-i) * (-step) there."""
     f64 = from_ov("f64")
     # (Relu: OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|)
     count = b("Cast", b("Relu", b("Ceil", q)), to=c.onnx)
-    s_c, t_c = (xd if t == c == f64 else x if t == c else b("Cast", xd, to=c.onnx)
-                for x, xd, t in zip(("start", "step"), (sd, td), (types[0], types[2])))
-    if signed_zero:
+
+    def in_c(x: str, xd: str, t: ElementType) -> str:  # input x (xd: in double) in the compute type
+        return xd if t == c == f64 else x if t == c else b("Cast", xd, to=c.onnx)
+
+    if from_zero:
         zero_d = b.const(0.0, np.float64)
         plus_zero_start = b("Greater", b("Reciprocal", sd), zero_d)  # 1 / +0 = +inf
         d = b("Where", b("And", plus_zero_start, b("Less", td, zero_d)), b.const(-1, c.numpy), b.const(1, c.numpy))
         i = b("Range", b.const(0, c.numpy), b("Mul", count, d), d)  # 0, d, 2d, ...: exact
-        return _cast_to(b, b("Mul", i, b("Mul", t_c, d)), et, c)
-    i = b("Range", b.const(0, c.numpy), count, b.const(1, c.numpy))
-    y = b("Mul", i, t_c)
-    if add_start:
-        y = b("Add", y, s_c)
-    return _cast_to(b, y, et, c)
-
-
-def _cast_to(b: BodyBuilder, y: str, et: ElementType, c: ElementType) -> str:
+        y = b("Mul", i, b("Mul", in_c("step", td, types[2]), d))
+    else:
+        i = b("Range", b.const(0, c.numpy), count, b.const(1, c.numpy))
+        y = b("Add", b("Mul", i, in_c("step", td, types[2])), in_c("start", sd, types[0]))
     return y if et == c else b("Cast", y, to=et.onnx)
 
 
-def _with_exact_fallback(g: BodyBuilder, name: str, et: ElementType, exact: str, ok: str, fast: BodyBuilder,
-                         y: str, wrap=None):
-    """If(ok, fast, exact body); with ``wrap`` = (cond, then, then_out, builder): If(cond, then, that If
-    built in builder)."""
-    names = list(_INPUTS)
-    host = g if wrap is None else wrap[3]
+def _or_exact(host: BodyBuilder, et: ElementType, exact: str, ok: str, fast: BodyBuilder, y: str) -> str:
+    """If(ok, the branch ``fast`` giving y, the exact body ``exact``), built in ``host``."""
     exact_path = host.branch()
-    exact_fn = SPEC_BODIES[exact]
     y_exact = exact_path.fresh("exact")
-    exact_path.nodes.append(onnx.helper.make_node(exact_fn.name, names, [y_exact], domain=ov_ext.domain,
-                                                  output_type=et.onnx))
-    out = host.if_(ok, fast, y, exact_path, y_exact)
-    if wrap is not None:
-        cond, then, then_out, _ = wrap
-        out = g.if_(cond, then, then_out, host, out)
-    return built_function(ov_ext.domain, "Range", name, names, g, out, op.version, Range.to_function_proto())
+    exact_path.nodes.append(onnx.helper.make_node(SPEC_BODIES[exact].name, list(_INPUTS), [y_exact],
+                                                  domain=ov_ext.domain, output_type=et.onnx))
+    return host.if_(ok, fast, y, exact_path, y_exact)
+
+
+def _built(g: BodyBuilder, name: str, out: str):
+    return built_function(ov_ext.domain, "Range", name, list(_INPUTS), g, out, op.version, Range.to_function_proto())
 
 
 def _exact_overload(et: ElementType, types) -> str:
@@ -651,9 +643,8 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     et = _output_element_type(attrs["output_type"])
     types = [o.type for o in operands]
     if all(t is not None and t.kind != "bool" for t in types):
-        start, step = (None if o.value is None else _scalar(name, o.value)
-                       for name, o in ((_INPUTS[0], operands[0]), (_INPUTS[2], operands[2])))
-        return _fast_name(et, types, start, step)
+        start = None if operands[0].value is None else _scalar(_INPUTS[0], operands[0].value)
+        return _fast_name(et, types, start)
     return _exact_overload(et, types)
 
 
