@@ -10,15 +10,14 @@ complete, so a failure leaves nothing behind (and an existing model untouched).
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from onnx_ext.types import ElementType, UnknownElementType, from_numpy, from_ov
 
+from .files import write_atomically
 from .ir import IRError, IRModel, Layer, Port
 
 #: Port ``precision`` spellings of OpenVINO's serializer, by element type.
@@ -54,7 +53,7 @@ def write_ir(ir: IRModel, xml_path, bin_path=None, *, alignment: int = ALIGNMENT
     if xml_path.resolve() == bin_path.resolve():
         raise IRError(f"{xml_path}: the .xml and .bin paths are the same file")
     xml_text, payload = serialize(ir, alignment=alignment)
-    _write_atomically([(xml_path, xml_text.encode("utf-8")), (bin_path, payload)])
+    write_atomically([(bin_path, lambda f: f.write(payload)), (xml_path, lambda f: f.write(xml_text.encode("utf-8")))])
     return xml_path, bin_path
 
 
@@ -311,28 +310,3 @@ def _check_const(layer: Layer, where: str) -> None:
         raise IRError(f"{where}: {layer.describe()} holds {et.ov} but its port says {port.element_type.ov}")
     if port.dims and [d for d in port.dims] != list(value.shape):
         raise IRError(f"{where}: {layer.describe()} holds shape {list(value.shape)} but its port says {port.dims}")
-
-
-# --- files ---------------------------------------------------------------------------
-
-
-def _write_atomically(files: list[tuple[Path, bytes]]) -> None:
-    temps: list[tuple[str, Path]] = []
-    try:
-        for path, content in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as f:
-                f.write(content)
-                f.flush()
-                os.fsync(f.fileno())
-        for tmp, path in reversed(temps):  # the .xml, written first, is renamed last
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        raise

@@ -284,7 +284,7 @@ def test_failed_rename_leaves_old_files_and_no_temporaries(tmp_path, monkeypatch
         calls.append(dst)
         raise OSError("disk full")
 
-    monkeypatch.setattr(ir_writer.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     bigger = _const_model({"a": np.arange(3, dtype=np.int32), "b": np.ones(4, np.float64)})
     with pytest.raises(OSError, match="disk full"):
         write_ir(bigger, xml)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from onnx_ext.errors import OnnxExtError
 from onnx_ext.types import from_numpy
 
 from ..ir import IRError, IRModel, Layer
+from ..files import write_atomically
 from ..ir_reader import read_ir, split_names
 from .context import Context, Value
 from .ranks import infer_rank
@@ -57,9 +56,8 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     weight_bytes = sum(a.nbytes for a in weights.values())
     if external_data is None:
         external_data = model.ByteSize() + weight_bytes + 64 * len(weights) >= PROTOBUF_LIMIT
-    onnx_path.parent.mkdir(parents=True, exist_ok=True)
     if not external_data:
-        _write_atomically([(onnx_path, lambda f: _stream_model(f, model, weights))])
+        write_atomically([(onnx_path, lambda f: _stream_model(f, model, weights))])
         return onnx_path
     data_path = onnx_path.with_name(onnx_path.name + ".data")
     layout, offset = {}, 0
@@ -82,7 +80,7 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
             f.write(_raw_bytes(array))
         f.truncate(offset)
 
-    _write_atomically([(data_path, write_data), (onnx_path, lambda f: f.write(model.SerializeToString()))])
+    write_atomically([(data_path, write_data), (onnx_path, lambda f: f.write(model.SerializeToString()))])
     return onnx_path
 
 
@@ -177,27 +175,6 @@ def _stream_model(f, model: onnx.ModelProto, weights: dict[str, np.ndarray]) -> 
         f.write(_raw_bytes(array))
 
 
-def _write_atomically(files) -> None:
-    """``files``: (path, write(f)); each is written to a temporary file beside it, and all are
-    renamed into place once every one is complete (nothing is left behind on an error)."""
-    temps = []
-    try:
-        for path, write in files:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            with os.fdopen(fd, "wb") as f:
-                write(f)
-                f.flush()
-                os.fsync(f.fileno())
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        raise
 
 
 def translate_graph(ctx: Context, layers: list[Layer]) -> None:

@@ -1,0 +1,72 @@
+"""Output files: written all or nothing, with the mode a new file gets under the umask."""
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from converters.files import write_atomically
+from converters.ir_reader import read_ir
+from converters.ir_to_onnx import convert_ir_file
+from converters.ir_writer import write_ir
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml"
+
+
+@pytest.fixture
+def umask():
+    def set_umask(value):
+        os.umask(value)
+        return value
+
+    old = os.umask(0o022)
+    os.umask(old)
+    yield set_umask
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_files_get_the_umask_mode(tmp_path, umask, mask):
+    umask(mask)
+    a, b = tmp_path / "d" / "a.bin", tmp_path / "d" / "b.xml"
+    write_atomically([(a, lambda f: f.write(b"1")), (b, lambda f: f.write(b"2"))])
+    assert a.read_bytes() == b"1" and b.read_bytes() == b"2"
+    assert _mode(a) == _mode(b) == 0o666 & ~mask
+
+
+def test_a_failed_write_leaves_nothing_and_keeps_old_files(tmp_path):
+    old = tmp_path / "a.bin"
+    old.write_bytes(b"old")
+
+    def fail(f):
+        f.write(b"partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_atomically([(old, lambda f: f.write(b"new")), (tmp_path / "b.xml", fail)])
+    assert old.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin"]
+
+
+def test_files_are_renamed_in_the_order_given(tmp_path, monkeypatch):
+    renamed = []
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (renamed.append(Path(dst).name), real(src, dst)))
+    write_atomically([(tmp_path / "m.bin", lambda f: f.write(b"")), (tmp_path / "m.xml", lambda f: f.write(b""))])
+    assert renamed == ["m.bin", "m.xml"]  # what readers look for comes last
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_converted_and_written_files_get_the_umask_mode(tmp_path, umask, external):
+    umask(0o022)
+    out = tmp_path / "m.onnx"
+    convert_ir_file(EXAMPLE, out, external_data=external)
+    written = [out] + ([tmp_path / "m.onnx.data"] if external else [])
+    assert [_mode(p) for p in written] == [0o644] * len(written)
+    xml, bin_ = write_ir(read_ir(EXAMPLE), tmp_path / "ir" / "m.xml")
+    assert _mode(Path(xml)) == _mode(Path(bin_)) == 0o644
