@@ -293,6 +293,27 @@ for _v in (1, 3, 4, 5, 9):
 for _v in (3, 5, 9):
     case(f"nms{_v}_unsorted_i32_center", *_nms(_v, 2, 2, 10, 3, 0.4, 0.1, sort_result_descending=False,
                                                output_type="i32", box_encoding="center"), backend="cpu")
+case("nms9_nothing_selected", *_nms(9, 2, 2, 6, 3, 0.5, 2.0), backend="cpu")
+
+
+def _nms_three_inputs():
+    boxes, scores = P([1, 7, 4]), P([1, 2, 7])
+    return M(list(o5.non_max_suppression(boxes, scores, C(2, np.int64)).outputs()), [boxes, scores])
+
+
+case("nms5_three_inputs", _nms_three_inputs, [[_boxes(1, 7), R.random((1, 2, 7)).astype(np.float32)]], backend="cpu")
+
+
+def _nms_runtime_thresholds():
+    boxes, scores, iou, score = P([1, 9, 4]), P([1, 2, 9]), P([]), P([])
+    node = o5.non_max_suppression(boxes, scores, C(4, np.int64), iou, score)
+    return M(list(node.outputs()), [boxes, scores, iou, score])
+
+
+_RT_BOXES, _RT_SCORES = _boxes(1, 9), R.uniform(-0.5, 1, (1, 2, 9)).astype(np.float32)
+case("nms5_runtime_thresholds", _nms_runtime_thresholds,
+     [[_RT_BOXES, _RT_SCORES, np.float32(t), np.float32(s)] for t, s in ((0.3, 0.2), (0.0, -0.1), (0.6, 0.0))],
+     backend="cpu")
 case("nms5_f16", *_nms(5, 1, 2, 8, 5, 0.5, 0.0, et="f16"), backend="cpu", canon=_scores_as_written)
 case("nms9_soft_refused", *_nms(9, 1, 1, 5, 2, 0.5, 0.0, sigma=0.5), error="soft-NMS")
 
@@ -439,3 +460,18 @@ def test_translator_matches_openvino(name, tmp_path):
                 assert_close(g, w, what, ulps, atol)
             else:
                 _compare_cpu(g, w, what)
+
+
+def test_every_translator_of_these_modules_has_a_case(tmp_path):
+    """Each layer type/version registered by the modules under test appears in some case's IR."""
+    from real_models.build_models import layer_inventory
+
+    from converters.ir_to_onnx import registry
+    from converters.ir_to_onnx.handlers import activation, detection, layout, resize, scatter, topk
+
+    modules = {m.__name__ for m in (activation, detection, layout, resize, scatter, topk)}
+    seen = set()
+    for name, (builder, *_rest) in CASES.items():
+        seen |= {(t.lower(), v) for t, v in layer_inventory(save_ir(builder(), tmp_path, name))}
+    mine = {key for key, fn in registry.HANDLERS.items() if fn.__module__ in modules}
+    assert mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"

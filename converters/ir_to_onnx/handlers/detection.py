@@ -7,8 +7,14 @@ exactly the selected rows for every version (not the -1 padding NMS-1..4's spec
 describes), so the outputs have a dynamic first dim. NMS-5/9 add
 ``selected_scores`` ([batch, class, score] in the scores' type) and
 ``valid_outputs``. Soft-NMS (``soft_nms_sigma`` other than 0) has no ONNX
-equivalent and is refused. Differences only at exact ties: OpenVINO keeps a box
-whose score equals ``score_threshold`` and onnxruntime drops it.
+equivalent and is refused.
+
+OpenVINO suppresses a box whose IoU with a selected one is >= ``iou_threshold`` and
+keeps scores >= ``score_threshold``; onnxruntime compares strictly (> and >). The
+thresholds become the f32 just below them (exactly, when constant; by a factor of
+1 -+ 2^-24 when computed), and an IoU threshold of 0 (also the default), which
+suppresses every box after the first even where they do not overlap, becomes a
+limit of one box per class.
 """
 
 from __future__ import annotations
@@ -34,6 +40,16 @@ def _f32(ctx: Context, v: Value, flat: bool = False) -> str:
     return ctx.one("Reshape", [name, ctx.i64([1])]) if flat and v.rank != 1 else name
 
 
+def _below(threshold) -> np.ndarray:
+    """The f32 just below ``threshold``: onnxruntime's strict ``>`` against it is OpenVINO's ``>=``."""
+    t = np.asarray(threshold, dtype=np.float32).reshape(1)
+    return np.nextafter(t, np.float32(-np.inf))
+
+
+def _zero(ctx: Context) -> str:
+    return ctx.const(np.zeros(1, np.float32))
+
+
 def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
     """The ONNX NonMaxSuppression's [M, 3] int64 rows in OpenVINO's order, and the scores tensor (f32)."""
     boxes, scores = ctx.input(0), ctx.input(1)
@@ -44,13 +60,30 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
             raise ctx.error("soft-NMS (soft_nms_sigma other than 0) has no ONNX equivalent")
     encoding = _mode(ctx, layer, "box_encoding", ("corner", "center"), "corner")
     scores_f = _f32(ctx, scores)
-    inputs = [_f32(ctx, boxes), scores_f]
-    inputs.append(ctx.as_i64(ctx.input(2), flat=True) if n > 2 else ctx.i64([0]))
-    inputs.append(_f32(ctx, ctx.input(3), flat=True) if n > 3 else "")
+    max_out = ctx.as_i64(ctx.input(2), flat=True) if n > 2 else ctx.i64([0])
+    iou = ctx.input(3) if n > 3 else None
+    if iou is None or (iou.const is not None and np.all(np.asarray(iou.const) == 0)):
+        iou_name, max_out = ctx.const(np.zeros(1, np.float32)), ctx.one("Min", [max_out, ctx.i64([1])])
+    elif iou.const is not None:
+        iou_name = ctx.const(_below(iou.const))
+    else:
+        t = _f32(ctx, iou, flat=True)
+        max_out = ctx.one("Where", [ctx.one("Equal", [t, _zero(ctx)]), ctx.one("Min", [max_out, ctx.i64([1])]),
+                                    max_out])
+        iou_name = ctx.one("Mul", [t, ctx.const(np.array([1 - 2.0**-24], np.float32))])
+    inputs = [_f32(ctx, boxes), scores_f, max_out, iou_name]
     if n > 4:
-        inputs.append(_f32(ctx, ctx.input(4), flat=True))
-    while inputs[-1] == "":
-        inputs.pop()
+        score = ctx.input(4)
+        if score.const is not None:
+            inputs.append(ctx.const(_below(score.const)))
+        else:
+            t = _f32(ctx, score, flat=True)
+            factor = ctx.one("Where", [ctx.one("Less", [t, _zero(ctx)]), ctx.const(np.array([1 + 2.0**-23], np.float32)),
+                                       ctx.const(np.array([1 - 2.0**-24], np.float32))])
+            tiny = ctx.const(np.array([-np.finfo(np.float32).tiny], np.float32))
+            inputs.append(ctx.one("Where", [ctx.one("Equal", [t, _zero(ctx)]), tiny, ctx.one("Mul", [t, factor])]))
+    else:  # OpenVINO's default score_threshold 0 drops negative scores
+        inputs.append(ctx.const(_below(0.0)))
     rows = ctx.one("NonMaxSuppression", inputs, center_point_box=int(encoding == "center"))
     if _flag(layer, "sort_result_descending", True):
         picked = ctx.one("GatherND", [scores_f, rows])
