@@ -12,6 +12,7 @@ Every converted model is also checked against the coverage table's op lists.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -35,6 +36,7 @@ from converters.ir_to_onnx import coverage  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
 
 R = np.random.default_rng(10)
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 def P(shape, et="f32"):
@@ -218,6 +220,15 @@ case("topk11_stable_ties_max", _topk(11, [3, 8], "i32", 5, 1, "max", "value", st
      [[data((3, 8), "int32", 0, 3)]])
 case("topk11_stable_ties_min_index", _topk(11, [3, 8], "f32", 4, 1, "min", "index", stable=True),
      [[data((3, 8), "int32", 0, 3).astype(np.float32)]])
+
+
+def _topk_runtime_k():
+    x, k = P([2, -1]), P([], "i32")
+    return M(list(o11.topk(x, k, 1, "max", "value", "i64").outputs()), [x, k])
+
+
+case("topk11_runtime_k", _topk_runtime_k, [[data((2, 9)), np.array(4, np.int32)], [data((2, 5)), np.array(1, np.int32)]],
+     backend="cpu")  # the reference leaves dynamic outputs empty
 case("topk11_u8", _topk(11, [10], "u8", 4, 0, "max", "value", stable=True), [[data((10,), "uint8", 0, 255)]],
      backend="cpu")  # the reference has no u8 TopK
 
@@ -331,7 +342,7 @@ def _pad(version, shape, et, begin, end, mode, value=None, runtime=False):
             params += [pb, pe]
         else:
             pb, pe = C(begin), C(end)
-        v = None if value is None else o8.constant(np.asarray(value, dtype=x.get_element_type().to_dtype()))
+        v = None if value is None else o1.convert(o8.constant(np.float32(value)), x.get_element_type())
         return M(op(x, pb, pe, mode, v), params)
     return build
 
@@ -343,6 +354,9 @@ for _mode in ("constant", "edge", "reflect", "symmetric"):
          [[data((4, 7), "int32")]])
 case("pad1_constant_value_i8", _pad(1, [3, 4], "i8", [1, 0], [2, 1], "constant", value=7),
      [[data((3, 4), "int8")]])
+case("pad12_edge_i16_widened", _pad(12, [3, 4], "i16", [1, 2], [0, -1], "edge"), [[data((3, 4), "int16")]])
+case("pad1_constant_bf16_widened", _pad(1, [2, 3], "bf16", [1, 1], [1, 0], "constant", value=0.5),
+     [[data((2, 3)).astype(BF16)]])
 case("pad12_runtime_pads_reflect", _pad(12, [5, 6], "f32", [0, 0], [0, 0], "reflect", runtime=True),
      [[data((5, 6)), np.array([1, -1], np.int64), np.array([2, 3], np.int64)]])
 case("pad12_runtime_symmetric_refused", _pad(12, [5, 6], "f32", [0, 0], [0, 0], "symmetric", runtime=True),
@@ -390,11 +404,16 @@ def _scatter_el(version, dshape, et, indices, axis, reduction="none", use_init=T
         else:
             node = o12.scatter_elements_update(x, C(indices), u, C(axis), reduction, use_init)
         return M(node, [x, u])
-    dt = "float32" if et == "f32" else "int32"
-    return build, [[data(dshape, dt), data(np.shape(indices), dt)]]
+    dt = {"f32": "float32", "i32": "int32", "i16": "int16", "u8": "uint8"}[et]
+    lo = 0 if et == "u8" else -4
+    return build, [[data(dshape, dt, lo), data(np.shape(indices), dt, lo)]]
 
 
 _EL_IDX = [[1, 0, 2], [1, 1, 0], [0, 2, 2]]  # duplicates along axis 0 for the reductions
+case("scatter_el12_sum_negative_indices_i16", *_scatter_el(12, [3, 4], "i16", [[-1, 0], [1, -4], [2, 2]], 1, "sum",
+                                                            False))
+case("scatter_el12_max_noinit_u8", *_scatter_el(12, [3, 3], "u8", _EL_IDX, 0, "max", False),
+     backend="cpu")  # the reference has no u8 ScatterElementsUpdate
 case("scatter_el3_axis1", *_scatter_el(3, [3, 4], "f32", [[3, 0], [1, 2], [0, 1]], 1))
 case("scatter_el3_axis0_i32", *_scatter_el(3, [3, 3], "i32", [[1, 0, 2], [0, 2, 1]], 0))
 for _red in ("none", "sum", "prod", "min", "max", "mean"):

@@ -26,7 +26,7 @@ from onnx_ext.types import from_ov
 from ...ir_reader import element_type
 from ..context import Context, Value
 from ..registry import handler
-from .layout import _mode
+from .layout import _mode, i64_vector
 from .nn import _flag
 
 _I64 = from_ov("i64")
@@ -60,7 +60,7 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
             raise ctx.error("soft-NMS (soft_nms_sigma other than 0) has no ONNX equivalent")
     encoding = _mode(ctx, layer, "box_encoding", ("corner", "center"), "corner")
     scores_f = _f32(ctx, scores)
-    max_out = ctx.as_i64(ctx.input(2), flat=True) if n > 2 else ctx.i64([0])
+    max_out = i64_vector(ctx, ctx.input(2)) if n > 2 else ctx.i64([0])
     iou = ctx.input(3) if n > 3 else None
     if iou is None or (iou.const is not None and np.all(np.asarray(iou.const) == 0)):
         iou_name, max_out = ctx.const(np.zeros(1, np.float32)), ctx.one("Min", [max_out, ctx.i64([1])])

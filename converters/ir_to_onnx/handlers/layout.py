@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..context import Context, Value
+from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import handler
 from .shape import _int as _int_attr
 
 _BIG = np.iinfo(np.int64).max
+ORT_KERNELS.setdefault("Pad", frozenset({"f16", "f32", "f64", "i8", "i32", "i64", "u8", "u32", "u64", "boolean"}))
 
 
 def _mode(ctx: Context, layer, name: str, allowed: tuple[str, ...], default: str | None = None) -> str:
@@ -44,7 +45,7 @@ def pad(ctx: Context, layer) -> None:
     if begin_v.const is None or end_v.const is None:
         if mode == "symmetric":
             raise ctx.error("symmetric padding needs constant pads_begin and pads_end")
-        pads = ctx.one("Concat", [ctx.as_i64(begin_v, flat=True), ctx.as_i64(end_v, flat=True)], axis=0)
+        pads = ctx.one("Concat", [i64_vector(ctx, begin_v), i64_vector(ctx, end_v)], axis=0)
         _onnx_pad(ctx, data.name, pads, mode, value, data, ctx.out(0))
         return
     rank = _rank(ctx, data, 1)
@@ -67,9 +68,23 @@ def pad(ctx: Context, layer) -> None:
         _onnx_pad(ctx, x, ctx.i64(begin + end), mode, value, data, ctx.out(0))
 
 
-def _onnx_pad(ctx: Context, x: str, pads: str, mode: str, value: str | None, data: Value, output: str) -> None:
-    inputs = [x, pads] + ([value] if value is not None else [])
-    ctx.emit("Pad", inputs, data.type, output, kind="bits", mode=mode)
+def _onnx_pad(ctx: Context, x: str, pads: str, mode: str, value: str | None, data: Value, output: str | None) -> str:
+    """ONNX Pad of ``x`` (of ``data``'s type), widened where onnxruntime has no kernel."""
+    et = data.type
+    ct = compute_type("Pad", et, "bits")
+    if ct is None:
+        raise ctx.error(f"onnxruntime has no Pad kernel for {et.ov} and no lossless widening applies")
+    inputs = [ctx.cast(x, et, ct), pads] + ([ctx.cast(value, et, ct)] if value is not None else [])
+    if ct == et:
+        return ctx.one("Pad", inputs, output, mode=mode)
+    return ctx.cast(ctx.one("Pad", inputs, mode=mode), ct, et, output)
+
+
+def i64_vector(ctx: Context, v: Value) -> str:
+    """``v`` as a 1-D int64 tensor."""
+    if v.const is not None or v.rank == 1:
+        return ctx.as_i64(v, flat=True)
+    return ctx.one("Reshape", [ctx.as_i64(v), ctx.i64([-1])])
 
 
 def _symmetric(ctx: Context, x: str, begin: list[int], end: list[int]) -> None:

@@ -25,7 +25,7 @@ from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import handler
-from .layout import _mode
+from .layout import _mode, _onnx_pad, i64_vector
 from .nn import _flag, _float, _ints
 from .shape import const_ints
 
@@ -102,9 +102,9 @@ def _resize(ctx: Context, layer, data: Value, axes: list[int], mode: str, coords
     attrs["coordinate_transformation_mode"] = coords
     x = data.name
     if any(begin) or any(end):
-        x = ctx.emit("Pad", [x, ctx.i64(begin + end)], data.type, kind="bits", mode="constant")
+        x = _onnx_pad(ctx, x, ctx.i64(begin + end), "constant", None, data, None)
     if sizes is not None:
-        inputs = [x, "", "", ctx.as_i64(sizes, flat=True)]
+        inputs = [x, "", "", i64_vector(ctx, sizes)]
     else:
         inputs = [x, "", ctx.cast(scales.name, scales.type, _F32)]
     ctx.emit("Resize", inputs[:1], data.type, ctx.out(0), extra=inputs[1:], **attrs)

@@ -17,7 +17,7 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
-from ..context import Context, Value
+from ..context import Context, Value, compute_type
 from ..registry import handler
 from .layout import _mode
 from .nn import _flag
@@ -139,7 +139,9 @@ def scatter_elements_update(ctx: Context, layer) -> None:
         touched = ctx.one("ScatterElements", [zeros, idx, ones], axis=axis, reduction="add")  # count per element
     if not use_init and reduction != "none":
         updated = ctx.one("Greater", [touched, ctx.const(np.zeros((), np.float32))])
-        x = ctx.one("Where", [updated, ctx.const(_identity(et, reduction)), x])
+        ct = compute_type("Where", et, "bits") or et
+        start = ctx.one("Where", [updated, ctx.cast(ctx.const(_identity(et, reduction)), et, ct), ctx.cast(x, et, ct)])
+        x = ctx.cast(start, ct, et)
     if reduction != "mean":
         ctx.one("ScatterElements", [x, idx, updates.name], ctx.out(0), axis=axis, reduction=_REDUCTIONS[reduction])
         return

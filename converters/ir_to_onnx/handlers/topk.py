@@ -14,7 +14,7 @@ from onnx_ext.types import from_ov
 from ...ir_reader import element_type
 from ..context import ORT_KERNELS, Context, compute_type
 from ..registry import handler
-from .layout import _mode
+from .layout import _mode, i64_vector
 from .shape import _int
 
 _I64 = from_ov("i64")
@@ -37,7 +37,7 @@ def topk(ctx: Context, layer) -> None:
     ct = compute_type("TopK", et)
     if ct is None:
         raise ctx.error(f"onnxruntime has no TopK kernel for {et.ov} and no lossless widening applies")
-    k = ctx.as_i64(k_v, flat=True)
+    k = i64_vector(ctx, k_v)
     x = ctx.cast(data.name, et, ct)
     values, indices = ctx.node("TopK", [x, k], 2, axis=axis, largest=int(largest), sorted=1)
     if sort == "index":
