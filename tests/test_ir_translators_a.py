@@ -160,6 +160,9 @@ for _mode in ("linear_onnx", "linear", "cubic"):
                                                        coordinate_transformation_mode=_ctm), _IMG, ulps=64, atol=1e-5)
     case(f"interp11_{_mode}_down_f16", _interp11([1, 2, 5, 6], "f16", [0.6, 0.5], _mode, "scales", [2, 3]),
          [[data((1, 2, 5, 6), "float16")]], ulps=2, atol=2e-3)
+for _mode in ("linear_onnx", "linear", "cubic"):  # scales whose products are not whole: the scale given is used
+    case(f"interp11_{_mode}_fractional_scales", _interp11([1, 2, 5, 6], "f32", [1.5, 0.7], _mode, "scales", [2, 3]),
+         _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_cubic_coeff", _interp11([1, 2, 5, 6], "f32", [2.0, 1.5], "cubic", "scales", [2, 3], cube_coeff=-0.5),
      _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_linear_antialias_refused", _interp11([1, 2, 9, 8], "f32", [4, 3], "linear", "sizes", [2, 3],
@@ -170,6 +173,12 @@ case("interp11_linear_pads", _interp11([1, 2, 5, 6], "f32", [2.0, 2.0], "linear_
                                        pads_begin=[0, 0, 1, 2], pads_end=[0, 0, 2, 0]), _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_bilinear_pillow_down", _interp11([1, 2, 9, 8], "f32", [4, 3], "bilinear_pillow", "sizes", [2, 3]),
      [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
+case("interp11_bilinear_pillow_ignores_coordinate_mode",
+     _interp11([1, 2, 9, 8], "f32", [5, 5], "bilinear_pillow", "sizes", [2, 3],
+               coordinate_transformation_mode="tf_half_pixel_for_nn"), [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
+case("interp11_bicubic_pillow_align_corners_down_f16",
+     _interp11([1, 2, 9, 8], "f16", [0.5, 0.4], "bicubic_pillow", "scales", [2, 3],
+               coordinate_transformation_mode="align_corners"), [[data((1, 2, 9, 8), "float16")]], ulps=2, atol=2e-3)
 case("interp11_bicubic_pillow_up", _interp11([1, 2, 5, 6], "f32", [8, 9], "bicubic_pillow", "sizes", [2, 3],
                                              cube_coeff=-0.5), _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_linear_3d_axis1", _interp11([2, 5, 3], "f32", [2.0], "linear_onnx", "scales", [1]),
@@ -414,6 +423,8 @@ case("scatter_el12_sum_negative_indices_i16", *_scatter_el(12, [3, 4], "i16", [[
                                                             False))
 case("scatter_el12_max_noinit_u8", *_scatter_el(12, [3, 3], "u8", _EL_IDX, 0, "max", False),
      backend="cpu")  # the reference has no u8 ScatterElementsUpdate
+case("scatter_el12_mean_rounds_down_i32", _scatter_el(12, [3, 3], "i32", _EL_IDX, 0, "mean", True)[0],
+     [[np.full((3, 3), -4, np.int32), np.array([[-1, -2, -2], [-3, -1, -1], [-2, -2, -5]], np.int32)]])  # -8/3 -> -3
 case("scatter_el3_axis1", *_scatter_el(3, [3, 4], "f32", [[3, 0], [1, 2], [0, 1]], 1))
 case("scatter_el3_axis0_i32", *_scatter_el(3, [3, 3], "i32", [[1, 0, 2], [0, 2, 1]], 0))
 for _red in ("none", "sum", "prod", "min", "max", "mean"):

@@ -3,7 +3,7 @@
 - Modes: nearest (every ``nearest_mode``), linear and linear_onnx -> linear,
   cubic -> cubic with ``cube_coeff``; bilinear_pillow/bicubic_pillow -> linear/
   cubic with antialias (Pillow's filters, which ONNX's antialias follows) and
-  exclude_outside. ``antialias`` in mode linear is OpenVINO's own triangle filter,
+  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. ``antialias`` in mode linear is OpenVINO's own triangle filter,
   which ONNX's antialias does not reproduce: refused; the other modes ignore it.
 - ``nearest_mode`` simple (floor when upsampling, ceil when downsampling) needs the
   scales known at conversion time and all resized axes going the same way.
@@ -73,13 +73,16 @@ def _const_floats(ctx: Context, v: Value) -> np.ndarray:
     return np.asarray(v.const, dtype=np.float64)
 
 
-def _resize(ctx: Context, layer, data: Value, axes: list[int], mode: str, coords: str, nearest: str,
+def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, nearest: str,
             sizes: Value | None, scales: Value | None, antialias: bool, cube_coeff: float,
             pads_begin: list[int], pads_end: list[int]) -> None:
     rank = data.rank
     begin = (pads_begin + [0] * rank)[:rank]
     end = (pads_end + [0] * rank)[:rank]
     attrs = {"axes": axes}
+    if mode.endswith("_pillow"):  # Pillow's filters: pixel centres whatever the coordinate mode says
+        coords = "half_pixel"
+        attrs["exclude_outside"] = 1
     if mode == "nearest":
         if nearest == "simple":
             total = [b + e for b, e in zip(begin, end)]
@@ -97,14 +100,16 @@ def _resize(ctx: Context, layer, data: Value, axes: list[int], mode: str, coords
         attrs.update(mode="linear", antialias=int(mode == "bilinear_pillow"))
     else:
         attrs.update(mode="cubic", cubic_coeff_a=cube_coeff, antialias=int(mode == "bicubic_pillow"))
-    if mode.endswith("_pillow"):
-        attrs["exclude_outside"] = 1
     attrs["coordinate_transformation_mode"] = coords
     x = data.name
     if any(begin) or any(end):
         x = _onnx_pad(ctx, x, ctx.i64(begin + end), "constant", None, data, None)
     if sizes is not None:
         inputs = [x, "", "", i64_vector(ctx, sizes)]
+    elif mode.endswith("_pillow"):  # OpenVINO's Pillow filters scale by out/in, not by the scales given
+        dims = ctx.cast(ctx.one("Gather", [ctx.one("Shape", [x]), ctx.i64(axes)], axis=0), from_ov("i64"), _F32)
+        out = ctx.one("Floor", [ctx.one("Mul", [dims, ctx.cast(scales.name, scales.type, _F32)])])
+        inputs = [x, "", "", ctx.cast(out, _F32, from_ov("i64"))]
     else:
         inputs = [x, "", ctx.cast(scales.name, scales.type, _F32)]
     ctx.emit("Resize", inputs[:1], data.type, ctx.out(0), extra=inputs[1:], **attrs)
@@ -134,7 +139,7 @@ def interpolate_4(ctx: Context, layer) -> None:
     if attrs["mode"].endswith("_pillow"):
         raise ctx.error(f"mode {attrs['mode']!r} is not an Interpolate-4 mode")
     sizes, scales = (ctx.input(1), None) if calc == "sizes" else (None, ctx.input(2))
-    _resize(ctx, layer, data, _axes(ctx, data, 3), sizes=sizes, scales=scales, **attrs)
+    _resize(ctx, data, _axes(ctx, data, 3), sizes=sizes, scales=scales, **attrs)
 
 
 @handler("Interpolate", "opset11")
@@ -143,7 +148,7 @@ def interpolate_11(ctx: Context, layer) -> None:
     _known_rank(ctx, data)
     attrs, calc = _v4_attrs(ctx, layer, data.rank)
     sizes, scales = (ctx.input(1), None) if calc == "sizes" else (None, ctx.input(1))
-    _resize(ctx, layer, data, _axes(ctx, data, 2), sizes=sizes, scales=scales, **attrs)
+    _resize(ctx, data, _axes(ctx, data, 2), sizes=sizes, scales=scales, **attrs)
 
 
 @handler("Interpolate", "opset1")
@@ -164,5 +169,5 @@ def interpolate_1(ctx: Context, layer) -> None:
         coords = "align_corners"
     elif mode.startswith("linear") and not any(begin + end) and not (rank == 4 and sorted(axes) == [2, 3]):
         coords = "half_pixel"
-    _resize(ctx, layer, data, axes, mode, coords, "simple", sizes, None, _flag(layer, "antialias", False), -0.75,
+    _resize(ctx, data, axes, mode, coords, "simple", sizes, None, _flag(layer, "antialias", False), -0.75,
             begin, end)
