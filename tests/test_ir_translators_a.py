@@ -96,6 +96,8 @@ case("swish_beta_const_f16", lambda: (lambda x: M(o4.swish(x, C(1.7, np.float16)
      [[data((2, 6), "float16")]], ulps=2)
 case("swish_beta_input_f32", lambda: (lambda x, b: M(o4.swish(x, b), [x, b]))(P([4]), P([])),
      [[data((4,)), np.array(0.6, np.float32)]], ulps=8)
+case("swish_bf16_widened", lambda: (lambda x: M(o4.swish(x, o1.convert(C(0.5, np.float32), "bf16")), [x]))(
+    P([5], "bf16")), [[data((5,)).astype(BF16)]])
 case("swish_beta_one", lambda: (lambda x: M(o4.swish(x, C(1.0, np.float32)), [x]))(P([6])), [[data((6,))]], ulps=8)
 
 
@@ -167,6 +169,10 @@ case("interp11_cubic_coeff", _interp11([1, 2, 5, 6], "f32", [2.0, 1.5], "cubic",
      _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_linear_antialias_refused", _interp11([1, 2, 9, 8], "f32", [4, 3], "linear", "sizes", [2, 3],
                                                     antialias=True), [[data((1, 2, 9, 8))]], error="antialias")
+case("interp11_linear_onnx_antialias_ignored", _interp11([1, 2, 9, 8], "f32", [4, 3], "linear_onnx", "sizes", [2, 3],
+                                                         antialias=True), [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
+case("interp11_nearest_antialias_ignored", _interp11([1, 2, 9, 8], "f32", [4, 3], "nearest", "sizes", [2, 3],
+                                                     antialias=True), [[data((1, 2, 9, 8))]])
 case("interp11_cubic_antialias_ignored", _interp11([1, 2, 9, 8], "f32", [4, 3], "cubic", "sizes", [2, 3],
                                                    antialias=True), [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
 case("interp11_linear_pads", _interp11([1, 2, 5, 6], "f32", [2.0, 2.0], "linear_onnx", "scales", [2, 3],
@@ -238,6 +244,8 @@ def _topk_runtime_k():
 
 case("topk11_runtime_k", _topk_runtime_k, [[data((2, 9)), np.array(4, np.int32)], [data((2, 5)), np.array(1, np.int32)]],
      backend="cpu")  # the reference leaves dynamic outputs empty
+case("topk11_bf16_widened", _topk(11, [3, 6], "bf16", 2, 1, "min", "index", stable=True),
+     [[R.permutation(18).reshape(3, 6).astype(BF16)]])
 case("topk11_u8", _topk(11, [10], "u8", 4, 0, "max", "value", stable=True), [[data((10,), "uint8", 0, 255)]],
      backend="cpu")  # the reference has no u8 TopK
 
