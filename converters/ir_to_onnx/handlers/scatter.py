@@ -97,9 +97,7 @@ def _updates(ctx: Context, updates: Value, reduction: str) -> str:
 @handler("ScatterNDUpdate", "opset4", "opset15")
 def scatter_nd_update(ctx: Context, layer) -> None:
     data, indices, updates = ctx.input(0), ctx.input(1), ctx.input(2)
-    reduction = _mode(ctx, layer, "reduction", tuple(_REDUCTIONS), "none")
-    if reduction == "mean":
-        raise ctx.error("ScatterNDUpdate has no mean reduction")
+    reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none")
     if reduction != "none" and data.type == _BOOL:
         raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
     ctx.one("ScatterND", [data.name, _indices(ctx, indices), _updates(ctx, updates, reduction)], ctx.out(0),
