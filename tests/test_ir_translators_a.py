@@ -33,7 +33,7 @@ from openvino.utils.node_factory import NodeFactory  # noqa: E402
 from converters.ir import IRError  # noqa: E402
 from converters.ir_reader import read_ir  # noqa: E402
 from converters.ir_to_onnx import coverage  # noqa: E402
-from ir_testing import assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
+from ir_testing import assert_close, convert, edit_ir, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
 
 R = np.random.default_rng(10)
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -513,3 +513,13 @@ def test_every_translator_of_these_modules_has_a_case(tmp_path):
         seen |= {(t.lower(), v) for t, v in layer_inventory(save_ir(builder(), tmp_path, name))}
     mine = {key for key, fn in registry.HANDLERS.items() if fn.__module__ in modules}
     assert mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"
+
+
+def test_depth_to_space_channels_not_a_multiple_is_one_line(tmp_path):
+    """OpenVINO refuses to build it; an edited IR gets one clear line, not an onnxruntime failure later."""
+    x = P([-1, 8, -1, -1])
+    xml = save_ir(M(o1.depth_to_space(x, "blocks_first", 2), [x]), tmp_path)
+    edit_ir(xml, "<dim>8</dim>", "<dim>6</dim>", count=0)
+    with pytest.raises(IRError, match=r"DepthToSpace.*6 channels are not a multiple of block_size\^2 = 4") as info:
+        convert(xml)
+    assert "\n" not in str(info.value)

@@ -122,6 +122,8 @@ def depth_to_space(ctx: Context, layer) -> None:
     data = ctx.input(0)
     k = _rank(ctx, data, 3) - 2
     bs, blocks_first = _block(ctx, layer)
+    if data.shape[1] is not None and data.shape[1] % bs**k:
+        raise ctx.error(f"{data.shape[1]} channels are not a multiple of block_size^{k} = {bs**k}")
     spatial = _spatial_dims(ctx, data)
     if blocks_first:  # [N, bs.., C', D..]
         split = ctx.one("Concat", [ctx.i64([0] + [bs] * k + [-1]), spatial], axis=0)

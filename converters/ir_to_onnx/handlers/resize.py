@@ -30,6 +30,8 @@ from .nn import _flag, _float, _ints
 from .shape import const_ints
 
 _F32 = from_ov("f32")
+# onnxruntime has an f16 Resize too; f16 (and bf16) data are resized in f32 instead, which is
+# what the tests compare with OpenVINO's f16 results.
 ORT_KERNELS.setdefault("Resize", frozenset({"f32", "i8", "i32", "u8"}))
 
 _MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
