@@ -37,6 +37,8 @@ HISTORY: dict[str, tuple[int, ...]] = {
     "scatterndupdate": (4, 15),
     "scatterelementsupdate": (3, 12),
     "gathernd": (5, 8),
+    "interpolate": (1, 4, 11),
+    "nonmaxsuppression": (1, 3, 4, 5, 9),
 }
 #: Newest opset this table knows; versions beyond it are only matched exactly.
 LATEST_OPSET = 17

@@ -1,0 +1,175 @@
+"""Interpolate-1/4/11 as ONNX Resize (opset 18+: ``axes``, ``antialias``).
+
+- Modes: nearest (every ``nearest_mode``), linear and linear_onnx -> linear,
+  cubic -> cubic with ``cube_coeff``; bilinear_pillow/bicubic_pillow -> linear/
+  cubic with antialias (Pillow's filters, which ONNX's antialias follows) and
+  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. ``antialias`` in mode linear is OpenVINO's own triangle filter,
+  which ONNX's antialias does not reproduce: refused; the other modes ignore it.
+- ``nearest_mode`` simple (floor when upsampling, ceil when downsampling) needs the
+  scales known at conversion time and all resized axes going the same way.
+- ``tf_half_pixel_for_nn``: floor((x + 0.5) / scale), which is half_pixel with
+  round_prefer_ceil; other nearest modes and other interpolations with it are
+  refused (ONNX removed the mode in opset 13).
+- pads_begin/pads_end: a zero Pad before the Resize, as OpenVINO pads the data.
+- Interpolate-1 is OpenVINO's own conversion to Interpolate-4
+  (ConvertInterpolate1ToInterpolate4): sizes, nearest_mode simple, asymmetric
+  coordinates, align_corners when set, half_pixel for linear when there are no
+  pads and the axes are not exactly {2, 3} of 4-D data; mode ``area`` is refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import ORT_KERNELS, Context, Value
+from ..registry import handler
+from .layout import _mode, _onnx_pad, i64_vector
+from .nn import _flag, _float, _ints
+from .shape import const_ints
+
+_F32 = from_ov("f32")
+# onnxruntime has an f16 Resize too; f16 (and bf16) data are resized in f32 instead, which is
+# what the tests compare with OpenVINO's f16 results.
+ORT_KERNELS.setdefault("Resize", frozenset({"f32", "i8", "i32", "u8"}))
+
+_MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
+_COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
+_NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+
+
+def _axes(ctx: Context, data: Value, index: int) -> list[int]:
+    if ctx.n_inputs() > index:
+        axes = const_ints(ctx, ctx.input(index), "the Interpolate axes")
+    else:
+        axes = list(range(data.rank))
+    if any(not -data.rank <= a < data.rank for a in axes):
+        raise ctx.error(f"axes {axes} are out of range for rank {data.rank}")
+    return [a % data.rank for a in axes]
+
+
+def _simple_direction(ctx: Context, scales: list[float]) -> str:
+    """OpenVINO's nearest_mode simple: ceil when downsampling, else floor (trunc)."""
+    moving = [s for s in scales if s != 1.0]
+    if all(s > 1.0 for s in moving):
+        return "floor"
+    if all(s < 1.0 for s in moving):
+        return "ceil"
+    raise ctx.error(f"nearest_mode simple with scales {scales} both up and down: ONNX Resize has one nearest_mode")
+
+
+def _static_scales(ctx: Context, data: Value, axes: list[int], sizes: Value | None, scales: Value | None,
+                   pads: list[int]) -> list[float]:
+    if scales is not None:
+        return [float(s) for s in _const_floats(ctx, scales).reshape(-1)]
+    dims = [data.shape[a] for a in axes]
+    if sizes is None or sizes.const is None or any(d is None for d in dims):
+        raise ctx.error("nearest_mode simple needs the scales known at conversion time (constant sizes, static dims)")
+    return [float(o) / (d + pads[a]) for o, d, a in zip(np.asarray(sizes.const).reshape(-1), dims, axes)]
+
+
+def _const_floats(ctx: Context, v: Value) -> np.ndarray:
+    if v.const is None:
+        raise ctx.error("nearest_mode simple needs constant scales")
+    return np.asarray(v.const, dtype=np.float64)
+
+
+def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, nearest: str,
+            sizes: Value | None, scales: Value | None, antialias: bool, cube_coeff: float,
+            pads_begin: list[int], pads_end: list[int]) -> None:
+    rank = data.rank
+    begin = (pads_begin + [0] * rank)[:rank]
+    end = (pads_end + [0] * rank)[:rank]
+    attrs = {"axes": axes}
+    if mode.endswith("_pillow"):  # Pillow's filters: pixel centres whatever the coordinate mode says
+        coords = "half_pixel"
+        attrs["exclude_outside"] = 1
+    if mode == "nearest":
+        if nearest == "simple":
+            total = [b + e for b, e in zip(begin, end)]
+            nearest = _simple_direction(ctx, _static_scales(ctx, data, axes, sizes, scales, total))
+        if coords == "tf_half_pixel_for_nn":
+            if nearest != "floor":
+                raise ctx.error(f"tf_half_pixel_for_nn with nearest_mode {nearest!r} has no ONNX equivalent")
+            coords, nearest = "half_pixel", "round_prefer_ceil"
+        attrs.update(mode="nearest", nearest_mode=nearest)
+    elif coords == "tf_half_pixel_for_nn":
+        raise ctx.error(f"tf_half_pixel_for_nn with mode {mode!r} has no ONNX equivalent")
+    elif mode == "linear" and antialias:
+        raise ctx.error("mode linear with antialias (OpenVINO's triangle filter) differs from ONNX Resize's antialias")
+    elif mode in ("linear", "linear_onnx", "bilinear_pillow"):
+        attrs.update(mode="linear", antialias=int(mode == "bilinear_pillow"))
+    else:
+        attrs.update(mode="cubic", cubic_coeff_a=cube_coeff, antialias=int(mode == "bicubic_pillow"))
+    attrs["coordinate_transformation_mode"] = coords
+    x = data.name
+    if any(begin) or any(end):
+        x = _onnx_pad(ctx, x, ctx.i64(begin + end), "constant", None, data, None)
+    if sizes is not None:
+        inputs = [x, "", "", i64_vector(ctx, sizes)]
+    elif mode.endswith("_pillow"):  # OpenVINO's Pillow filters scale by out/in, not by the scales given
+        dims = ctx.cast(ctx.one("Gather", [ctx.one("Shape", [x]), ctx.i64(axes)], axis=0), from_ov("i64"), _F32)
+        out = ctx.one("Floor", [ctx.one("Mul", [dims, ctx.cast(scales.name, scales.type, _F32)])])
+        inputs = [x, "", "", ctx.cast(out, _F32, from_ov("i64"))]
+    else:
+        inputs = [x, "", ctx.cast(scales.name, scales.type, _F32)]
+    ctx.emit("Resize", inputs[:1], data.type, ctx.out(0), extra=inputs[1:], **attrs)
+
+
+def _v4_attrs(ctx: Context, layer, rank: int):
+    mode = _mode(ctx, layer, "mode", _MODES)
+    coords = _mode(ctx, layer, "coordinate_transformation_mode", _COORDS, "half_pixel")
+    nearest = _mode(ctx, layer, "nearest_mode", _NEAREST, "round_prefer_floor")
+    calc = _mode(ctx, layer, "shape_calculation_mode", ("sizes", "scales"))
+    return dict(mode=mode, coords=coords, nearest=nearest, antialias=_flag(layer, "antialias", False),
+                cube_coeff=_float(ctx, layer, "cube_coeff", -0.75),
+                pads_begin=_ints(ctx, layer, "pads_begin", None, [0] * rank),
+                pads_end=_ints(ctx, layer, "pads_end", None, [0] * rank)), calc
+
+
+def _known_rank(ctx: Context, data: Value) -> None:
+    if data.rank is None:
+        raise ctx.error("needs data of known rank")
+
+
+@handler("Interpolate", "opset4")
+def interpolate_4(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    _known_rank(ctx, data)
+    attrs, calc = _v4_attrs(ctx, layer, data.rank)
+    if attrs["mode"].endswith("_pillow"):
+        raise ctx.error(f"mode {attrs['mode']!r} is not an Interpolate-4 mode")
+    sizes, scales = (ctx.input(1), None) if calc == "sizes" else (None, ctx.input(2))
+    _resize(ctx, data, _axes(ctx, data, 3), sizes=sizes, scales=scales, **attrs)
+
+
+@handler("Interpolate", "opset11")
+def interpolate_11(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    _known_rank(ctx, data)
+    attrs, calc = _v4_attrs(ctx, layer, data.rank)
+    sizes, scales = (ctx.input(1), None) if calc == "sizes" else (None, ctx.input(1))
+    _resize(ctx, data, _axes(ctx, data, 2), sizes=sizes, scales=scales, **attrs)
+
+
+@handler("Interpolate", "opset1")
+def interpolate_1(ctx: Context, layer) -> None:
+    data, sizes = ctx.input(0), ctx.input(1)
+    _known_rank(ctx, data)
+    rank = data.rank
+    axes = [a % rank for a in _ints(ctx, layer, "axes")]
+    mode = _mode(ctx, layer, "mode", ("nearest", "linear", "cubic", "linear_onnx", "area"))
+    if mode == "area":
+        raise ctx.error("mode 'area' has no ONNX Resize equivalent")
+    if mode == "linear":
+        mode = "linear_onnx" if rank < 5 else "linear"
+    begin = _ints(ctx, layer, "pads_begin", None, [0] * rank)
+    end = _ints(ctx, layer, "pads_end", None, [0] * rank)
+    coords = "asymmetric"
+    if _flag(layer, "align_corners", False):
+        coords = "align_corners"
+    elif mode.startswith("linear") and not any(begin + end) and not (rank == 4 and sorted(axes) == [2, 3]):
+        coords = "half_pixel"
+    _resize(ctx, data, axes, mode, coords, "simple", sizes, None, _flag(layer, "antialias", False), -0.75,
+            begin, end)

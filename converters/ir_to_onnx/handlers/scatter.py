@@ -1,0 +1,153 @@
+"""GatherND and the scatters: ScatterUpdate, ScatterNDUpdate, ScatterElementsUpdate.
+
+- GatherND-5 flattens the batch dims of its output into one; GatherND-8 keeps them,
+  as ONNX's GatherND does.
+- ScatterUpdate writes whole slices along ``axis``: the axis moved to the front, it
+  is ONNX ScatterND with the indices as one-entry index tuples.
+- Reductions ONNX lacks: ``sub`` is ``add`` of the negated updates (modulo 2^n for
+  integers, as OpenVINO's wrap-around subtraction); ``mean`` is the ``add``
+  reduction divided by the count of updates per element (plus one for the initial
+  value), rounded down for integers; ``use_init_val`` false starts every updated
+  element from the reduction's identity instead of the data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import Context, Value, compute_type
+from ..registry import handler
+from .layout import _mode
+from .nn import _flag
+from .shape import _int, const_ints
+
+_I64 = from_ov("i64")
+_F64 = from_ov("f64")
+_BOOL = from_ov("boolean")
+
+#: OpenVINO reduction -> ONNX ScatterND/ScatterElements reduction.
+_REDUCTIONS = {"none": "none", "sum": "add", "sub": "add", "prod": "mul", "min": "min", "max": "max", "mean": "add"}
+
+
+def _indices(ctx: Context, v: Value) -> str:
+    return ctx.as_i64(v)
+
+
+# --- GatherND -------------------------------------------------------------------------
+
+
+def _gather_nd(ctx: Context, layer, keep_batch_dims: bool) -> None:
+    data, indices = ctx.input(0), ctx.input(1)
+    batch_dims = _int(ctx, layer, "batch_dims", 0)
+    if batch_dims < 0:
+        raise ctx.error(f"batch_dims {batch_dims} is negative")
+    if keep_batch_dims or batch_dims <= 1:
+        ctx.one("GatherND", [data.name, _indices(ctx, indices)], ctx.out(0), batch_dims=batch_dims)
+        return
+    out = ctx.one("GatherND", [data.name, _indices(ctx, indices)], batch_dims=batch_dims)
+    shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [out], start=batch_dims)], axis=0)
+    ctx.one("Reshape", [out, shape], ctx.out(0))
+
+
+@handler("GatherND", "opset5")
+def gather_nd_5(ctx: Context, layer) -> None:
+    _gather_nd(ctx, layer, keep_batch_dims=False)
+
+
+@handler("GatherND", "opset8")
+def gather_nd_8(ctx: Context, layer) -> None:
+    _gather_nd(ctx, layer, keep_batch_dims=True)
+
+
+# --- ScatterUpdate --------------------------------------------------------------------
+
+
+@handler("ScatterUpdate", "opset3")
+def scatter_update(ctx: Context, layer) -> None:
+    """data[.., indices[i..], ..] = updates[.., i.., ..] along ``axis``."""
+    data, indices, updates, axis_v = (ctx.input(i) for i in range(4))
+    if data.rank is None or indices.rank is None:
+        raise ctx.error(f"needs data and indices of known rank, got shapes {data.shape} and {indices.shape}")
+    axis = const_ints(ctx, axis_v, "the ScatterUpdate axis")[0]
+    if not -data.rank <= axis < data.rank:
+        raise ctx.error(f"axis {axis} is out of range for rank {data.rank}")
+    axis %= data.rank
+    k = indices.rank
+    # data [A.., D, B..] -> [D, A.., B..]; updates [A.., I.., B..] -> [I.., A.., B..]
+    d_perm = [axis] + [i for i in range(data.rank) if i != axis]
+    u_perm = list(range(axis, axis + k)) + list(range(axis)) + list(range(axis + k, data.rank - 1 + k))
+    x = ctx.one("Transpose", [data.name], perm=d_perm)
+    u = ctx.one("Transpose", [updates.name], perm=u_perm)
+    idx = ctx.one("Unsqueeze", [_indices(ctx, indices), ctx.i64([-1])])
+    y = ctx.one("ScatterND", [x, idx, u])
+    ctx.one("Transpose", [y], ctx.out(0), perm=[d_perm.index(i) for i in range(data.rank)])
+
+
+# --- ScatterNDUpdate ------------------------------------------------------------------
+
+
+def _updates(ctx: Context, updates: Value, reduction: str) -> str:
+    if reduction != "sub":
+        return updates.name
+    return ctx.emit("Sub", [ctx.const(np.zeros((), updates.type.numpy)), updates.name], updates.type, kind="bits")
+
+
+@handler("ScatterNDUpdate", "opset4", "opset15")
+def scatter_nd_update(ctx: Context, layer) -> None:
+    data, indices, updates = ctx.input(0), ctx.input(1), ctx.input(2)
+    reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none")
+    if reduction != "none" and data.type == _BOOL:
+        raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
+    ctx.one("ScatterND", [data.name, _indices(ctx, indices), _updates(ctx, updates, reduction)], ctx.out(0),
+            reduction=_REDUCTIONS[reduction])
+
+
+# --- ScatterElementsUpdate -----------------------------------------------------------
+
+
+def _identity(et, reduction: str) -> np.ndarray:
+    """The value a reduction starts from when the data's value is not used."""
+    if reduction in ("sum", "mean"):
+        return np.zeros((), et.numpy)
+    if reduction == "prod":
+        return np.ones((), et.numpy)
+    info = np.finfo(et.numpy) if et.is_float else np.iinfo(et.numpy)
+    big = np.inf if et.is_float else info.max
+    small = -np.inf if et.is_float else info.min
+    return np.array(big if reduction == "min" else small, dtype=et.numpy)
+
+
+@handler("ScatterElementsUpdate", "opset3", "opset12")
+def scatter_elements_update(ctx: Context, layer) -> None:
+    data, indices, updates, axis_v = (ctx.input(i) for i in range(4))
+    axis = const_ints(ctx, axis_v, "the ScatterElementsUpdate axis")[0]
+    reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "sub"), "none")
+    use_init = _flag(layer, "use_init_val", True)
+    et = data.type
+    if reduction != "none" and et == _BOOL:
+        raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
+    idx = _indices(ctx, indices)
+    x = data.name
+    touched = None
+    if reduction != "none" and (not use_init or reduction == "mean"):
+        zeros = ctx.one("Expand", [ctx.const(np.zeros((), np.float32)), ctx.one("Shape", [x])])
+        ones = ctx.one("Expand", [ctx.const(np.ones((), np.float32)), ctx.one("Shape", [idx])])
+        touched = ctx.one("ScatterElements", [zeros, idx, ones], axis=axis, reduction="add")  # count per element
+    if not use_init and reduction != "none":
+        updated = ctx.one("Greater", [touched, ctx.const(np.zeros((), np.float32))])
+        ct = compute_type("Where", et, "bits") or et
+        start = ctx.one("Where", [updated, ctx.cast(ctx.const(_identity(et, reduction)), et, ct), ctx.cast(x, et, ct)])
+        x = ctx.cast(start, ct, et)
+    if reduction != "mean":
+        ctx.one("ScatterElements", [x, idx, updates.name], ctx.out(0), axis=axis, reduction=_REDUCTIONS[reduction])
+        return
+    total = ctx.one("ScatterElements", [x, idx, updates.name], axis=axis, reduction="add")
+    count = ctx.one("Add", [touched, ctx.const(np.ones((), np.float32))]) if use_init else \
+        ctx.one("Max", [touched, ctx.const(np.ones((), np.float32))])
+    if et.is_float:
+        ctx.one("Div", [total, ctx.cast(count, from_ov("f32"), et)], ctx.out(0))
+        return
+    mean = ctx.one("Div", [ctx.cast(total, et, _F64), ctx.cast(count, from_ov("f32"), _F64)])
+    ctx.cast(ctx.one("Floor", [mean]), _F64, et, ctx.out(0))
