@@ -75,9 +75,7 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             _check_dst(dst, ".xml", str(src))
             if inline:
                 raise ConvertError("inline applies to IR -> ONNX (.xml -> .onnx)")
-            from .onnx_to_ir import convert_onnx_file
-
-            convert_onnx_file(src, dst)
+            _onnx_to_ir_file(src, dst)
             written = (dst, dst.with_suffix(".bin"))
             report = verify_files(dst, src, **options) if verify else None
             return Conversion(str(src), dst, written, report)
@@ -91,6 +89,19 @@ def _check_dst(dst: Path, suffix: str, src: str) -> None:
     for path in (dst, dst.with_suffix(".bin")) if suffix == ".xml" else (dst,):
         if path.is_dir():
             raise ConvertError(f"{path}: is a directory (give a file name ending in {path.suffix})")
+
+
+def _onnx_to_ir_file(src: Path, dst: Path) -> None:
+    from google.protobuf.message import DecodeError
+
+    from .onnx_to_ir import convert_onnx_file
+
+    if src.is_file() and src.stat().st_size == 0:
+        raise ConvertError(f"{src}: an empty file, not an ONNX model")
+    try:
+        convert_onnx_file(src, dst)
+    except DecodeError:
+        raise ConvertError(f"{src}: not an ONNX model (its protobuf does not parse)") from None
 
 
 def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
