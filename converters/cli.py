@@ -51,9 +51,10 @@ exit status:
 CONVERT_DESCRIPTION = """\
 Convert IR (.xml + .bin) to ONNX, or ONNX to IR; the suffixes give the direction.
 
-With several sources, a directory source or a directory destination, every model
-found (directories are searched recursively) is converted to the other format, or
-to --to, under DST, keeping its path relative to its source directory. Files are
+With several sources, a directory source, or a DST that is a directory or has no
+suffix, every model found (directories are searched recursively) is converted to
+the other format, or to --to, under DST, keeping its path relative to its source
+directory. Files are
 converted in parallel processes (--jobs), with a progress bar on a terminal and a
 summary table (file, status, time, message); one bad file does not stop the rest.
 Outputs are written to a temporary file and renamed: no partial files."""
@@ -212,7 +213,7 @@ def _verify(args) -> int:
 def _convert(args) -> int:
     sources, dst = args.sources, args.dst
     options = _verify_options(args) if args.verify else {}
-    if len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix.lower() in SUFFIXES:
+    if len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix:
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
 
@@ -335,7 +336,8 @@ def _run_jobs(jobs: list[Job], settings: dict, n_jobs: int, progress: bool) -> l
     outcomes: list[Outcome | None] = [None] * len(jobs)
     columns = (TextColumn("converting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[last]}"))
-    with Progress(*columns, console=_console(sys.stderr), transient=True, disable=not progress) as bar:
+    console = _console(sys.stderr)
+    with Progress(*columns, console=console, transient=True, disable=not (progress and console.is_terminal)) as bar:
         task = bar.add_task("convert", total=len(jobs), last="")
 
         def done(i: int, outcome: Outcome) -> None:
@@ -406,7 +408,7 @@ def _console(file):
     from rich.console import Console
 
     # Off a terminal rich would wrap at 80 columns: keep the table's rows whole.
-    return Console(file=file, width=None if file.isatty() else 200, highlight=False)
+    return Console(file=file, width=None if file.isatty() else 4096, highlight=False)
 
 
 def _print_summary(jobs: list[Job], outcomes: list[Outcome]) -> None:
