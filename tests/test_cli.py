@@ -291,3 +291,19 @@ def test_sigint_during_a_batch_leaves_no_partial_files(tmp_path):
     for f in files:  # only complete models, no temporary files
         assert f.suffix == ".onnx" and not f.name.startswith("."), f
         assert [o.name for o in onnx.load(str(f)).graph.output] == ["features", "last_token"]
+
+
+def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monkeypatch):
+    seen = []
+
+    def fake_run(jobs, settings, n_jobs, progress):
+        seen.append((len(jobs), n_jobs))
+        return [cli_module.Outcome("ok", 0.0) for _ in jobs]
+
+    monkeypatch.setattr(cli_module, "_run_jobs", fake_run)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    src = make_tree(tmp_path / "models", copies=5)  # 6 .xml, 2 .onnx
+    assert run_main(capsys, "convert", src, tmp_path / "out")[0] == 0
+    assert run_main(capsys, "convert", src / "a.xml", tmp_path / "out")[0] == 0
+    assert run_main(capsys, "convert", src, tmp_path / "out", "-j", "3")[0] == 0
+    assert seen == [(8, 4), (1, 1), (8, 3)]
