@@ -307,3 +307,29 @@ def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monk
     assert run_main(capsys, "convert", src / "a.xml", tmp_path / "out")[0] == 0
     assert run_main(capsys, "convert", src, tmp_path / "out", "-j", "3")[0] == 0
     assert seen == [(8, 4), (1, 1), (8, 3)]
+
+
+def crash_on_crash_xml(job, settings):
+    """A stand-in for convert_job in forked workers: dies like a native crash on one file."""
+    if job.src.name == "crash.xml":
+        os._exit(11)
+    return cli_module.Outcome("ok", 0.0, f"converted {job.src.name}")
+
+
+def test_a_crashing_worker_fails_its_file_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli_module, "convert_job", crash_on_crash_xml)
+    names = ["a.xml", "b.xml", "crash.xml", "c.xml", "d.xml"]
+    jobs = [cli_module.Job(tmp_path / n, tmp_path / "out" / n, n) for n in names]
+    outcomes = cli_module._run_jobs(jobs, {}, 2, progress=False)
+    assert [o.status for o in outcomes] == ["ok", "ok", "failed", "ok", "ok"]
+    assert outcomes[2].message == "crash.xml: the worker process crashed"
+    assert outcomes[4].message == "converted d.xml"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["convert", "--help"], ["verify", "--help"]])
+def test_help_texts_have_no_rst(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(argv)
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and "exit status:" in text and "examples:" in text
