@@ -15,9 +15,24 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xm
 
 
 def cli(*args, cwd=None):
+    """The installed command in a new process (as a user runs it)."""
     exe = shutil.which("onnx-ext")
     cmd = [exe] if exe else [sys.executable, "-m", "converters.cli"]
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def cli_here(*args):
+    """The command's main() in this process (no interpreter start-up), with its output captured."""
+    import contextlib
+    import io
+    import types
+
+    from converters.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def test_convert_and_verify_bundled_example(tmp_path):
@@ -34,7 +49,7 @@ def test_convert_and_verify_bundled_example(tmp_path):
 
 def test_inline_gives_standard_onnx_and_verifies_on_cpu_plugin(tmp_path):
     out = tmp_path / "plain.onnx"
-    r = cli("convert", EXAMPLE, out, "--inline", "--verify", "--backend", "cpu", "--dynamic-size", "5")
+    r = cli_here("convert", EXAMPLE, out, "--inline", "--verify", "--backend", "cpu", "--dynamic-size", "5")
     assert r.returncode == 0, r.stderr + r.stdout
     assert "5x5x1x8" in r.stdout
     model = onnx.load(str(out))
@@ -43,36 +58,36 @@ def test_inline_gives_standard_onnx_and_verifies_on_cpu_plugin(tmp_path):
 
 def test_onnx_to_ir_restores_native_ops(tmp_path):
     onnx_path, xml = tmp_path / "m.onnx", tmp_path / "back.xml"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
-    r = cli("convert", onnx_path, xml)
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
+    r = cli_here("convert", onnx_path, xml)
     assert r.returncode == 0, r.stderr
     text = xml.read_text()
     for layer in ('type="Range" version="opset4"', 'type="Broadcast" version="opset3"',
                   'type="Gather" version="opset8"', 'type="StridedSlice" version="opset1"'):
         assert layer in text
-    assert cli("verify", xml, onnx_path).returncode == 0
+    assert cli_here("verify", xml, onnx_path).returncode == 0
 
 
 def test_verify_with_npz_inputs_and_numpy_backend(tmp_path):
     onnx_path = tmp_path / "m.onnx"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
     npz = tmp_path / "in.npz"
     np.savez(npz, input_ids=np.array([[1, 63, 64, -1]], np.int64))  # out-of-range ids give zeros on both sides
-    r = cli("verify", EXAMPLE, onnx_path, "--inputs", npz, "--backend", "numpy")
+    r = cli_here("verify", EXAMPLE, onnx_path, "--inputs", npz, "--backend", "numpy")
     assert r.returncode == 0, r.stderr + r.stdout
     assert "1x4x1x8" in r.stdout
 
 
 def test_mismatch_exits_1_with_table(tmp_path):
     onnx_path = tmp_path / "m.onnx"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
     model = onnx.load(str(onnx_path))
     for init in model.graph.initializer:  # perturb the embedding table
         if init.dims and init.dims[0] == 64:
             arr = onnx.numpy_helper.to_array(init) + 1
             init.CopyFrom(onnx.numpy_helper.from_array(arr, init.name))
     onnx.save(model, str(onnx_path))
-    r = cli("verify", EXAMPLE, onnx_path)
+    r = cli_here("verify", EXAMPLE, onnx_path)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "outputs differ" in r.stdout
 
@@ -99,7 +114,7 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, case):
         args = ["convert", xml, tmp_path / "out.txt"]
     else:
         args = ["convert", xml, out, "--verify", "--dim", "batch"]
-    r = cli(*args)
+    r = cli_here(*args)
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("onnx-ext: error:"), r.stderr
@@ -208,16 +223,17 @@ def test_quiet_and_verbose_single_file(tmp_path, capsys):
     assert status == 0 and "converted in" in out and "input input_ids: 3x3 int64" in out
 
 
-def test_version_and_help():
+def test_version_and_help(capsys):
     from importlib.metadata import version
 
     r = cli("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"onnx-ext {version('onnx-ext')}"
-    r = cli("convert", "--help")
-    assert r.returncode == 0 and "``" not in r.stdout
-    for text in ("examples:", "onnx-ext convert models/ out/ --jobs 2", "exit status:", "130  interrupted",
+    with pytest.raises(SystemExit):
+        cli_module.main(["convert", "--help"])
+    text = capsys.readouterr().out
+    for line in ("examples:", "onnx-ext convert models/ out/ --jobs 2", "exit status:", "130  interrupted",
                  "NAME_d<i>", "input_ids_d0"):
-        assert text in r.stdout, text
+        assert line in text, line
 
 
 def test_garbage_and_empty_onnx_to_ir_one_line(tmp_path, capsys):
@@ -259,7 +275,7 @@ def test_keyboard_interrupt_in_process(tmp_path, capsys, monkeypatch):
 
 def test_broken_pipe_is_quiet(tmp_path):
     onnx_path = tmp_path / "m.onnx"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
     exe = shutil.which("onnx-ext")
     cmd = ([exe] if exe else [sys.executable, "-m", "converters.cli"]) + ["verify", str(EXAMPLE), str(onnx_path)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
