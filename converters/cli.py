@@ -111,9 +111,15 @@ def _version() -> str:
         return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        # One line, like every other failure (argparse prints the whole usage first).
+        self.exit(EXIT_FAILED, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(prog="onnx-ext", description=__doc__,
+    parser = _Parser(prog="onnx-ext", description=__doc__,
                                      epilog=EPILOG, formatter_class=fmt)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,verify}")

@@ -138,8 +138,8 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     if backend is not None and backend not in BACKENDS:
         raise VerifyError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     label = ir_label or str(xml)
-    model, onnx_name = _load_onnx(onnx_model)
     ir_model = read_ir(xml)
+    model, onnx_name = _load_onnx(onnx_model)
     ir_inputs, ir_outputs = ir_signature(ir_model)
     check_pair(label, ir_inputs, ir_outputs, onnx_name, model)
     if inputs is None:

@@ -351,3 +351,19 @@ def test_help_texts_have_no_rst(capsys, argv):
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "``" not in text and ":func:" not in text and "exit status:" in text and "examples:" in text
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["convert", "a.xml"], "onnx-ext convert: error: the following arguments are required: DST"),
+    (["verify", "a.xml", "a.onnx", "--backend", "gpu"], "onnx-ext verify: error: argument --backend: invalid choice"),
+])
+def test_usage_errors_one_line_exit_2(capsys, argv, expected):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and err.startswith(expected)
+
+
+def test_verify_names_the_missing_ir_first(capsys, tmp_path):
+    status, _, err = run_main(capsys, "verify", tmp_path / "nope.xml", tmp_path / "nope.onnx")
+    assert status == 2 and err.count("\n") == 1 and "nope.xml" in err
