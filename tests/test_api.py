@@ -131,3 +131,11 @@ def test_errors_are_the_package_errors(tmp_path):
     with pytest.raises((IRError, OSError), match="nope.xml"):
         converters.convert(tmp_path / "nope.xml", tmp_path / "x.onnx")
     assert not (tmp_path / "x.onnx").exists()
+
+
+def test_external_data_is_listed_and_verifies(tmp_path):
+    dst = tmp_path / "m.onnx"
+    result = converters.convert(EXAMPLE, dst, external_data=True, verify=True)
+    assert result.written == (dst, tmp_path / "m.onnx.data") and result.report.ok
+    assert any(t.data_location == onnx.TensorProto.EXTERNAL
+               for t in onnx.load(str(dst), load_external_data=False).graph.initializer)
