@@ -218,6 +218,13 @@ def _verify(args) -> int:
 
 def _convert(args) -> int:
     sources, dst = args.sources, args.dst
+    if not args.verify:
+        given = [flag for flag, value, default in (
+            ("--inputs", args.inputs, None), ("--seed", args.seed, 0), ("--dynamic-size", args.dynamic_size, 3),
+            ("--dim", args.dim, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
+            ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
+        if given:
+            raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
     options = _verify_options(args) if args.verify else {}
     if len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix:
         return _convert_single(args, sources[0], dst, options)

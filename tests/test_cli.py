@@ -367,3 +367,9 @@ def test_usage_errors_one_line_exit_2(capsys, argv, expected):
 def test_verify_names_the_missing_ir_first(capsys, tmp_path):
     status, _, err = run_main(capsys, "verify", tmp_path / "nope.xml", tmp_path / "nope.onnx")
     assert status == 2 and err.count("\n") == 1 and "nope.xml" in err
+
+
+def test_verification_flags_need_verify(capsys, tmp_path):
+    status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
+    assert status == 2 and err == "onnx-ext: error: --seed, --backend: verification options, given without --verify\n"
+    assert not (tmp_path / "m.onnx").exists()
