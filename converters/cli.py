@@ -311,7 +311,8 @@ def convert_job(job: Job, settings: dict) -> Outcome:
     start = time.perf_counter()
     _busy[0] = True
     try:
-        result = convert(job.src, job.dst, **settings)
+        inline = settings.get("inline", False) and job.src.suffix.lower() == ".xml"  # --inline: IR -> ONNX only
+        result = convert(job.src, job.dst, **{**settings, "inline": inline})
     except (IRError, OnnxExtError, OSError) as e:
         return Outcome("failed", time.perf_counter() - start, _naming(job, one_line(e)))
     except Exception as e:  # a bug: report it and go on with the other files

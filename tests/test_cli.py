@@ -373,3 +373,16 @@ def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
     assert status == 2 and err == "onnx-ext: error: --seed, --backend: verification options, given without --verify\n"
     assert not (tmp_path / "m.onnx").exists()
+
+
+def test_mixed_batch_inline_applies_to_ir_sources(capsys, tmp_path):
+    src = tmp_path / "mix"
+    src.mkdir()
+    shutil.copy(EXAMPLE, src / "e.xml")
+    shutil.copy(EXAMPLE.with_suffix(".bin"), src / "e.bin")
+    assert run_main(capsys, "convert", EXAMPLE, src / "f.onnx")[0] == 0
+    status, out, err = run_main(capsys, "convert", src, tmp_path / "out", "--inline", "--jobs", "1")
+    assert status == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["e.onnx", "f.bin", "f.xml"]
+    plain = onnx.load(str(tmp_path / "out" / "e.onnx"))
+    assert all(n.domain == "" for n in plain.graph.node) and not plain.functions
