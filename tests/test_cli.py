@@ -334,6 +334,8 @@ def crash_on_crash_xml(job, settings):
     return cli_module.Outcome("ok", 0.0, f"converted {job.src.name}")
 
 
+@pytest.mark.skipif(__import__("multiprocessing").get_context().get_start_method() != "fork",
+                    reason="the workers see the patched convert_job only when forked")
 def test_a_crashing_worker_fails_its_file_only(tmp_path, monkeypatch):
     monkeypatch.setattr(cli_module, "convert_job", crash_on_crash_xml)
     names = ["a.xml", "b.xml", "crash.xml", "c.xml", "d.xml"]
