@@ -339,6 +339,7 @@ def _worker_init() -> None:
     # conversion removes its temporary files.
     def on_sigint(signum, frame):
         if _busy[0]:
+            _busy[0] = False  # once: a second SIGINT must not cut the clean-up short
             raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
