@@ -15,9 +15,24 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xm
 
 
 def cli(*args, cwd=None):
+    """The installed command in a new process (as a user runs it)."""
     exe = shutil.which("onnx-ext")
     cmd = [exe] if exe else [sys.executable, "-m", "converters.cli"]
     return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def cli_here(*args):
+    """The command's main() in this process (no interpreter start-up), with its output captured."""
+    import contextlib
+    import io
+    import types
+
+    from converters.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return types.SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def test_convert_and_verify_bundled_example(tmp_path):
@@ -34,7 +49,7 @@ def test_convert_and_verify_bundled_example(tmp_path):
 
 def test_inline_gives_standard_onnx_and_verifies_on_cpu_plugin(tmp_path):
     out = tmp_path / "plain.onnx"
-    r = cli("convert", EXAMPLE, out, "--inline", "--verify", "--backend", "cpu", "--dynamic-size", "5")
+    r = cli_here("convert", EXAMPLE, out, "--inline", "--verify", "--backend", "cpu", "--dynamic-size", "5")
     assert r.returncode == 0, r.stderr + r.stdout
     assert "5x5x1x8" in r.stdout
     model = onnx.load(str(out))
@@ -43,36 +58,36 @@ def test_inline_gives_standard_onnx_and_verifies_on_cpu_plugin(tmp_path):
 
 def test_onnx_to_ir_restores_native_ops(tmp_path):
     onnx_path, xml = tmp_path / "m.onnx", tmp_path / "back.xml"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
-    r = cli("convert", onnx_path, xml)
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
+    r = cli_here("convert", onnx_path, xml)
     assert r.returncode == 0, r.stderr
     text = xml.read_text()
     for layer in ('type="Range" version="opset4"', 'type="Broadcast" version="opset3"',
                   'type="Gather" version="opset8"', 'type="StridedSlice" version="opset1"'):
         assert layer in text
-    assert cli("verify", xml, onnx_path).returncode == 0
+    assert cli_here("verify", xml, onnx_path).returncode == 0
 
 
 def test_verify_with_npz_inputs_and_numpy_backend(tmp_path):
     onnx_path = tmp_path / "m.onnx"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
     npz = tmp_path / "in.npz"
     np.savez(npz, input_ids=np.array([[1, 63, 64, -1]], np.int64))  # out-of-range ids give zeros on both sides
-    r = cli("verify", EXAMPLE, onnx_path, "--inputs", npz, "--backend", "numpy")
+    r = cli_here("verify", EXAMPLE, onnx_path, "--inputs", npz, "--backend", "numpy")
     assert r.returncode == 0, r.stderr + r.stdout
     assert "1x4x1x8" in r.stdout
 
 
 def test_mismatch_exits_1_with_table(tmp_path):
     onnx_path = tmp_path / "m.onnx"
-    assert cli("convert", EXAMPLE, onnx_path).returncode == 0
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
     model = onnx.load(str(onnx_path))
     for init in model.graph.initializer:  # perturb the embedding table
         if init.dims and init.dims[0] == 64:
             arr = onnx.numpy_helper.to_array(init) + 1
             init.CopyFrom(onnx.numpy_helper.from_array(arr, init.name))
     onnx.save(model, str(onnx_path))
-    r = cli("verify", EXAMPLE, onnx_path)
+    r = cli_here("verify", EXAMPLE, onnx_path)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "outputs differ" in r.stdout
 
@@ -99,7 +114,7 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, case):
         args = ["convert", xml, tmp_path / "out.txt"]
     else:
         args = ["convert", xml, out, "--verify", "--dim", "batch"]
-    r = cli(*args)
+    r = cli_here(*args)
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("onnx-ext: error:"), r.stderr
@@ -108,3 +123,268 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, case):
         assert not out.exists()
     if case in ("malformed", "short_bin", "missing"):
         assert ".xml" in lines[0] or ".bin" in lines[0]
+
+
+# --- batches, flags and the behaviour of a Unix tool ------------------------------------
+
+import io  # noqa: E402
+import os  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
+
+from converters import cli as cli_module  # noqa: E402
+
+
+def run_main(capsys, *args):
+    status = cli_module.main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def make_tree(root: Path, copies: int = 1) -> Path:
+    """root/a.xml (+ .bin), root/sub/deeper/b{i}.xml, a garbage and an empty .onnx in sub/."""
+    (root / "sub" / "deeper").mkdir(parents=True)
+    shutil.copy(EXAMPLE, root / "a.xml")
+    shutil.copy(EXAMPLE.with_suffix(".bin"), root / "a.bin")
+    for i in range(copies):
+        shutil.copy(EXAMPLE, root / "sub" / "deeper" / f"b{i}.xml")
+        shutil.copy(EXAMPLE.with_suffix(".bin"), root / "sub" / "deeper" / f"b{i}.bin")
+    (root / "sub" / "garbage.onnx").write_bytes(b"\x00\xffnot a model" * 10)
+    (root / "sub" / "empty.onnx").write_bytes(b"")
+    return root
+
+
+def test_directory_batch_in_parallel_processes_with_summary(tmp_path):
+    src = make_tree(tmp_path / "models", copies=2)
+    out = tmp_path / "out"
+    r = cli("convert", src, out, "--verify", "--jobs", "2")
+    assert r.returncode == 2, r.stdout + r.stderr
+    written = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+    assert written == ["a.onnx", "sub/deeper/b0.onnx", "sub/deeper/b1.onnx"]
+    for p in out.rglob("*.onnx"):
+        assert [o.name for o in onnx.load(str(p)).graph.output] == ["features", "last_token"]
+    rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:-1]}
+    assert rows == {str(src / "a.xml"): "ok", str(src / "sub/deeper/b0.xml"): "ok", str(src / "sub/deeper/b1.xml"): "ok",
+                    str(src / "sub/empty.onnx"): "failed", str(src / "sub/garbage.onnx"): "failed"}
+    assert r.stdout.splitlines()[0].split() == ["file", "status", "time", "message"]
+    assert "all 2 outputs match" in r.stdout
+    assert r.stdout.splitlines()[-1] == "5 files: 3 ok, 0 differ, 2 failed"
+    errors = r.stderr.strip().splitlines()  # one line per bad file, naming it
+    assert len(errors) == 2 and "Traceback" not in r.stderr
+    assert errors[0] == f"onnx-ext: error: {src / 'sub/empty.onnx'}: an empty file, not an ONNX model"
+    assert errors[1].startswith(f"onnx-ext: error: {src / 'sub/garbage.onnx'}: ")
+
+
+def test_several_files_into_a_directory_with_to(tmp_path, capsys):
+    src = make_tree(tmp_path / "models")
+    out = tmp_path / "out"
+    assert run_main(capsys, "convert", src / "a.xml", out / "a.onnx")[0] == 0
+    status, stdout, err = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", out / "a.onnx", out / "ir",
+                                   "--to", "xml")
+    assert status == 2 and "not a model to convert here (expected .onnx)" in err  # --to xml takes .onnx only
+    status, stdout, err = run_main(capsys, "convert", out / "a.onnx", out / "ir", "--to", "xml", "--jobs", "1")
+    assert status == 0, err
+    assert sorted(p.name for p in (out / "ir").iterdir()) == ["a.bin", "a.xml"]
+    assert stdout.splitlines()[-1] == "1 file: 1 ok, 0 differ, 0 failed"
+    status, _, err = run_main(capsys, "convert", src / "sub" / "deeper", out / "x", "--to", "xml")
+    assert status == 2 and err.strip() == f"onnx-ext: error: no .onnx files in {src / 'sub' / 'deeper'}"
+    assert not (out / "x").exists()
+
+
+def test_batch_refuses_two_sources_writing_one_file(tmp_path, capsys):
+    (tmp_path / "x").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "x" / "m.xml")
+    shutil.copy(EXAMPLE, tmp_path / "m.xml")
+    status, out, err = run_main(capsys, "convert", tmp_path / "m.xml", tmp_path / "x" / "m.xml", tmp_path / "out")
+    assert status == 2 and not out
+    assert err.strip() == (f"onnx-ext: error: {tmp_path / 'm.xml'} and {tmp_path / 'x' / 'm.xml'} "
+                           f"would both write {tmp_path / 'out' / 'm.onnx'}")
+    assert not (tmp_path / "out").exists()
+
+
+def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
+    from rich.console import Console
+
+    buf = io.StringIO()
+    real = cli_module._console
+    monkeypatch.setattr(cli_module, "_console",
+                        lambda f: Console(file=buf, force_terminal=True, width=120) if f is sys.stderr else real(f))
+    src = make_tree(tmp_path / "models")
+    status, out, _ = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", tmp_path / "out", "-j", "1")
+    assert status == 0
+    assert "converting" in buf.getvalue() and "2/2" in buf.getvalue()
+    status, out, err = run_main(capsys, "convert", src / "a.xml", tmp_path / "out2", "--quiet")  # DST without suffix
+    assert status == 0 and out == "" and err == ""
+    assert [p.name for p in (tmp_path / "out2").iterdir()] == ["a.onnx"]
+
+
+def test_quiet_and_verbose_single_file(tmp_path, capsys):
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "-q")
+    assert status == 0 and out == "" and err == ""
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "-v")
+    assert status == 0 and "converted in" in out and "input input_ids: 3x3 int64" in out
+
+
+def test_version_and_help(capsys):
+    from importlib.metadata import version
+
+    r = cli("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"onnx-ext {version('onnx-ext')}"
+    with pytest.raises(SystemExit):
+        cli_module.main(["convert", "--help"])
+    text = capsys.readouterr().out
+    for line in ("examples:", "onnx-ext convert models/ out/ --jobs 2", "exit status:", "130  interrupted",
+                 "NAME_d<i>", "input_ids_d0"):
+        assert line in text, line
+
+
+def test_garbage_and_empty_onnx_to_ir_one_line(tmp_path, capsys):
+    for name, data in (("garbage.onnx", b"\x08\x07garbage" * 5), ("empty.onnx", b"")):
+        (tmp_path / name).write_bytes(data)
+        status, out, err = run_main(capsys, "convert", tmp_path / name, tmp_path / "g.xml")
+        assert status == 2 and not out
+        assert len(err.strip().splitlines()) == 1 and err.startswith(f"onnx-ext: error: {tmp_path / name}: ")
+        assert not (tmp_path / "g.xml").exists() and not (tmp_path / "g.bin").exists()
+
+
+def test_output_directory_named_in_one_line(tmp_path, capsys):
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    (tmp_path / "out.bin").mkdir()
+    status, _, err = run_main(capsys, "convert", onnx_path, tmp_path / "out.xml")
+    assert status == 2 and err.strip() == (f"onnx-ext: error: {tmp_path / 'out.bin'}: is a directory "
+                                           "(give a file name ending in .bin)")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_existing_directory_as_destination_receives_the_file(tmp_path, capsys):
+    (tmp_path / "dir.onnx").mkdir()
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "dir.onnx")
+    assert status == 0, err
+    assert (tmp_path / "dir.onnx" / "embedding_block.onnx").is_file()
+
+
+def test_keyboard_interrupt_in_process(tmp_path, capsys, monkeypatch):
+    import converters.api
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(converters.api, "verify_files", interrupted)
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify")
+    assert status == 130 and err == "onnx-ext: interrupted\n"
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    assert cli_here("convert", EXAMPLE, onnx_path).returncode == 0
+    exe = shutil.which("onnx-ext")
+    cmd = ([exe] if exe else [sys.executable, "-m", "converters.cli"]) + ["verify", str(EXAMPLE), str(onnx_path)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first write, as with `| head -0`
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 141 and err == ""
+
+
+def test_sigint_during_a_batch_leaves_no_partial_files(tmp_path):
+    src = tmp_path / "models"
+    src.mkdir()
+    for i in range(40):
+        shutil.copy(EXAMPLE, src / f"m{i}.xml")
+        shutil.copy(EXAMPLE.with_suffix(".bin"), src / f"m{i}.bin")
+    out = tmp_path / "out"
+    exe = shutil.which("onnx-ext")
+    cmd = ([exe] if exe else [sys.executable, "-m", "converters.cli"]) + [
+        "convert", str(src), str(out), "--verify", "--jobs", "2"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("*.onnx")) and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)  # to this process only: it must stop its workers itself
+    stdout, stderr = p.communicate(timeout=300)
+    assert p.returncode == 130, (stdout, stderr)
+    assert stderr == "onnx-ext: interrupted\n"
+    files = list(out.iterdir())
+    assert 0 < len(files) < 40
+    for f in files:  # only complete models, no temporary files
+        assert f.suffix == ".onnx" and not f.name.startswith("."), f
+        assert [o.name for o in onnx.load(str(f)).graph.output] == ["features", "last_token"]
+
+
+def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monkeypatch):
+    seen = []
+
+    def fake_run(jobs, settings, n_jobs, progress):
+        seen.append((len(jobs), n_jobs))
+        return [cli_module.Outcome("ok", 0.0) for _ in jobs]
+
+    monkeypatch.setattr(cli_module, "_run_jobs", fake_run)
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    src = make_tree(tmp_path / "models", copies=5)  # 6 .xml, 2 .onnx
+    assert run_main(capsys, "convert", src, tmp_path / "out")[0] == 0
+    assert run_main(capsys, "convert", src / "a.xml", tmp_path / "out")[0] == 0
+    assert run_main(capsys, "convert", src, tmp_path / "out", "-j", "3")[0] == 0
+    assert seen == [(8, 4), (1, 1), (8, 3)]
+
+
+def crash_on_crash_xml(job, settings):
+    """A stand-in for convert_job in forked workers: dies like a native crash on one file."""
+    if job.src.name == "crash.xml":
+        os._exit(11)
+    return cli_module.Outcome("ok", 0.0, f"converted {job.src.name}")
+
+
+@pytest.mark.skipif(__import__("multiprocessing").get_context().get_start_method() != "fork",
+                    reason="the workers see the patched convert_job only when forked")
+def test_a_crashing_worker_fails_its_file_only(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli_module, "convert_job", crash_on_crash_xml)
+    names = ["a.xml", "b.xml", "crash.xml", "c.xml", "d.xml"]
+    jobs = [cli_module.Job(tmp_path / n, tmp_path / "out" / n, n) for n in names]
+    outcomes = cli_module._run_jobs(jobs, {}, 2, progress=False)
+    assert [o.status for o in outcomes] == ["ok", "ok", "failed", "ok", "ok"]
+    assert outcomes[2].message == "crash.xml: the worker process crashed"
+    assert outcomes[4].message == "converted d.xml"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["convert", "--help"], ["verify", "--help"]])
+def test_help_texts_have_no_rst(capsys, argv):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(argv)
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and "exit status:" in text and "examples:" in text
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["convert", "a.xml"], "onnx-ext convert: error: the following arguments are required: DST"),
+    (["verify", "a.xml", "a.onnx", "--backend", "gpu"], "onnx-ext verify: error: argument --backend: invalid choice"),
+])
+def test_usage_errors_one_line_exit_2(capsys, argv, expected):
+    with pytest.raises(SystemExit) as exit_info:
+        cli_module.main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1 and err.startswith(expected)
+
+
+def test_verify_names_the_missing_ir_first(capsys, tmp_path):
+    status, _, err = run_main(capsys, "verify", tmp_path / "nope.xml", tmp_path / "nope.onnx")
+    assert status == 2 and err.count("\n") == 1 and "nope.xml" in err
+
+
+def test_verification_flags_need_verify(capsys, tmp_path):
+    status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
+    assert status == 2 and err == "onnx-ext: error: --seed, --backend: verification options, given without --verify\n"
+    assert not (tmp_path / "m.onnx").exists()
+
+
+def test_mixed_batch_inline_applies_to_ir_sources(capsys, tmp_path):
+    src = tmp_path / "mix"
+    src.mkdir()
+    shutil.copy(EXAMPLE, src / "e.xml")
+    shutil.copy(EXAMPLE.with_suffix(".bin"), src / "e.bin")
+    assert run_main(capsys, "convert", EXAMPLE, src / "f.onnx")[0] == 0
+    status, out, err = run_main(capsys, "convert", src, tmp_path / "out", "--inline", "--jobs", "1")
+    assert status == 0, err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["e.onnx", "f.bin", "f.xml"]
+    plain = onnx.load(str(tmp_path / "out" / "e.onnx"))
+    assert all(n.domain == "" for n in plain.graph.node) and not plain.functions

@@ -1,0 +1,132 @@
+"""The Python API the ``onnx-ext`` command is built on: ``convert``, ``ir_to_onnx`` and ``verify``."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import onnx
+
+from onnx_ext.errors import OnnxExtError
+
+from .ir import IRModel
+from .verify import InputPolicy, VerifyReport, save_ov_model, verify_files
+
+MODEL_SUFFIXES = (".xml", ".onnx")
+
+
+class ConvertError(OnnxExtError):
+    """A conversion that cannot start: unknown direction, an output path that is a directory."""
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """What ``convert`` did: the files written and, with ``verify=True``, the comparison."""
+
+    src: str
+    dst: Path
+    written: tuple[Path, ...]
+    report: VerifyReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        """False only when a verification found outputs that differ."""
+        return self.report is None or self.report.ok
+
+
+def is_ov_model(obj) -> bool:
+    return type(obj).__module__.split(".")[0] == "openvino" and hasattr(obj, "get_parameters")
+
+
+def convert(src, dst, *, inline: bool = False, verify: bool = False, external_data: bool | None = None,
+            inputs: Mapping[str, np.ndarray] | str | Path | None = None, seed: int = 0, dynamic_size: int = 3,
+            dims: Mapping[str, int] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
+            int_range: tuple[int, int] = (0, 4), backend: str | None = None) -> Conversion:
+    """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
+
+    ``src`` may also be an ``openvino.Model`` (what ``openvino.convert_model`` returns), converted
+    to ONNX without saving it yourself (it goes through a private temporary directory, weights
+    uncompressed). ``inline``: IR -> ONNX gives plain standard ONNX, no domain functions.
+    ``external_data``: IR -> ONNX keeps weights in ``<dst>.data`` (default: only past 2 GB).
+    ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
+    report is in the result's ``report``, and a mismatch does not raise. Files are written
+    atomically: on an error nothing is left. Raises OnnxExtError / IRError (one line) or OSError.
+    """
+    dst = Path(dst)
+    policy = InputPolicy(seed, dynamic_size, dict(dims or {}), tuple(float_range), tuple(int_range))
+    options = dict(inputs=inputs, policy=policy, backend=backend)
+    with contextlib.ExitStack() as stack:
+        if is_ov_model(src):
+            _check_dst(dst, ".onnx", "an openvino.Model")
+            xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
+            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options)
+        if not isinstance(src, (str, Path)):
+            raise ConvertError(f"convert: src must be an .xml or .onnx path or an openvino.Model, not {type(src).__name__}")
+        src = Path(src)
+        direction = (src.suffix.lower(), dst.suffix.lower())
+        if direction == (".xml", ".onnx"):
+            _check_dst(dst, ".onnx", str(src))
+            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options)
+        if direction == (".onnx", ".xml"):
+            _check_dst(dst, ".xml", str(src))
+            if inline:
+                raise ConvertError("inline applies to IR -> ONNX (.xml -> .onnx)")
+            _onnx_to_ir_file(src, dst)
+            written = (dst, dst.with_suffix(".bin"))
+            report = verify_files(dst, src, **options) if verify else None
+            return Conversion(str(src), dst, written, report)
+        raise ConvertError(f"cannot tell the direction from {src.name} -> {dst.name}: "
+                           "use .xml -> .onnx (IR -> ONNX) or .onnx -> .xml (ONNX -> IR)")
+
+
+def _check_dst(dst: Path, suffix: str, src: str) -> None:
+    if dst.suffix.lower() != suffix:
+        raise ConvertError(f"{src} converts to {suffix}, not to {dst.name}")
+    for path in (dst, dst.with_suffix(".bin")) if suffix == ".xml" else (dst,):
+        if path.is_dir():
+            raise ConvertError(f"{path}: is a directory (give a file name ending in {path.suffix})")
+
+
+def _onnx_to_ir_file(src: Path, dst: Path) -> None:
+    from google.protobuf.message import DecodeError
+
+    from .onnx_to_ir import convert_onnx_file
+
+    if src.is_file() and src.stat().st_size == 0:
+        raise ConvertError(f"{src}: an empty file, not an ONNX model")
+    try:
+        convert_onnx_file(src, dst)
+    except DecodeError:
+        raise ConvertError(f"{src}: not an ONNX model (its protobuf does not parse)") from None
+
+
+def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
+                     options: dict) -> Conversion:
+    from .ir_to_onnx import convert_ir_file
+
+    convert_ir_file(xml, dst, inline=inline, external_data=external_data)
+    written = (dst,) + ((dst.with_name(dst.name + ".data"),) if dst.with_name(dst.name + ".data").exists() else ())
+    report = verify_files(xml, dst, ir_label=label, **options) if verify else None
+    return Conversion(label, dst, written, report)
+
+
+def ir_to_onnx(model, *, inline: bool = False) -> onnx.ModelProto:
+    """The ONNX model of an IR held in memory or on disk: ``model`` is an ``openvino.Model``,
+    an .xml path, or an ``IRModel`` (``converters.ir_reader.read_ir``). Nothing is written
+    (an ``openvino.Model`` passes through a private temporary directory). Models past 2 GB
+    cannot be one ModelProto: write them with ``convert``."""
+    from .ir_reader import read_ir
+    from .ir_to_onnx import ir_to_onnx as convert_ir
+
+    if isinstance(model, IRModel):
+        return convert_ir(model, inline=inline)
+    if isinstance(model, (str, Path)):
+        return convert_ir(read_ir(model), inline=inline)
+    if is_ov_model(model):
+        with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
+            return convert_ir(read_ir(save_ov_model(model, Path(tmp))), inline=inline)
+    raise ConvertError(f"ir_to_onnx: expected an openvino.Model, an .xml path or an IRModel, not {type(model).__name__}")

@@ -1,0 +1,141 @@
+"""The Python API: converters.convert, converters.ir_to_onnx, converters.verify."""
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+pytest.importorskip("openvino")
+
+import converters  # noqa: E402
+import onnx_ext  # noqa: E402
+from converters import ConvertError, IRError, OnnxExtError, VerifyError  # noqa: E402
+from converters.ir_reader import read_ir  # noqa: E402
+
+import verify_models as vm  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml"
+
+
+def test_convert_in_memory_openvino_model_with_verify(tmp_path):
+    model = vm.embedding()
+    result = converters.convert(model, tmp_path / "emb.onnx", verify=True, dims={"ids_d1": 5})
+    assert result.written == (tmp_path / "emb.onnx",) and result.ok
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emb.onnx"]
+    report = result.report
+    assert report.ok and report.backend == "reference"
+    assert [(r.name, r.shape_onnx, r.dtype_onnx) for r in report.rows] == [
+        ("emb", (3, 5, 4), "float32"), ("pos", (5,), "int64")]
+    assert report.inputs["ids"].shape == (3, 5)
+    # the file holds the domain's Gather and Range, and runs like OpenVINO's CPU plugin
+    onnx_model = onnx.load(str(tmp_path / "emb.onnx"))
+    assert {n.op_type for n in onnx_model.graph.node if n.domain == onnx_ext.DOMAIN} == {"Gather", "Range"}
+    ids = np.array([[0, 15, 16, -1]], np.int64)  # 16 is out of range: zeros, as in OpenVINO
+    got = onnx_ext.run(onnx_model, {"ids": ids})
+    want = vm.ov_cpu(model, {"ids": ids})
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_allclose(got[0][0, :2], want[0][0, :2], rtol=1e-6)
+    np.testing.assert_array_equal(got[0][0, 2], np.zeros(4, np.float32))
+
+
+def test_ir_to_onnx_in_memory_from_model_path_and_irmodel(tmp_path):
+    model = vm.embedding()
+    xml = vm.save(vm.embedding, tmp_path)
+    ids = np.array([[3, 1], [0, 2]], np.int64)
+    want = vm.ov_cpu(model, {"ids": ids})
+    for source in (model, xml, str(xml), read_ir(xml)):
+        proto = converters.ir_to_onnx(source)
+        assert isinstance(proto, onnx.ModelProto)
+        got = onnx_ext.run(proto, {"ids": ids})
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+        np.testing.assert_array_equal(got[1], want[1])
+    plain = converters.ir_to_onnx(model, inline=True)
+    assert all(n.domain == "" for n in plain.graph.node) and not plain.functions
+    # the dynamic dims are named <input>_d<i>
+    dims = [d.dim_param for d in plain.graph.input[0].type.tensor_type.shape.dim]
+    assert dims == ["ids_d0", "ids_d1"]
+    with pytest.raises(ConvertError, match="expected an openvino.Model"):
+        converters.ir_to_onnx(42)
+
+
+def test_subpackage_contents_still_import():
+    from converters.ir_to_onnx import convert_ir_file, ir_to_onnx
+    from converters.verify import InputPolicy, verify
+
+    assert callable(convert_ir_file) and ir_to_onnx is not converters.ir_to_onnx
+    assert verify is converters.verify and InputPolicy().dynamic_size == 3
+
+
+def test_round_trip_both_directions_verified(tmp_path):
+    onnx_path, xml = tmp_path / "m.onnx", tmp_path / "back" / "m.xml"
+    first = converters.convert(EXAMPLE, onnx_path, verify=True)
+    assert first.report.ok and first.written == (onnx_path,)
+    second = converters.convert(onnx_path, xml, verify=True, seed=4)
+    assert second.written == (xml, xml.with_suffix(".bin")) and all(p.exists() for p in second.written)
+    assert second.report.ok and [r.name for r in second.report.rows] == ["features", "last_token"]
+
+
+def test_verify_report_for_a_mismatch(tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    converters.convert(EXAMPLE, onnx_path)
+    model = onnx.load(str(onnx_path))
+    for init in model.graph.initializer:
+        if init.dims and init.dims[0] == 64:  # the embedding table
+            init.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(init) + 1, init.name))
+    report = converters.verify(EXAMPLE, model)  # a ModelProto works as well as a path
+    assert not report.ok and report.differing == ["features", "last_token"]
+    assert all(r.max_abs == pytest.approx(1.0) for r in report.rows)
+    text = str(report)
+    assert text.count("MISMATCH") == 2 and "2 of 2 outputs differ" in text
+
+
+def test_verify_accepts_arrays_and_an_openvino_model():
+    model = vm.gather_runtime_axis()
+    feeds = {"data": np.arange(12, dtype=np.float32).reshape(3, 4), "idx": np.array([2, 0]), "axis": np.array(1)}
+    proto = converters.ir_to_onnx(model)
+    report = converters.verify(model, proto, inputs=feeds)
+    assert report.ok and report.backend == "reference"
+    assert report.rows[0].shape_onnx == (3, 2)
+
+
+@pytest.mark.parametrize("src, dst, match", [
+    ("m.xml", "m.txt", "cannot tell the direction"),
+    ("m.onnx", "m.onnx", "cannot tell the direction"),
+])
+def test_direction_errors(tmp_path, src, dst, match):
+    with pytest.raises(ConvertError, match=match):
+        converters.convert(tmp_path / src, tmp_path / dst)
+
+
+def test_output_that_is_a_directory_is_named(tmp_path):
+    (tmp_path / "out.onnx").mkdir()
+    with pytest.raises(ConvertError, match=r"out.onnx: is a directory"):
+        converters.convert(EXAMPLE, tmp_path / "out.onnx")
+    onnx_path = tmp_path / "m.onnx"
+    converters.convert(EXAMPLE, onnx_path)
+    (tmp_path / "back.bin").mkdir()
+    with pytest.raises(ConvertError, match=r"back.bin: is a directory"):
+        converters.convert(onnx_path, tmp_path / "back.xml")
+    assert not (tmp_path / "back.xml").exists()
+    with pytest.raises(ConvertError, match="inline applies to IR -> ONNX"):
+        converters.convert(onnx_path, tmp_path / "b2.xml", inline=True)
+
+
+def test_errors_are_the_package_errors(tmp_path):
+    assert issubclass(VerifyError, OnnxExtError) and issubclass(ConvertError, OnnxExtError)
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<net")
+    with pytest.raises(IRError, match="bad.xml"):
+        converters.ir_to_onnx(bad)
+    with pytest.raises((IRError, OSError), match="nope.xml"):
+        converters.convert(tmp_path / "nope.xml", tmp_path / "x.onnx")
+    assert not (tmp_path / "x.onnx").exists()
+
+
+def test_external_data_is_listed_and_verifies(tmp_path):
+    dst = tmp_path / "m.onnx"
+    result = converters.convert(EXAMPLE, dst, external_data=True, verify=True)
+    assert result.written == (dst, tmp_path / "m.onnx.data") and result.report.ok
+    assert any(t.data_location == onnx.TensorProto.EXTERNAL
+               for t in onnx.load(str(dst), load_external_data=False).graph.initializer)
