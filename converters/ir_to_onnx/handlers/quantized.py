@@ -14,8 +14,8 @@ up to float rounding, so the two can pick neighbouring levels for inputs within 
 of a rounding boundary (and on exact ties with an odd zero point). Constant data (weights)
 is quantized here with FakeQuantize's own formula and stored as int8, followed by a
 DequantizeLinear. Anything else (other level counts, ranges of other shapes, run-time
-ranges, f16/bf16/f64 data) becomes the formula itself in ONNX arithmetic, op by op in the
-data type, which is exact.
+ranges, f16/bf16/f64 data) becomes the formula itself in ONNX arithmetic, op by op as the
+reference computes it (in f32 for f16/bf16 data, rounded once at the end), which is exact.
 
 **Weight decompression** (NNCF weight compression, and what ``save_model`` makes of
 weight FakeQuantizes)::
@@ -54,6 +54,9 @@ from .io import fold_convert
 _F32 = from_ov("f32")
 _QUANT_TYPES = ("u8", "i8", "u4", "i4")
 MS_DOMAIN = "com.microsoft"
+#: Whether 4-bit weights of a MatMul become MatMulNBits (else DequantizeLinear + MatMul);
+#: benchmarks/bench_quantized.py switches it to compare the two.
+USE_MATMUL_NBITS = True
 
 
 # --- FakeQuantize ----------------------------------------------------------------------
@@ -171,21 +174,25 @@ def fake_quantize_levels(x, il, ih, ol, oh, levels: int) -> np.ndarray:
 
 
 def _fake_quantize_arithmetic(ctx: Context, x: Value, ranges: tuple[Value, ...], levels: int) -> None:
-    """The reference formula op by op in the data type (ctx.emit widens bf16 per op)."""
-    et = x.type
+    """The reference formula op by op: in f32 for f16/bf16 data (the reference's half types
+    compute in float and round once, at the end), else in the data type."""
+    et = x.type if x.type.ov in ("f32", "f64") else _F32
     il, ih, ol, oh = (_as_type(ctx, r, et) for r in ranges)
     steps = ctx.const(np.array(levels - 1, et.numpy), hint="levels")
     span_in = _sub(ctx, ranges[1], ranges[0], ih, il, et)
     span_out = _sub(ctx, ranges[3], ranges[2], oh, ol, et)
-    t = ctx.emit("Mul", [ctx.emit("Div", [ctx.emit("Sub", [x.name, il], et), span_in], et), steps], et)
+    data = ctx.cast(x.name, x.type, et)
+    t = ctx.emit("Mul", [ctx.emit("Div", [ctx.emit("Sub", [data, il], et), span_in], et), steps], et)
     y = ctx.emit("Add", [ctx.emit("Mul", [ctx.emit("Div", [ctx.emit("Round", [t], et), steps], et), span_out], et),
                          ol], et)
     lowest = ctx.emit("Min", [il, ih], et)
     highest = ctx.emit("Max", [il, ih], et)
-    above = ctx.emit("Greater", [x.name, highest], et, result_type=from_ov("boolean"))
-    at_or_below = ctx.emit("LessOrEqual", [x.name, lowest], et, result_type=from_ov("boolean"))
+    above = ctx.emit("Greater", [data, highest], et, result_type=from_ov("boolean"))
+    at_or_below = ctx.emit("LessOrEqual", [data, lowest], et, result_type=from_ov("boolean"))
     upper = where(ctx, above, Value(oh, et, None), Value(y, et, None))
-    where(ctx, at_or_below, Value(ol, et, None), Value(upper, et, None), ctx.out(0))
+    out = where(ctx, at_or_below, Value(ol, et, None), Value(upper, et, None), ctx.out(0) if et == x.type else None)
+    if et != x.type:
+        ctx.cast(out, et, x.type, ctx.out(0))
 
 
 def _as_type(ctx: Context, v: Value, et: ElementType) -> str:
@@ -196,7 +203,7 @@ def _as_type(ctx: Context, v: Value, et: ElementType) -> str:
 
 def _sub(ctx: Context, a: Value, b: Value, a_name: str, b_name: str, et: ElementType) -> str:
     """a - b, folded when both are constants (numpy rounds like OpenVINO in the same type)."""
-    if a.const is not None and b.const is not None and et.ov != "bf16":
+    if a.const is not None and b.const is not None:
         return ctx.const(np.asarray(a.const).astype(et.numpy) - np.asarray(b.const).astype(et.numpy), hint="span")
     return ctx.emit("Sub", [a_name, b_name], et)
 
@@ -424,7 +431,8 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
 def _nbits_matmul(d: Decompression, consumers, producers) -> Layer | None:
     """The MatMul that can take ``d`` as MatMulNBits: 4-bit weights [N, K] in groups along K
     (or per row), the MatMul's second input, transposed; a float input of the result's type."""
-    if from_numpy(d.weights.dtype).bits != 4 or d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16"):
+    if not USE_MATMUL_NBITS or from_numpy(d.weights.dtype).bits != 4 or d.weights.ndim != 2 or \
+            d.out_type.ov not in ("f32", "f16"):
         return None
     n, k = d.weights.shape
     if d.block_size is not None and d.axis == 1:
