@@ -367,3 +367,52 @@ def test_nncf_model_matches_cpu_plugin(name, quantized_cache, tmp_path):
         assert got.shape == want.shape
         err = np.abs(got - want).max() / np.abs(want).max()
         assert err <= REAL_MODEL_RTOL, f"{name} input {index}: max error {err:.2e} of max|expected|"
+
+
+def test_fake_quantize_auto_broadcast_none(tmp_path):
+    """auto_broadcast none: every range has the data's shape (the formula, exact)."""
+    rng = np.random.default_rng(13)
+    shape = (2, 3, 4)
+    lo = -(rng.random(shape) + 0.5).astype(np.float32)
+    hi = (rng.random(shape) + 0.5).astype(np.float32)
+    xml = _save(_fq_model(shape, (lo, hi, lo, hi), 256, broadcast="none"), tmp_path)
+    assert 'auto_broadcast="none"' in xml.read_text()
+    x = _fq_input(shape, lo, hi, rng)
+    assert_close(run_onnx(convert(xml), [x])[0], evaluate_ir(xml, [x])[0], "none", ulps=0)
+
+
+# --- reading 4-bit constants ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wtype", ["u4", "i4"])
+@pytest.mark.parametrize("count", [1, 7, 8])
+def test_reader_unpacks_4bit_constants(wtype, count, tmp_path):
+    """Two values per byte, low nibble first, an odd count padded; read as ml_dtypes u4/i4
+    and written back to ONNX as the same bytes."""
+    from converters.ir_reader import read_ir
+
+    lo, hi = QRANGE[wtype]
+    values = np.random.default_rng(count).integers(lo, hi + 1, count)
+    const = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape([count]), values.tolist())
+    xml = tmp_path / "c.xml"
+    ov.save_model(ov.Model([ops.convert(const, "f32")], [], "c"), str(xml), compress_to_fp16=False)
+    layer = next(layer for layer in read_ir(xml).layers if layer.type == "Const")
+    assert layer.value.dtype.name == ("uint4" if wtype == "u4" else "int4")
+    np.testing.assert_array_equal(layer.value.astype(np.int8), values)
+    model = convert(xml)
+    init = next(i for i in model.graph.initializer if i.data_type in (onnx.TensorProto.UINT4, onnx.TensorProto.INT4))
+    blob = xml.with_suffix(".bin").read_bytes()
+    assert init.raw_data == blob[:len(init.raw_data)] and len(init.raw_data) == (count + 1) // 2
+    np.testing.assert_array_equal(run_onnx(model, [])[0], values.astype(np.float32))
+
+
+@pytest.mark.parametrize("text", ["nf4", "u1", "f8e4m3"])
+def test_reader_refuses_other_packed_types(text, tmp_path):
+    const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
+    xml = tmp_path / "c.xml"
+    ov.save_model(ov.Model([ops.convert(const, "f32")], [], "c"), str(xml), compress_to_fp16=False)
+    xml.write_text(xml.read_text().replace('element_type="u4"', f'element_type="{text}"'))
+    from converters.ir_reader import read_ir
+
+    with pytest.raises(IRError, match=rf"Const.*unknown or unsupported element type '{text}'"):
+        read_ir(xml)
