@@ -113,8 +113,7 @@ def _qdq_params(x: Value, ranges: tuple[Value, ...], levels: int) -> _QDQ | None
         return None
     il, ih, ol, oh = (np.broadcast_to(a.reshape((1,) * (len(shape) - a.ndim) + a.shape), shape).reshape(-1)
                       for a in arrays)
-    if not (np.all(ih > il) and np.all(oh > ol) and np.all(np.isfinite(arrays[0])) and
-            all(np.all(np.isfinite(a)) for a in arrays)):
+    if not (np.all(ih > il) and np.all(oh > ol) and all(np.all(np.isfinite(a)) for a in arrays)):
         return None
     steps = np.float32(levels - 1)
     scale_in, scale_out = (ih - il) / steps, (oh - ol) / steps
@@ -339,7 +338,7 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
-    d.matmul = _nbits_matmul(d, consumers, producers)
+    d.matmul = _nbits_matmul(d, consumers)
     d.inner = side + (chain if d.matmul is not None else chain[:-1])
     return d
 
@@ -428,7 +427,7 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
 # --- MatMulNBits --------------------------------------------------------------------------
 
 
-def _nbits_matmul(d: Decompression, consumers, producers) -> Layer | None:
+def _nbits_matmul(d: Decompression, consumers) -> Layer | None:
     """The MatMul that can take ``d`` as MatMulNBits: 4-bit weights [N, K] in groups along K
     (or per row), the MatMul's second input, transposed; a float input of the result's type."""
     if not USE_MATMUL_NBITS or from_numpy(d.weights.dtype).bits != 4 or d.weights.ndim != 2 or \
@@ -443,14 +442,13 @@ def _nbits_matmul(d: Decompression, consumers, producers) -> Layer | None:
         return None
     if block < 16 or block & (block - 1):
         return None
-    last = d.last
-    hit = _sole_consumer(last, consumers)
+    hit = _sole_consumer(d.last, consumers)
     if not _is(hit, "MatMul") or hit[1] != 1:
         return None
     matmul = hit[0]
     flag = lambda name: str(matmul.data.get(name, "false")).strip().lower() in ("true", "1")  # noqa: E731
-    a_type = matmul.inputs[0].element_type
-    if not flag("transpose_b") or flag("transpose_a") or a_type != d.out_type:
+    a = matmul.inputs[0]
+    if not flag("transpose_b") or flag("transpose_a") or a.element_type != d.out_type or len(a.dims) < 2:
         return None
     d.block_size = block
     return matmul
