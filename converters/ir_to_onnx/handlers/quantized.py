@@ -7,12 +7,13 @@
 
 becomes QuantizeLinear + DequantizeLinear when that is what it computes: f32 data, constant
 ranges that are per tensor or per one axis, levels 256 (u8 when il >= 0, else i8) or 255
-(i8 narrow range -127..127, the data clipped to [il, ih] first, since the type's -128
-would be one level below il), and zero points that come out integers. Q/DQ computes
-``round(x / scale) + zp``, FakeQuantize ``round((x - il) / (ih - il) * (L-1))``: equal
-up to float rounding, so the two can pick neighbouring levels for inputs within a few ulps
-of a rounding boundary (and on exact ties with an odd zero point). Constant data (weights)
-is quantized here with FakeQuantize's own formula and stored as int8, followed by a
+(i8 narrow range -127..127), and an output range whose zero is a level. The level is
+FakeQuantize's own ``(x - il) / (ih - il) * (L-1)`` (Sub, Div, Mul, as the reference
+computes it), rounded half to even and saturated by a QuantizeLinear of scale 1 (a Max at
+level 0 for levels 255, whose type has one value more): the levels are exact. The
+DequantizeLinear's ``(q - zp) * scale`` differs from ``k / (L-1) * (oh - ol) + ol`` by float
+rounding only (a few ulps of the range). Constant data (weights) is quantized here with
+FakeQuantize's formula and stored as int8, followed by a
 DequantizeLinear. Anything else (other level counts, ranges of other shapes, run-time
 ranges, f16/bf16/f64 data) becomes the formula itself in ONNX arithmetic, op by op as the
 reference computes it (in f32 for f16/bf16 data, rounded once at the end), which is exact.
@@ -88,13 +89,13 @@ def fake_quantize(ctx: Context, layer) -> None:
 @dataclass
 class _QDQ:
     qtype: ElementType  # u8 or i8
-    axis: int | None  # None: per tensor
-    scale_in: np.ndarray  # f32, scalar or 1-D
-    zp_in: np.ndarray  # qtype, same shape
-    scale_out: np.ndarray
-    zp_out: np.ndarray
+    axis: int | None  # of the output range; None: per tensor
+    low: np.ndarray  # il, broadcastable to the data
+    span: np.ndarray  # ih - il
+    scale_out: np.ndarray  # (oh - ol) / (levels - 1): scalar or 1-D
+    zp_out: np.ndarray  # qtype, same shape
     shift: int  # the quantized value of level 0
-    clip: tuple[np.ndarray, np.ndarray] | None  # data bounds (levels 255), broadcastable to x
+    levels: int
 
 
 def _qdq_params(x: Value, ranges: tuple[Value, ...], levels: int) -> _QDQ | None:
@@ -111,30 +112,23 @@ def _qdq_params(x: Value, ranges: tuple[Value, ...], levels: int) -> _QDQ | None
     axes = [d for d, n in enumerate(shape) if n != 1]
     if len(axes) > 1 or (axes and x.shape[axes[0]] not in (None, shape[axes[0]])):
         return None
-    il, ih, ol, oh = (np.broadcast_to(a.reshape((1,) * (len(shape) - a.ndim) + a.shape), shape).reshape(-1)
-                      for a in arrays)
+    il, ih, ol, oh = (np.broadcast_to(a.reshape((1,) * (len(shape) - a.ndim) + a.shape), shape) for a in arrays)
     if not (np.all(ih > il) and np.all(oh > ol) and all(np.all(np.isfinite(a)) for a in arrays)):
         return None
-    steps = np.float32(levels - 1)
-    scale_in, scale_out = (ih - il) / steps, (oh - ol) / steps
-    zero_in = -il.astype(np.float64) / scale_in  # the level of x == 0, counted from il
-    zero_out = -ol.astype(np.float64) / scale_out
-    if not (_integral(zero_in) and _integral(zero_out)):
+    scale_out = (oh - ol).reshape(-1) / np.float32(levels - 1)
+    zero_out = -ol.reshape(-1).astype(np.float64) / scale_out  # the level of output 0
+    if not _integral(zero_out):
         return None
     signed = levels == 255 or bool(np.any(il < 0))
     shift = (-127 if levels == 255 else -128) if signed else 0
     qtype = from_ov("i8" if signed else "u8")
     info = np.iinfo(qtype.numpy)
-    zp_in, zp_out = np.rint(zero_in) + shift, np.rint(zero_out) + shift
-    if zp_in.min() < info.min or zp_in.max() > info.max or zp_out.min() < info.min or zp_out.max() > info.max:
+    zp_out = np.rint(zero_out) + shift
+    if zp_out.min() < info.min or zp_out.max() > info.max:
         return None
     per = (lambda a: a.reshape(())) if not axes else (lambda a: a)
-    clip = None
-    if levels == 255:
-        bounds = (arrays[0], arrays[1])
-        clip = tuple(np.broadcast_to(b, np.broadcast_shapes(arrays[0].shape, arrays[1].shape)) for b in bounds)
-    return _QDQ(qtype, axes[0] if axes else None, per(scale_in), per(zp_in.astype(qtype.numpy)), per(scale_out),
-                per(zp_out.astype(qtype.numpy)), shift, clip)
+    return _QDQ(qtype, axes[0] if axes else None, np.ascontiguousarray(il), np.ascontiguousarray(ih - il), per(scale_out), per(zp_out.astype(qtype.numpy)),
+                shift, levels)
 
 
 def _integral(values: np.ndarray) -> bool:
@@ -142,12 +136,15 @@ def _integral(values: np.ndarray) -> bool:
 
 
 def _quantize_dequantize(ctx: Context, x: Value, p: _QDQ) -> None:
-    data = x.name
-    if p.clip is not None:  # narrow range: keep the data inside [il, ih]
-        lo, hi = (ctx.const(b.astype(np.float32), hint="clip") for b in p.clip)
-        data = ctx.one("Min", [ctx.one("Max", [data, lo]), hi])
-    q = ctx.one("QuantizeLinear", [data, ctx.const(p.scale_in, hint="scale"), ctx.const(p.zp_in, hint="zero_point")],
-                axis=p.axis)
+    """The level as FakeQuantize computes it, (x - il) / (ih - il) * (levels-1), rounded and
+    saturated by a QuantizeLinear of scale 1; DequantizeLinear maps it to the output range."""
+    low, span = ctx.const(p.low, hint="input_low"), ctx.const(p.span, hint="input_span")
+    steps = ctx.const(np.array(p.levels - 1, np.float32), hint="levels")
+    level = ctx.one("Mul", [ctx.one("Div", [ctx.one("Sub", [x.name, low]), span]), steps])
+    if p.levels == 255:  # the type's -128 is no level: saturate at level 0 by hand
+        level = ctx.one("Max", [level, ctx.const(np.array(0, np.float32), hint="zero")])
+    q = ctx.one("QuantizeLinear", [level, ctx.const(np.array(1, np.float32), hint="one"),
+                                   ctx.const(np.array(p.shift, p.qtype.numpy), hint="shift")])
     ctx.one("DequantizeLinear", [q, ctx.const(p.scale_out, hint="scale"), ctx.const(p.zp_out, hint="zero_point")],
             ctx.out(0), axis=p.axis)
 
