@@ -295,6 +295,8 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
         return None
     convert = hit[0]
     ftype = _destination(convert)
+    if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
+        return None
     chain, cur = [convert], convert
     side: list[Layer] = []  # Converts of the zero point and scale
     zero_point = None
@@ -319,7 +321,7 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
     hit = _sole_consumer(cur, consumers)
     blocked = None
     if _is(hit, "Reshape") and hit[1] == 0:
-        blocked = _blocked(weights.shape, scale.shape, hit[0])
+        blocked = _blocked(weights.shape, scale.shape, None if zero_point is None else zero_point.shape, hit[0])
         if blocked is not None:
             cur = hit[0]
             chain.append(cur)
@@ -358,16 +360,17 @@ def _layout(wshape: tuple, sshape: tuple, zshape: tuple | None) -> str | None:
     return "blocked"
 
 
-def _blocked(wshape: tuple, sshape: tuple, reshape: Layer) -> tuple[int, int] | None:
+def _blocked(wshape: tuple, sshape: tuple, zshape: tuple | None, reshape: Layer) -> tuple[int, int] | None:
     """(axis, block size) when the Reshape merges a group dim with the group-size dim that the
-    scale does not vary along: [.., G, g, ..] -> [.., G*g, ..]."""
+    scale and zero point do not vary along: [.., G, g, ..] -> [.., G*g, ..]."""
     out = reshape.outputs[0].dims if reshape.outputs else None
     if out is None or any(d is None for d in out) or len(out) != len(wshape) - 1:
         return None
     s = _aligned(sshape, len(wshape))
+    z = _aligned(zshape, len(wshape)) if zshape is not None else (1,) * len(wshape)
     for b in range(1, len(wshape)):
         merged = list(wshape[:b - 1]) + [wshape[b - 1] * wshape[b]] + list(wshape[b + 1:])
-        if merged == list(out) and s[b] == 1 and wshape[b] > 1:
+        if merged == list(out) and s[b] == 1 and z[b] == 1 and wshape[b] > 1:
             return b - 1, wshape[b]
     return None
 
