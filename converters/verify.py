@@ -195,7 +195,8 @@ def _compare_one(name: str, got: np.ndarray, want: np.ndarray | None, quantized:
     if quantized and et.is_float:
         scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
         ok = bool(np.all(diff <= quantized * scale))
-        return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok, note=f"quantized: {quantized:g} of max|IR|")
+        return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok,
+                            note=f"quantized: {quantized:g} of max|IR|")
     ok = bool(np.all(diff <= atol + rtol * np.abs(np.where(np.isnan(w), 0, w))))
     return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok)
 
@@ -226,7 +227,8 @@ def verify(xml: str | Path, onnx_path: str | Path, *, inputs: str | Path | None 
     onnx_out = run_onnx(model, feeds)
     ir_out = run_ir(xml, ir, feeds, backend)
     ops = {n.op_type for n in model.graph.node}
-    quantized = FAKE_QUANTIZE_TOLERANCE if "QuantizeLinear" in ops else QUANTIZED_TOLERANCE if ops & _QUANTIZED_OPS else 0.0
+    quantized = FAKE_QUANTIZE_TOLERANCE if "QuantizeLinear" in ops else \
+        QUANTIZED_TOLERANCE if ops & _QUANTIZED_OPS else 0.0
     return compare(onnx_out, ir_out, quantized=quantized), backend
 
 

@@ -127,8 +127,8 @@ def _qdq_params(x: Value, ranges: tuple[Value, ...], levels: int) -> _QDQ | None
     if zp_out.min() < info.min or zp_out.max() > info.max:
         return None
     per = (lambda a: a.reshape(())) if not axes else (lambda a: a)
-    return _QDQ(qtype, axes[0] if axes else None, np.ascontiguousarray(il), np.ascontiguousarray(ih - il), per(scale_out), per(zp_out.astype(qtype.numpy)),
-                shift, levels)
+    return _QDQ(qtype, axes[0] if axes else None, np.ascontiguousarray(il), np.ascontiguousarray(ih - il),
+                per(scale_out), per(zp_out.astype(qtype.numpy)), shift, levels)
 
 
 def _integral(values: np.ndarray) -> bool:
@@ -151,8 +151,8 @@ def _quantize_dequantize(ctx: Context, x: Value, p: _QDQ) -> None:
 
 def _dequantize_constant(ctx: Context, x: Value, ranges, levels: int, p: _QDQ) -> None:
     """Constant data: its levels by FakeQuantize's own formula, stored as int8, then DequantizeLinear."""
-    levels_of = fake_quantize_levels(np.asarray(x.const, np.float32), *(np.asarray(r.const, np.float32) for r in ranges),
-                                     levels)
+    data = np.asarray(x.const, np.float32)
+    levels_of = fake_quantize_levels(data, *(np.asarray(r.const, np.float32) for r in ranges), levels)
     q = (levels_of.astype(np.int32) + p.shift).astype(p.qtype.numpy)
     ctx.one("DequantizeLinear", [ctx.const(q, hint="quantized"), ctx.const(p.scale_out, hint="scale"),
                                  ctx.const(p.zp_out, hint="zero_point")], ctx.out(0), axis=p.axis)
@@ -388,29 +388,29 @@ def _zero_point(zero_point: np.ndarray | None, wtype: ElementType) -> np.ndarray
 
 
 def _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain) -> Decompression:
+    """DequantizeLinear's operands: the scale and zero point per tensor (0-d), per axis (1-D),
+    or blocked (the weights' shape after the Reshape, one value per group)."""
     wshape = weights.shape
     rank = len(wshape)
-    s = scale.reshape(_aligned(scale.shape, rank))
-    z = None if zp is None else zp.reshape(_aligned(zp.shape, rank))
+    params = [a.reshape(_aligned(a.shape, rank)) for a in ([scale] if zp is None else [scale, zp])]
     axis = block = None
     if blocked is not None:
         axis, block = blocked
-        target = wshape[:axis] + (wshape[axis],) + wshape[axis + 2:]
-        s = np.ascontiguousarray(np.broadcast_to(s, wshape[:axis + 1] + (1,) + wshape[axis + 2:]).reshape(target))
-        if z is not None:
-            z = np.ascontiguousarray(np.broadcast_to(z, wshape[:axis + 1] + (1,) + wshape[axis + 2:]).reshape(target))
+        per_group = wshape[:axis + 1] + (1,) + wshape[axis + 2:]
+        target = wshape[:axis + 1] + wshape[axis + 2:]
+        params = [_filled(a, per_group).reshape(target) for a in params]
         weights = weights.reshape(wshape[:axis] + (wshape[axis] * wshape[axis + 1],) + wshape[axis + 2:])
     elif layout == "axis":
-        axis = next(d for d in range(rank) if (s.shape[d] != 1 or (z is not None and z.shape[d] != 1)) and wshape[d] != 1)
-        s = np.ascontiguousarray(np.broadcast_to(s, (1,) * axis + (wshape[axis],) + (1,) * (rank - axis - 1))).reshape(-1)
-        if z is not None:
-            z = np.ascontiguousarray(np.broadcast_to(z, (1,) * axis + (wshape[axis],) + (1,) * (rank - axis - 1))).reshape(-1)
+        axis = next(d for d in range(rank) if wshape[d] != 1 and any(a.shape[d] != 1 for a in params))
+        params = [_filled(a, (1,) * axis + (wshape[axis],) + (1,) * (rank - axis - 1)).reshape(-1) for a in params]
     else:
-        s = s.reshape(())
-        z = None if z is None else z.reshape(())
-    if z is not None and z.shape != s.shape:
-        z = np.ascontiguousarray(np.broadcast_to(z, s.shape))
-    return Decompression(weights, s, z, axis, block, ftype, out_type, chain[-1], chain[:-1])
+        params = [a.reshape(()) for a in params]
+    return Decompression(weights, params[0], params[1] if zp is not None else None, axis, block, ftype, out_type,
+                         chain[-1], chain[:-1])
+
+
+def _filled(a: np.ndarray, shape: tuple) -> np.ndarray:
+    return np.ascontiguousarray(np.broadcast_to(a, shape))
 
 
 def _dequantize_linear(ctx: Context, d: Decompression) -> None:
