@@ -449,3 +449,26 @@ def test_cpu_plugin_fake_quantize_picks_other_levels(tmp_path):
     cpu_flips = np.count_nonzero(np.abs(cpu - want) > step / 2)
     assert 1 <= cpu_flips <= 4 and np.abs(cpu - want).max() <= step * 1.01
     _assert_qdq_close(got, want, lo, hi)
+
+
+@pytest.mark.parametrize("onnx_type", [onnx.TensorProto.UINT4, onnx.TensorProto.INT4])
+def test_onnx_4bit_initializer_to_ir_and_back(onnx_type, tmp_path):
+    """ONNX -> IR writes 4-bit initializers as packed u4/i4 Consts OpenVINO reads; back to ONNX
+    they are packed again."""
+    from converters.onnx_to_ir import convert_onnx_file
+
+    values = np.arange(-8, 7) if onnx_type == onnx.TensorProto.INT4 else np.arange(0, 15)
+    init = onnx.helper.make_tensor("w", onnx_type, [15], values.tolist())
+    graph = onnx.helper.make_graph([onnx.helper.make_node("Cast", ["w"], ["y"], to=onnx.TensorProto.FLOAT)], "g", [],
+                                   [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [15])],
+                                   initializer=[init])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)], ir_version=10)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    xml, _ = convert_onnx_file(path, tmp_path / "m.xml")
+    assert ('element_type="u4"' if onnx_type == onnx.TensorProto.UINT4 else 'element_type="i4"') in xml.read_text()
+    np.testing.assert_array_equal(evaluate_ir(xml, [])[0], values.astype(np.float32))
+    back = convert(xml)
+    tensor = next(i for i in back.graph.initializer if i.data_type == onnx_type)
+    assert len(tensor.raw_data) == 8  # 15 values, two per byte
+    np.testing.assert_array_equal(onnx.numpy_helper.to_array(tensor).astype(np.int8), values)
