@@ -335,8 +335,7 @@ def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) ->
     if offset < 0 or size < 0:
         raise IRError(f"{where}: Const offset {offset} / size {size} must not be negative")
     count = math.prod(shape)
-    itemsize = 1 if et.kind == "bool" else et.numpy.itemsize
-    needed = count * itemsize
+    needed = -(-count * et.bits // 8) if et.packed_bits else count * (1 if et.kind == "bool" else et.numpy.itemsize)
     # openvino.save_model stores an empty constant as one byte: accept that, nothing else.
     if size != needed and not (needed == 0 and size <= 1):
         raise IRError(f"{where}: Const size is {size} bytes, but {et.ov} {shape} needs {needed}")
@@ -353,8 +352,30 @@ def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) ->
         return np.zeros(shape, dtype=np.bool_ if et.kind == "bool" else et.numpy)
     if et.kind == "bool":
         return (np.frombuffer(buf, dtype=np.uint8, count=count, offset=offset) != 0).reshape(shape)
+    if et.packed_bits:
+        return unpack_4bit(np.frombuffer(buf, dtype=np.uint8, count=size, offset=offset), count, et).reshape(shape)
     dtype = et.numpy.newbyteorder("<") if et.numpy.byteorder in ("=", "<", ">") else et.numpy
     value = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)  # a view: no copy
     if value.dtype != et.numpy:  # a big-endian host
         value = value.astype(et.numpy)
     return value.reshape(shape)
+
+
+def unpack_4bit(packed: np.ndarray, count: int, et: ElementType) -> np.ndarray:
+    """``count`` u4/i4 values (ml_dtypes, one per byte) from bytes holding two each, low nibble
+    first (OpenVINO's order, and ONNX's: the files' bytes are copied as they are)."""
+    values = np.empty(2 * packed.size, dtype=np.uint8)
+    values[0::2] = packed & 0x0F
+    values[1::2] = packed >> 4
+    values = values[:count]
+    if et.kind == "int":  # two's complement nibbles: 8..15 are -8..-1
+        return ((values.astype(np.int8) ^ 8) - 8).view(et.numpy)
+    return values.view(et.numpy)
+
+
+def pack_4bit(values: np.ndarray) -> np.ndarray:
+    """The inverse of ``unpack_4bit``: u4/i4 values (any shape, C order) as uint8, two per byte."""
+    nibbles = np.ascontiguousarray(values).reshape(-1).view(np.uint8) & 0x0F
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return nibbles[0::2] | (nibbles[1::2] << 4)

@@ -19,6 +19,7 @@ from onnx_ext.types import ElementType, UnknownElementType, from_numpy, from_ov
 
 from .files import write_atomically
 from .ir import IRError, IRModel, Layer, Port
+from .ir_reader import pack_4bit
 
 #: Port ``precision`` spellings of OpenVINO's serializer, by element type.
 PRECISIONS = {
@@ -35,6 +36,8 @@ PRECISIONS = {
     "u32": "U32",
     "u64": "U64",
     "boolean": "BOOL",
+    "u4": "U4",
+    "i4": "I4",
 }
 
 #: Default alignment of Const payloads in the .bin (bytes).
@@ -225,7 +228,7 @@ class _Weights:
         value = np.asarray(value)
         if value.dtype.byteorder == ">" or (value.dtype.byteorder == "=" and sys.byteorder == "big"):
             value = value.astype(value.dtype.newbyteorder("<"))  # the .bin is little-endian
-        raw = np.ascontiguousarray(value).tobytes()
+        raw = pack_4bit(value).tobytes() if from_numpy(value.dtype).packed_bits else np.ascontiguousarray(value).tobytes()
         if not raw:
             # An empty Const still gets one byte, as save_model writes it: OpenVINO's
             # reader gives a zero-size Const no data pointer, which shape inference

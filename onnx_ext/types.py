@@ -16,8 +16,12 @@ class ElementType:
     numpy: np.dtype
     kind: str  # "float", "int", "uint" or "bool"
 
+    packed_bits: int = 0  # 4 for u4/i4: two values per byte in IR and ONNX files (low nibble first)
+
     @property
     def bits(self) -> int:
+        if self.packed_bits:
+            return self.packed_bits
         return 8 if self.kind == "bool" else self.numpy.itemsize * 8
 
     @property
@@ -45,10 +49,17 @@ ELEMENT_TYPES: tuple[ElementType, ...] = (
     ElementType("boolean", TensorProto.BOOL, np.dtype(np.bool_), "bool"),
 )
 
-_BY_OV = {t.ov: t for t in ELEMENT_TYPES}
+#: 4-bit weight types of compressed models (IR ``u4``/``i4``, ONNX UINT4/INT4 from IR 10 / opset 21);
+#: numpy holds them one per byte (ml_dtypes), the files two per byte. Not among the ops' data types.
+PACKED_TYPES: tuple[ElementType, ...] = (
+    ElementType("u4", TensorProto.UINT4, np.dtype(ml_dtypes.uint4), "uint", 4),
+    ElementType("i4", TensorProto.INT4, np.dtype(ml_dtypes.int4), "int", 4),
+)
+
+_BY_OV = {t.ov: t for t in ELEMENT_TYPES + PACKED_TYPES}
 _BY_OV["bool"] = _BY_OV["boolean"]
-_BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES}
-_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES}
+_BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES + PACKED_TYPES}
+_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES + PACKED_TYPES}
 
 NUMERIC_TYPES = tuple(t for t in ELEMENT_TYPES if t.kind != "bool")
 INTEGER_TYPES = tuple(t for t in ELEMENT_TYPES if t.is_integer)

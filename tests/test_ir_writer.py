@@ -13,7 +13,7 @@ import pytest
 from converters import ir_writer
 from converters.ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 from converters.ir_writer import PRECISIONS, serialize, write_ir
-from onnx_ext.types import ELEMENT_TYPES, from_ov
+from onnx_ext.types import ELEMENT_TYPES, PACKED_TYPES, from_ov
 
 ov = pytest.importorskip("openvino")
 
@@ -308,7 +308,7 @@ def test_big_endian_arrays_are_written_little_endian():
 
 
 def test_precision_table_covers_every_element_type():
-    assert set(PRECISIONS) == {et.ov for et in ELEMENT_TYPES}
+    assert set(PRECISIONS) == {et.ov for et in ELEMENT_TYPES + PACKED_TYPES}
 
 
 def test_xml_special_characters_are_escaped(tmp_path):

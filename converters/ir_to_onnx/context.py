@@ -152,6 +152,8 @@ class Context:
             self._const_cache: dict[tuple, str] = {}
             self._node_names: set[str] = set()
             self._domain_used = False
+            #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
+            self.extra_opsets: dict[str, int] = {}
         else:
             self.initializers = self.root.initializers
             self.used_names = self.root.used_names

@@ -15,8 +15,9 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError, IRModel, Layer
 from ..files import write_atomically
-from ..ir_reader import read_ir, split_names
+from ..ir_reader import pack_4bit, read_ir, split_names
 from .context import Context, Value
+from .handlers.quantized import decompression_subgraphs
 from .ranks import infer_rank
 from .registry import lookup
 
@@ -53,7 +54,7 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     onnx_path = Path(onnx_path)
     model, weights = _convert(read_ir(xml_path, bin_path), inline)
     _drop_weight_inputs(model, weights)
-    weight_bytes = sum(a.nbytes for a in weights.values())
+    weight_bytes = sum(_nbytes(a) for a in weights.values())
     if external_data is None:
         external_data = model.ByteSize() + weight_bytes + 64 * len(weights) >= PROTOBUF_LIMIT
     if not external_data:
@@ -63,8 +64,8 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     layout, offset = {}, 0
     for name, array in weights.items():
         offset = -(-offset // EXTERNAL_ALIGNMENT) * EXTERNAL_ALIGNMENT
-        layout[name] = (offset, array.nbytes)
-        offset += array.nbytes
+        layout[name] = (offset, _nbytes(array))
+        offset += _nbytes(array)
     for name, array in weights.items():
         tensor = _tensor_header(name, array)
         tensor.data_location = onnx.TensorProto.EXTERNAL
@@ -131,8 +132,16 @@ def _tensor_header(name: str, array: np.ndarray) -> onnx.TensorProto:
     return tensor
 
 
+def _nbytes(array: np.ndarray) -> int:
+    """The size of the array's data in an ONNX file (u4/i4: two values per byte)."""
+    return -(-array.size // 2) if from_numpy(array.dtype).packed_bits else array.nbytes
+
+
 def _raw_bytes(array: np.ndarray) -> memoryview:
-    """The array's bytes, little-endian, C order, without a copy when it is contiguous."""
+    """The array's bytes as ONNX stores them: little-endian, C order, u4/i4 two per byte
+    (low nibble first); without a copy when it is contiguous and not 4-bit."""
+    if from_numpy(array.dtype).packed_bits:
+        return memoryview(pack_4bit(array))
     array = np.ascontiguousarray(array)
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
@@ -165,10 +174,10 @@ def _stream_model(f, model: onnx.ModelProto, weights: dict[str, np.ndarray]) -> 
     graph = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
     parts = []
     for name, array in weights.items():
-        header = _tensor_header(name, array).SerializeToString() + _field(raw_data, array.nbytes)
+        header = _tensor_header(name, array).SerializeToString() + _field(raw_data, _nbytes(array))
         parts.append((header, array))
-    entries = [(_field(initializer, len(h) + a.nbytes), h, a) for h, a in parts]
-    f.write(_field(graph, sum(len(k) + len(h) + a.nbytes for k, h, a in entries)))
+    entries = [(_field(initializer, len(h) + _nbytes(a)), h, a) for h, a in parts]
+    f.write(_field(graph, sum(len(k) + len(h) + _nbytes(a) for k, h, a in entries)))
     for key, header, array in entries:
         f.write(key)
         f.write(header)
@@ -181,10 +190,13 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
     """Run the translators of ``layers`` (producers first) in ``ctx``."""
     _rank_knowledge(ctx, layers)
     _assign_names(ctx, ctx.ir, layers)
+    subgraphs = decompression_subgraphs(ctx.ir, layers)  # compressed weights: one node in their place
     for layer in layers:
         ctx.layer = layer
+        if layer.id in subgraphs and subgraphs[layer.id] is None:
+            continue
         _check_empty_ports(ctx, layer)
-        translate = lookup(layer.type, layer.version)
+        translate = subgraphs[layer.id].translate if layer.id in subgraphs else lookup(layer.type, layer.version)
         try:
             translate(ctx, layer)
         except IRError:
@@ -384,6 +396,7 @@ def _model(ctx: Context, ir: IRModel) -> tuple[onnx.ModelProto, dict[str, np.nda
     opsets = [helper.make_opsetid("", onnx_ext.ONNX_OPSET)]
     if ctx.domain_used:
         opsets.append(helper.make_opsetid(onnx_ext.DOMAIN, onnx_ext.DOMAIN_VERSION))
+    opsets += [helper.make_opsetid(domain, version) for domain, version in sorted(ctx.extra_opsets.items())]
     model = helper.make_model(graph, opset_imports=opsets, ir_version=onnx_ext.IR_VERSION,
                               producer_name=PRODUCER, producer_version=onnx_ext.__version__)
     return model, weights

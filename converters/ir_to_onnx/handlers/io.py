@@ -7,7 +7,7 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type
-from ..context import Context, Value, value_info
+from ..context import LARGE_INITIALIZER_BYTES, Context, Value, value_info
 from ..registry import handler
 
 _I64 = from_ov("i64")
@@ -72,12 +72,19 @@ def convert_like(ctx: Context, layer) -> None:
 
 
 def _convert_to(ctx: Context, v: Value, dst: ElementType) -> None:
-    folded = fold_convert(v.const, dst) if v.const is not None else None
+    folded = fold_convert(v.const, dst) if v.const is not None and not _compressed_weights(v) else None
     if folded is not None:  # f16 decompression and other exact conversions of constants
         ctx.set_const(0, folded)
         return
     cast_like_openvino(ctx, v.name, v.type, dst, ctx.out(0))
     ctx.set_type(0, dst)
+
+
+def _compressed_weights(v: Value) -> bool:
+    """4-bit constants, and large 8-bit ones: compressed weights, which stay compressed
+    (converted at run time; decompression subgraphs become DequantizeLinear, quantized.py)."""
+    return v.type is not None and (v.type.packed_bits > 0 or (
+        v.type.ov in ("u8", "i8") and v.const.nbytes >= LARGE_INITIALIZER_BYTES))
 
 
 def fold_convert(value: np.ndarray, dst: ElementType) -> np.ndarray | None:

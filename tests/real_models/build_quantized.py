@@ -1,0 +1,105 @@
+"""Quantized IR of the real models, made by NNCF (nothing downloaded, random weights).
+
+- ``resnet-int8``: ``nncf.quantize`` (post-training quantization, the default preset:
+  symmetric 8-bit weights, 8-bit activations) of the small ResNet-style CNN of
+  ``build_models`` (its f32 IR, read back), calibrated on a few random images. The IR holds FakeQuantize on the
+  activations and, after ``save_model``'s weight compression, i8 weights with a
+  Convert + Multiply.
+- ``gpt2-<mode>``: ``nncf.compress_weights`` of the small GPT-2 of ``build_models`` in
+  ``INT8_ASYM``, ``INT8_SYM``, ``INT4_SYM`` and ``INT4_ASYM`` (group size 16, ratio 1).
+
+``build(name, cache)`` saves ``<cache>/<name>/model.xml`` once (a lock guards it when
+pytest-xdist workers share the cache) and returns the path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from . import build_models as bm
+
+WEIGHT_MODES = ("INT8_ASYM", "INT8_SYM", "INT4_SYM", "INT4_ASYM")
+GROUP_SIZE = 16
+MODELS = ("resnet-int8",) + tuple(f"gpt2-{m.lower()}" for m in WEIGHT_MODES)
+CALIBRATION_SAMPLES = 4
+
+
+def _f32_model(name: str, cache: Path):
+    """The small f32 IR of ``build_models`` (built once into the same cache), read back."""
+    import openvino as ov
+
+    if name == "gpt2":
+        _importable_transformers()
+    return ov.Core().read_model(str(bm.build_ir(name, "small", cache)["f32"]))
+
+
+def _resnet_int8(cache: Path):
+    import nncf
+
+    model = _f32_model("resnet", cache)
+    rng = np.random.default_rng(7)
+    samples = [rng.standard_normal((1, 3, 32, 32)).astype(np.float32) for _ in range(CALIBRATION_SAMPLES)]
+    return nncf.quantize(model, nncf.Dataset(samples), subset_size=CALIBRATION_SAMPLES)
+
+
+_TORCHVISION_LIB = []
+
+
+def _importable_transformers() -> None:
+    """transformers imports torchvision when installed; torchvision 0.28.0's wheel is a CUDA
+    build that fails to import on a CPU-only machine until its ``nms`` op exists. Define the
+    op (with a CPU kernel) only when that import fails."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("torchvision") is None:
+        return
+    try:
+        import torchvision  # noqa: F401
+        return
+    except (RuntimeError, ImportError, OSError):
+        for key in [k for k in sys.modules if k == "torchvision" or k.startswith("torchvision.")]:
+            del sys.modules[key]
+    import torch
+
+    lib = torch.library.Library("torchvision", "DEF")
+    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    lib.impl("nms", lambda dets, scores, iou: torch.arange(dets.shape[0]), "CPU")  # GPT-2 never calls it
+    lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")  # the import registers a fake
+    _TORCHVISION_LIB.append(lib)  # the definition lives as long as the library object
+
+
+def _gpt2_compressed(mode: str, cache: Path):
+    import nncf
+
+    model = _f32_model("gpt2", cache)
+    kwargs = {"group_size": GROUP_SIZE, "ratio": 1.0} if mode.startswith("INT4") else {}
+    return nncf.compress_weights(model, mode=getattr(nncf.CompressWeightsMode, mode), **kwargs)
+
+
+def build(name: str, cache: Path) -> Path:
+    import openvino as ov
+
+    xml = Path(cache) / name / "model.xml"
+    with bm._locked(Path(cache) / f"{name}.lock"):
+        if xml.exists() and xml.with_suffix(".bin").exists():
+            return xml
+        if name == "resnet-int8":
+            model = _resnet_int8(cache)
+        else:
+            mode = name.removeprefix("gpt2-").upper()
+            model = _gpt2_compressed(mode, cache)
+        xml.parent.mkdir(parents=True, exist_ok=True)
+        ov.save_model(model, str(xml), compress_to_fp16=False)
+    return xml
+
+
+def build_f32(name: str, cache: Path) -> Path:
+    """The f32 IR the quantized ``name`` was made from."""
+    return bm.build_ir(name.split("-")[0], "small", cache)["f32"]
+
+
+def inputs(name: str, index: int = 0) -> dict[str, np.ndarray]:
+    return bm.MODELS[name.split("-")[0]].inputs("small", index)
