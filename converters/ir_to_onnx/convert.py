@@ -18,6 +18,7 @@ from ..files import write_atomically
 from ..ir_reader import read_ir, split_names
 from .context import Context, Value
 from .ranks import infer_rank
+from .shape_hints import relax_declared_shapes
 from .registry import lookup
 
 PRODUCER = "onnx-ext"
@@ -101,12 +102,30 @@ def _convert(ir: IRModel, inline: bool) -> tuple[onnx.ModelProto, dict[str, np.n
     try:
         if ctx.domain_used:
             model = onnx_ext.inline(model) if inline else onnx_ext.attach_functions(model)
-        onnx.checker.check_model(model, full_check=True)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except onnx.shape_inference.InferenceError:
+            # Declared shapes are hints: drop those the ops contradict (warns), check again.
+            if not relax_declared_shapes(model, _output_owners(ctx), ir.source):
+                raise
+            onnx.checker.check_model(model, full_check=True)
     except IRError:
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise IRError(" ".join(f"{ir.source}: the converted model is invalid: {e}".split())) from None
     return model, weights
+
+
+def _output_owners(ctx: Context) -> dict[str, str]:
+    """Graph output name -> the layer that makes it ("StridedSlice-opset1 'name'"), for messages."""
+    producers = ctx.ir.producers()
+    by_id = {layer.id: layer for layer in ctx.ir.layers}
+    owners = {}
+    for lid, info in ctx.result_infos.items():
+        result = by_id[lid]
+        src = by_id[producers[(lid, result.inputs[0].id)][0]]
+        owners[info.name] = f"{src.type}-{src.version} {src.name!r}"
+    return owners
 
 
 def _drop_weight_inputs(model: onnx.ModelProto, weights: dict) -> None:
