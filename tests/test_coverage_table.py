@@ -91,3 +91,34 @@ def test_table_lists_what_the_ir_to_onnx_cases_emit(tmp_path):
         if unlisted:
             problems[name] = unlisted
     assert converted and not problems
+
+
+def test_table_lists_every_op_of_openvino_opsets_with_a_status():
+    from converters.ir_to_onnx import openvino_ops
+
+    rows = {(name.lower(), version): status for name, version, status in coverage.status_rows()}
+    for name, versions in openvino_ops.all_versions().items():
+        for v in versions:
+            status = rows[(registry._key(name), f"opset{v}")]
+            assert status == "not translated yet" or status.startswith(("`", "no ONNX equivalent: ")) or status == "-"
+    assert rows[("const", "opset1")] == "-"
+    assert rows[("readvalue", "opset6")].startswith("no ONNX equivalent")
+
+
+def test_no_onnx_equivalent_set_has_no_translator():
+    from converters.ir_to_onnx.unsupported import NO_ONNX_EQUIVALENT
+
+    assert not {t for t, _ in registry.HANDLERS} & set(NO_ONNX_EQUIVALENT)
+
+
+def test_vendored_openvino_op_list_is_the_installed_openvinos():
+    pytest.importorskip("openvino")
+    import json
+
+    from converters.ir_to_onnx import openvino_ops
+
+    stored = json.loads(openvino_ops.DATA.read_text())
+    fresh = openvino_ops.generate()
+    if fresh["openvino"] != stored["openvino"]:
+        pytest.skip(f"the list was generated with openvino {stored['openvino']}, {fresh['openvino']} is installed")
+    assert fresh["opsets"] == stored["opsets"]

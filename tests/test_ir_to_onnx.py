@@ -637,15 +637,19 @@ def test_example_embedding_block():
 
 def test_unsupported_layers_listed_with_counts(tmp_path):
     x = P([2, 3], name="x")
-    model = M([o1.hard_sigmoid(x, C(np.float32(0.2)), C(np.float32(0.5))), o1.prelu(x, C(np.float32(0.1))),
-               o1.prelu(o1.relu(x), C(np.float32(0.3)))], [x])
+    beams = P([4, 2, 3], name="beams")  # [time, batch, beam]
+    lengths, end = C([4, 4], np.float32), C(np.float32(0))
+    model = M([o1.hard_sigmoid(x, C(np.float32(0.2)), C(np.float32(0.5))),
+               o1.gather_tree(beams, beams, lengths, end), o1.gather_tree(o1.relu(beams), beams, lengths, end)],
+              [x, beams])
     xml = save_ir(model, tmp_path)
     out = tmp_path / "out.onnx"
     with pytest.raises(IRError) as info:
         convert_ir_file(xml, out)
     msg = str(info.value)
     assert "\n" not in msg and str(xml) in msg
-    assert "HardSigmoid-opset1 x1" in msg and "PRelu-opset1 x2" in msg or "PReLU-opset1 x2" in msg
+    assert "HardSigmoid-opset1 x1 (not translated yet; layer " in msg
+    assert "GatherTree-opset1 x2 (no ONNX equivalent; layer " in msg
     assert not out.exists() and not list(tmp_path.glob("*.onnx*"))
 
 

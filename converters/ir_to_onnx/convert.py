@@ -19,6 +19,7 @@ from ..ir_reader import read_ir, split_names
 from .context import Context, Value
 from .ranks import infer_rank
 from .shape_hints import relax_declared_shapes
+from .unsupported import no_onnx_equivalent
 from .registry import lookup
 
 PRODUCER = "onnx-ext"
@@ -270,6 +271,7 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
     """One IRError listing every layer type/version that has no translator, with counts."""
     missing: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
     for layer in _with_bodies(layers):
         fn = lookup(layer.type, layer.version)
         needs = getattr(fn, "domain_op", None)
@@ -277,6 +279,8 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
             key = f"{layer.type}-{layer.version or '(no version)'}"
             if fn is not None:
                 key += f" (onnx_ext has no {needs} op yet)"
+            kinds[key] = ("no ONNX equivalent" if fn is None and no_onnx_equivalent(layer.type) else
+                          "not translated yet")
             missing[key] += 1
             examples.setdefault(key, []).append(f"{layer.id} {layer.name!r}")
     if not missing:
@@ -285,7 +289,7 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
     parts = []
     for key, count in sorted(missing.items()):
         shown = ", ".join(examples[key][:3]) + (", ..." if count > 3 else "")
-        parts.append(f"{key} x{count} (layer {shown})")
+        parts.append(f"{key} x{count} ({kinds[key]}; layer {shown})")
     raise IRError(f"{ir.source}: {total} layer{'s' if total > 1 else ''} of {len(missing)} unsupported "
                   f"type{'s' if len(missing) > 1 else ''}/version{'s' if len(missing) > 1 else ''}: {'; '.join(parts)}")
 
