@@ -1,0 +1,96 @@
+"""Activations and value tests: PRelu, Selu, IsNaN, IsInf, IsFinite.
+
+PRelu's slope broadcasts per channel (dim 1) when it is 1-D with the channel count
+(OpenVINO's reference), else numpy-style, which is ONNX's unidirectional broadcast.
+Selu's alpha and lambda are inputs in OpenVINO and attributes in ONNX: constants
+become the attributes (run-time ones are refused, as OpenVINO's CPU plugin does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import ORT_KERNELS, Context, Value
+from ..registry import handler
+
+_BOOL = from_ov("boolean")
+
+# onnxruntime 1.31 CPU kernels (probed with one-node models).
+for _op, _types in {
+    "PRelu": frozenset({"f16", "f32", "f64"}),
+    "IsNaN": frozenset({"f16", "f32", "f64"}),
+    "IsInf": frozenset({"f16", "f32", "f64"}),
+}.items():
+    ORT_KERNELS.setdefault(_op, _types)
+
+
+def _float_data(ctx: Context, v: Value):
+    if v.type is None or not v.type.is_float:
+        raise ctx.error(f"needs floating-point data, got {v.type.ov if v.type else None}")
+    return v.type
+
+
+@handler("PRelu", "opset1")
+def prelu(ctx: Context, layer) -> None:
+    data, slope = ctx.input(0), ctx.input(1)
+    et = data.type
+    if et is not None and et.kind == "uint":  # never negative
+        ctx.one("Identity", [data.name], ctx.out(0))
+        return
+    s = slope.name
+    if slope.rank == 1 and data.rank is not None and data.rank >= 2:
+        channels, n = data.shape[1], slope.shape[0]
+        if n is None or (channels is None and n != 1):
+            raise ctx.error(f"a 1-D slope of shape {slope.shape} on data {data.shape}: whether it is per channel "
+                            "is decided at run time, which the translation cannot")
+        if n == channels and n != 1:
+            s = ctx.one("Reshape", [s, ctx.i64([n] + [1] * (data.rank - 2))])
+    if et is not None and et.is_float:
+        ctx.emit("PRelu", [data.name, s], et, ctx.out(0))
+        return
+    # integers: x < 0 ? x * slope : x
+    negative = ctx.emit("Less", [data.name, ctx.const(np.zeros((), et.numpy))], et, result_type=_BOOL)
+    scaled = ctx.emit("Mul", [data.name, s], et, kind="bits")
+    ctx.one("Where", [negative, scaled, data.name], ctx.out(0))
+
+
+@handler("Selu", "opset1")
+def selu(ctx: Context, layer) -> None:
+    """Constant alpha and lambda (what frontends write; OpenVINO's CPU plugin runs no other)."""
+    data, alpha, lam = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if alpha.const is None or lam.const is None or alpha.const.size != 1 or lam.const.size != 1:
+        raise ctx.error("Selu needs constant one-element alpha and lambda (ONNX's are attributes)")
+    ctx.emit("Selu", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
+             gamma=float(lam.const.reshape(())))
+
+
+@handler("IsNaN", "opset10")
+def is_nan(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    ctx.emit("IsNaN", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL)
+
+
+def _inf_flags(layer) -> tuple[int, int]:
+    def flag(name):
+        return int(str(layer.data.get(name, "true")).strip().lower() in ("true", "1", "yes"))
+    return flag("detect_negative"), flag("detect_positive")
+
+
+@handler("IsInf", "opset10")
+def is_inf(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    negative, positive = _inf_flags(layer)
+    ctx.emit("IsInf", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL,
+             detect_negative=negative, detect_positive=positive)
+
+
+@handler("IsFinite", "opset10")
+def is_finite(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    et = _float_data(ctx, data)
+    nan = ctx.emit("IsNaN", [data.name], et, result_type=_BOOL)
+    inf = ctx.emit("IsInf", [data.name], et, result_type=_BOOL)
+    ctx.one("Not", [ctx.one("Or", [nan, inf])], ctx.out(0))

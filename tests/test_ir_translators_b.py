@@ -1,0 +1,188 @@
+"""IR -> ONNX translators (second batch), each on its own: a small OpenVINO model around
+one layer, saved as IR, converted, run in onnxruntime and compared with OpenVINO's CPU
+plugin at f32 (OpenVINO 2026.4's ``Model.evaluate`` has no reference for most of these
+ops: PRelu, Selu, IsNaN, ...), or its reference where a case says so. Values, shapes
+and dtypes are compared; floats within rtol 1e-4, atol 1e-5 (CPU plugin) or a few ulps
+(reference), unless a case says otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+
+import openvino as ov  # noqa: E402
+import openvino.opset1 as o1  # noqa: E402
+import openvino.opset3 as o3  # noqa: E402
+import openvino.opset8 as o8  # noqa: E402
+import openvino.opset10 as o10  # noqa: E402
+
+from converters.ir import IRError  # noqa: E402
+from converters.ir_to_onnx import registry  # noqa: E402
+from ir_testing import assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
+
+
+def P(shape, et="f32", name=None):
+    p = o8.parameter(shape, getattr(ov.Type, et), name=name)
+    if name:
+        p.output(0).get_tensor().set_names({name})
+    return p
+
+
+def C(value, dtype=np.float32):
+    return o8.constant(np.asarray(value, dtype=dtype))
+
+
+def M(outputs, params):
+    return ov.Model(outputs if isinstance(outputs, list) else [outputs], params, "case")
+
+
+def f32(r, *shape, scale=1.0):
+    return (r.standard_normal(shape) * scale).astype(np.float32)
+
+
+CASES: dict = {}
+
+
+def case(name, **opts):
+    """Register a builder returning (model, [feeds, ...]); ``opts``: backend ("reference"),
+    error (a regex the conversion must fail with), ulps, atol."""
+    def register(fn):
+        assert name not in CASES
+        CASES[name] = (fn, opts)
+        return fn
+    return register
+
+
+# --- activations --------------------------------------------------------------------------------
+
+
+@case("prelu_per_channel")
+def _():
+    r = np.random.default_rng(0)
+    x = P([-1, 3, -1], name="x")
+    return M(o1.prelu(x, C([0.1, -0.5, 2.0])), [x]), [[f32(r, 2, 3, 5)]]
+
+
+@case("prelu_numpy_broadcast_and_scalar")
+def _():
+    r = np.random.default_rng(1)
+    x = P([2, 4, 5], name="x")
+    return M([o1.prelu(x, C(f32(r, 5))), o1.prelu(x, C([0.25]))], [x]), [[f32(r, 2, 4, 5)]]
+
+
+@case("prelu_i32")
+def _():
+    x = P([2, 3], "i32", name="x")
+    return M(o1.prelu(x, C([2, 3, 4], np.int32)), [x]), [[np.array([[-3, 0, 5], [7, -1, -2]], np.int32)]]
+
+
+@case("selu")
+def _():
+    r = np.random.default_rng(2)
+    x = P([-1, 4], name="x")
+    return M([o1.selu(x, C([1.6732632]), C([1.050701])), o1.selu(x, C(0.3), C([0.5]))], [x]), [[f32(r, 3, 4, scale=2)]]
+
+
+@case("selu_runtime_alpha_refused", error="Selu needs constant one-element alpha and lambda")
+def _():
+    x, a = P([-1, 4], name="x"), P([1], name="a")
+    return M(o1.selu(x, a, C([0.5])), [x, a]), []
+
+
+@case("is_nan_inf_finite")
+def _():
+    x = P([-1], name="x")
+    outs = [o10.is_nan(x), o10.is_inf(x), o10.is_inf(x, {"detect_negative": False}),
+            o10.is_inf(x, {"detect_positive": False}), o10.is_finite(x)]
+    return M(outs, [x]), [[np.array([1.0, np.nan, np.inf, -np.inf, -0.0, 3e38], np.float32)]]
+
+
+@case("is_finite_f16")
+def _():
+    x = P([-1], "f16", name="x")
+    return M([o10.is_finite(x), o10.is_nan(x)], [x]), [[np.array([1.0, np.nan, np.inf, -np.inf], np.float16)]]
+
+
+# --- the tests ----------------------------------------------------------------------------------
+
+
+def _compare(got, want, what, opts):
+    if opts.get("backend") != "reference" and np.asarray(want).dtype.kind == "f":
+        got, want = np.asarray(got), np.asarray(want)
+        assert got.dtype == want.dtype and got.shape == want.shape, f"{what}: {got.dtype}{got.shape} vs " \
+                                                                    f"{want.dtype}{want.shape}"
+        np.testing.assert_allclose(got, want, rtol=opts.get("rtol", 1e-4), atol=opts.get("atol", 1e-5), err_msg=what)
+    else:
+        assert_close(got, want, what, opts.get("ulps"), opts.get("atol", 0.0))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_layer_matches_openvino(name, tmp_path):
+    build, opts = CASES[name]
+    model, feed_sets = build()
+    xml = save_ir(model, tmp_path)
+    if "error" in opts:
+        with pytest.raises(IRError, match=opts["error"]):
+            convert(xml)
+        return
+    onnx_model = convert(xml)
+    for n, feeds in enumerate(feed_sets):
+        got = run_onnx(onnx_model, feeds)
+        want = evaluate_ir(xml, feeds) if opts.get("backend") == "reference" else evaluate_ir_cpu(xml, feeds)
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            _compare(g, w, f"{name} feeds {n} output {i}", opts)
+
+
+def test_every_translator_of_this_batch_has_a_case(tmp_path):
+    from real_models.build_models import layer_inventory
+
+    from converters.ir_to_onnx.handlers import BATCH_B
+
+    seen = set()
+    for name, (build, _) in CASES.items():
+        seen |= {(t.lower(), v) for t, v in layer_inventory(save_ir(build()[0], tmp_path, name))}
+    mine = {key for key, fn in registry.HANDLERS.items() if fn.__module__ in {m.__name__ for m in BATCH_B}}
+    assert mine and mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"
+
+
+# --- declared shapes are hints ------------------------------------------------------------------
+
+
+def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warning(tmp_path, caplog):
+    """OpenVINO's shape inference declares [1, 2, 1, 1, 3, 1] where its evaluate() (and ONNX's)
+    give [1, 2, 3, 1, 1, 1]: the conflicting dims are dropped, one warning names the layer."""
+    data = P([1, 2, 3, 1], name="data")
+    begin, end, stride = (P([3], "i64", name=n) for n in ("begin", "end", "stride"))
+    ss = o1.strided_slice(data, begin, end, stride, begin_mask=[0, 0, 0], end_mask=[0, 0, 0],
+                          new_axis_mask=[0, 1, 1], shrink_axis_mask=[0, 0, 0], ellipsis_mask=[1, 0, 0])
+    ss.set_friendly_name("the_slice")
+    xml = save_ir(M(ss, [data, begin, end, stride]), tmp_path)
+    assert xml.read_text().count("<dim>") > 0
+    feeds = [np.arange(6, dtype=np.float32).reshape(1, 2, 3, 1), np.array([0, 0, 0]), np.array([1, 1, 1]),
+             np.array([1, 1, 1])]
+    with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
+        model = convert(xml)
+    warnings = [r for r in caplog.records if r.name == "converters.ir_to_onnx"]
+    assert len(warnings) == 1 and "\n" not in warnings[0].getMessage()
+    assert "StridedSlice" in warnings[0].getMessage() and "'the_slice'" in warnings[0].getMessage()
+    assert "[1, 2, 1, 1, 3, 1]" in warnings[0].getMessage()
+    dims = model.graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_value if d.HasField("dim_value") else None for d in dims] == [1, 2, None, 1, None, 1]
+    got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
+    assert want.shape == (1, 2, 3, 1, 1, 1)
+    assert_close(got, want, "StridedSlice")
+
+
+def test_declared_shapes_that_hold_give_no_warning(tmp_path, caplog):
+    x = P([2, 3], name="x")
+    xml = save_ir(M(o1.relu(x), [x]), tmp_path)
+    with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
+        model = convert(xml)
+    assert not [r for r in caplog.records if r.name == "converters.ir_to_onnx"]
+    assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [2, 3]
