@@ -108,6 +108,43 @@ def _():
     return M([o10.is_finite(x), o10.is_nan(x)], [x]), [[np.array([1.0, np.nan, np.inf, -np.inf], np.float16)]]
 
 
+# --- transposed convolutions -------------------------------------------------------------------
+
+
+def _deconv_case(name, x_shape, w_shape, feed_shapes, group=False, output_shape=None, **attrs):
+    @case(name)
+    def _():
+        r = np.random.default_rng(10)
+        x = P(x_shape, name="x")
+        n = len(x_shape) - 2
+        op = o1.group_convolution_backprop_data if group else o1.convolution_backprop_data
+        out = None if output_shape is None else C(output_shape, np.int64)
+        kwargs = dict(pads_begin=[0] * n, pads_end=[0] * n, dilations=[1] * n)
+        kwargs.update(attrs)
+        strides = kwargs.pop("strides", [1] * n)
+        node = op(x, C(f32(r, *w_shape, scale=0.3)), strides, out, **kwargs)
+        return M(node, [x]), [[f32(r, *s)] for s in feed_shapes]
+
+
+_deconv_case("deconv2d_stride_pads_outpad_dynamic", [-1, 4, -1, -1], [4, 3, 3, 3], [(1, 4, 5, 6), (2, 4, 3, 4)],
+             strides=[2, 2], pads_begin=[1, 0], pads_end=[1, 1], output_padding=[1, 0], dilations=[1, 2])
+_deconv_case("deconv1d", [1, 2, 7], [2, 5, 4], [(1, 2, 7)], strides=[3])
+_deconv_case("deconv2d_output_shape", [1, 3, 4, 5], [3, 2, 3, 3], [(1, 3, 4, 5)], output_shape=[8, 10],
+             strides=[2, 2])
+_deconv_case("deconv2d_same_upper", [1, 3, 4, 5], [3, 2, 4, 3], [(1, 3, 4, 5)], strides=[2, 2], auto_pad="same_upper")
+_deconv_case("deconv2d_same_lower", [1, 3, 4, 5], [3, 2, 4, 3], [(1, 3, 4, 5)], strides=[2, 3], auto_pad="same_lower")
+_deconv_case("deconv2d_output_shape_same_upper", [1, 3, 4, 5], [3, 2, 3, 4], [(1, 3, 4, 5)], output_shape=[7, 9],
+             strides=[2, 2], auto_pad="same_upper")
+_deconv_case("deconv2d_output_shape_same_lower", [1, 3, 4, 5], [3, 2, 3, 4], [(1, 3, 4, 5)], output_shape=[7, 9],
+             strides=[2, 2], auto_pad="same_lower")
+_deconv_case("deconv2d_output_shape_explicit_pads_begin", [1, 3, 4, 5], [3, 2, 3, 4], [(1, 3, 4, 5)],
+             output_shape=[7, 8], strides=[2, 2], pads_begin=[1, 0], pads_end=[5, 5])
+_deconv_case("group_deconv2d", [-1, 4, -1, -1], [2, 2, 3, 3, 3], [(1, 4, 5, 5)], group=True, strides=[2, 2],
+             pads_begin=[1, 1], pads_end=[0, 1])
+_deconv_case("group_deconv_depthwise_output_shape", [1, 3, 5, 5], [3, 1, 1, 4, 4], [(1, 3, 5, 5)], group=True,
+             output_shape=[11, 10], strides=[2, 2])
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
