@@ -145,6 +145,52 @@ _deconv_case("group_deconv_depthwise_output_shape", [1, 3, 5, 5], [3, 1, 1, 4, 4
              output_shape=[11, 10], strides=[2, 2])
 
 
+# --- normalisations -----------------------------------------------------------------------------
+
+
+@case("normalize_l2_add_and_max")
+def _():
+    r = np.random.default_rng(20)
+    x = P([-1, 3, -1, 4], name="x")
+    outs = [o1.normalize_l2(x, C([1], np.int64), 1e-3, "add"), o1.normalize_l2(x, C([2, -1], np.int64), 0.5, "max")]
+    return M(outs, [x]), [[f32(r, 2, 3, 5, 4)], [f32(r, 1, 3, 1, 4, scale=0.01)]]
+
+
+@case("lrn_channels")
+def _():
+    r = np.random.default_rng(22)
+    x = P([-1, 7, -1, -1], name="x")
+    return M([o1.lrn(x, C([1], np.int64), 1e-2, 0.75, 2.0, 5), o1.lrn(x, C([1], np.int64), 0.3, 0.5, 1.0, 3)], [x]), \
+        [[f32(r, 2, 7, 3, 4)]]
+
+
+@case("lrn_spatial")
+def _():
+    r = np.random.default_rng(23)
+    x = P([1, 3, 6, 5], name="x")
+    return M([o1.lrn(x, C([2, 3], np.int64), 0.1, 0.75, 1.0, 3), o1.lrn(x, C([2, 3], np.int64), 0.2, 0.5, 2.0, 5)],
+             [x]), [[f32(r, 1, 3, 6, 5)]]
+
+
+@case("lrn_even_size_refused", error=r"LRN with an even size \(4\)")
+def _():
+    x = P([1, 3, 6, 5], name="x")
+    return M(o1.lrn(x, C([1], np.int64), 0.1, 0.75, 1.0, 4), [x]), []
+
+
+@case("lrn_other_axes_refused", error=r"LRN over axes \[2\] of rank 4")
+def _():
+    x = P([1, 3, 6, 5], name="x")
+    return M(o1.lrn(x, C([2], np.int64), 0.1, 0.75, 1.0, 3), [x]), []
+
+
+@case("grn")
+def _():
+    r = np.random.default_rng(24)
+    x = P([-1, 4, -1, -1], name="x")
+    return M(o1.grn(x, 0.5), [x]), [[f32(r, 2, 4, 3, 3)]]
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
