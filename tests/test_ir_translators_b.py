@@ -17,8 +17,11 @@ pytest.importorskip("openvino")
 
 import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402
+import openvino.opset2 as o2  # noqa: E402
 import openvino.opset3 as o3  # noqa: E402
+import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
+import openvino.opset9 as o9  # noqa: E402
 import openvino.opset10 as o10  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
@@ -189,6 +192,78 @@ def _():
     r = np.random.default_rng(24)
     x = P([-1, 4, -1, -1], name="x")
     return M(o1.grn(x, 0.5), [x]), [[f32(r, 2, 4, 3, 3)]]
+
+
+# --- index-driven layers -----------------------------------------------------------------------
+
+
+@case("one_hot_axes_and_negative_indices")
+def _():
+    i = P([-1, 3], "i32", name="i")
+    outs = [o1.one_hot(i, C(4, np.int64), C(5.0), C(-1.0), -1), o1.one_hot(i, C(4, np.int32), C(7, np.int64),
+                                                                        C(0, np.int64), 0),
+            o1.one_hot(i, C(3, np.int64), C(True, np.bool_), C(False, np.bool_), 1)]
+    return M(outs, [i]), [[np.array([[0, 3, -1], [2, 4, 1]], np.int32)]]
+
+
+@case("roll_static_and_dynamic")
+def _():
+    r = np.random.default_rng(30)
+    x, y = P([3, 5, 4], name="x"), P([-1, -1], "i64", name="y")
+    outs = [o7.roll(x, C([2, -7], np.int64), C([1, -1], np.int64)), o7.roll(x, C([1, 1, 1], np.int64), C([0, 0, 2], np.int64)),
+            o7.roll(y, C([3], np.int32), C([1], np.int32))]
+    return M(outs, [x, y]), [[f32(r, 3, 5, 4), np.arange(12).reshape(3, 4)], [f32(r, 3, 5, 4), np.arange(5).reshape(1, 5)]]
+
+
+@case("bucketize_bounds_and_types")
+def _():
+    x = P([-1], name="x")
+    b = C([-1.0, 0.0, 2.5, 3.0])
+    outs = [o3.bucketize(x, b), o3.bucketize(x, b, "i32", False)]
+    return M(outs, [x]), [[np.array([-2, -1, -0.5, 0, 1, 2.5, 3, 7], np.float32)]]
+
+
+@case("reverse_sequence")
+def _():
+    r = np.random.default_rng(31)
+    x = P([-1, -1, 3], name="x")
+    lens = P([-1], "i32", name="lens")
+    outs = [o1.reverse_sequence(x, lens, 0, 1), o1.reverse_sequence(x, C([1, 3, 2], np.float32), 2, 1)]
+    return M(outs, [x, lens]), [[f32(r, 3, 4, 3), np.array([4, 1, 2], np.int32)]]
+
+
+@case("eye")
+def _():
+    n = P([], "i64", name="n")
+    outs = [o9.eye(n, C(4, np.int64), C(1, np.int64), "f32"), o9.eye(C(3, np.int32), n, C(-1, np.int32), "i32",
+                                                                   C([2], np.int64)),
+            o9.eye(n, n, C(0, np.int64), "boolean")]
+    return M(outs, [n]), [[np.array(3, np.int64)], [np.array(5, np.int64)]]
+
+
+@case("batch_to_space")
+def _():
+    r = np.random.default_rng(32)
+    x = P([-1, 2, 3, 2], name="x")
+    return M(o2.batch_to_space(x, C([1, 1, 2, 3], np.int64), C([0, 0, 1, 0], np.int64), C([0, 0, 0, 2], np.int64)),
+             [x]), [[f32(r, 12, 2, 3, 2)], [f32(r, 6, 2, 3, 2)]]
+
+
+@case("space_to_batch")
+def _():
+    r = np.random.default_rng(33)
+    x = P([-1, 2, 3, 4], name="x")
+    return M(o2.space_to_batch(x, C([1, 1, 2, 3], np.int64), C([0, 0, 1, 0], np.int64), C([0, 0, 0, 2], np.int64)),
+             [x]), [[f32(r, 2, 2, 3, 4)]]
+
+
+@case("unique_flat_and_axis")
+def _():
+    x = P([-1, 3], name="x")
+    i = P([-1], "i32", name="i")
+    outs = [*o10.unique(x).outputs(), *o10.unique(x, C(0, np.int64), False, "i32", "i32").outputs(),
+            *o10.unique(i, sorted=False).outputs()]
+    return M(outs, [x, i]), [[np.array([[3, 1, 3], [0, 1, 2], [3, 1, 3]], np.float32), np.array([5, 2, 5, -1, 2], np.int32)]]
 
 
 # --- the tests ----------------------------------------------------------------------------------
