@@ -266,6 +266,55 @@ def _():
     return M(outs, [x, i]), [[np.array([[3, 1, 3], [0, 1, 2], [3, 1, 3]], np.float32), np.array([5, 2, 5, -1, 2], np.int32)]]
 
 
+# --- adaptive pooling, ROIAlign -----------------------------------------------------------------
+
+
+@case("adaptive_avg_pool")
+def _():
+    r = np.random.default_rng(40)
+    x, y = P([2, 3, 7, 8], name="x"), P([-1, 3, -1, -1], name="y")
+    outs = [o8.adaptive_avg_pool(x, C([3, 4], np.int64)), o8.adaptive_avg_pool(x, C([7, 5], np.int32)),
+            o8.adaptive_avg_pool(y, C([1, 1], np.int64))]
+    return M(outs, [x, y]), [[f32(r, 2, 3, 7, 8), f32(r, 1, 3, 5, 9)]]
+
+
+@case("adaptive_max_pool")
+def _():
+    r = np.random.default_rng(41)
+    x = P([1, 2, 9, 6, 5], name="x")
+    pool = o8.adaptive_max_pool(x, C([4, 3, 1], np.int64), "i32")  # the CPU plugin has no i64 indices
+    return M([pool.output(0)], [x]), [[f32(r, 1, 2, 9, 6, 5)]]
+
+
+@case("adaptive_max_pool_indices_refused", error="the indices output of AdaptiveMaxPool")
+def _():
+    x = P([1, 2, 9, 6], name="x")
+    pool = o8.adaptive_max_pool(x, C([4, 3], np.int64), "i32")
+    return M([pool.output(0), pool.output(1)], [x]), []
+
+
+def _roi_case(name, version, mode, aligned=None, sampling=2, **opts):
+    @case(name, **opts)
+    def _():
+        r = np.random.default_rng(42)
+        x = P([2, 3, 10, 12], name="x")
+        rois = P([-1, 4], name="rois")
+        idx = P([-1], "i32", name="idx")
+        if version == 3:
+            node = o3.roi_align(x, rois, idx, 3, 4, sampling, 0.5, mode)
+        else:
+            node = o9.roi_align(x, rois, idx, 3, 4, sampling, 0.5, mode, aligned)
+        boxes = np.array([[0, 0, 20, 16], [3.3, 4.1, 15.2, 19.7], [10, 2, 23, 9]], np.float32)
+        return M(node, [x, rois, idx]), [[f32(r, 2, 3, 10, 12), boxes, np.array([0, 1, 1], np.int32)]]
+
+
+_roi_case("roi_align3_avg", 3, "avg")
+_roi_case("roi_align3_max_refused", 3, "max", error="ROIAlign with max pooling is not translated")
+_roi_case("roi_align9_avg_half_pixel", 9, "avg", "half_pixel")
+_roi_case("roi_align9_avg_half_pixel_for_nn", 9, "avg", "half_pixel_for_nn", sampling=0)
+_roi_case("roi_align9_avg_asymmetric", 9, "avg", "asymmetric", sampling=0)
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 

@@ -37,6 +37,7 @@ HISTORY: dict[str, tuple[int, ...]] = {
     "scatterndupdate": (4, 15),
     "scatterelementsupdate": (3, 12),
     "gathernd": (5, 8),
+    "roialign": (3, 9),
 }
 #: Newest opset this table knows; versions beyond it are only matched exactly.
 LATEST_OPSET = 17
