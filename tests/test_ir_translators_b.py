@@ -315,6 +315,39 @@ _roi_case("roi_align9_avg_half_pixel_for_nn", 9, "avg", "half_pixel_for_nn", sam
 _roi_case("roi_align9_avg_asymmetric", 9, "avg", "asymmetric", sampling=0)
 
 
+# --- Fourier transforms --------------------------------------------------------------------------
+
+
+@case("dft_idft")
+def _():
+    r = np.random.default_rng(50)
+    x = P([-1, 6, 5, 2], name="x")
+    outs = [o7.dft(x, C([1, 2], np.int64)), o7.idft(x, C([-1], np.int64)),
+            o7.dft(x, C([2, 0], np.int64), C([4, -1], np.int64)), o7.idft(x, C([1], np.int64), C([8], np.int64))]
+    return M(outs, [x]), [[f32(r, 3, 6, 5, 2)]]
+
+
+@case("rdft")
+def _():
+    r = np.random.default_rng(51)
+    x = P([-1, 6, 7], name="x")
+    outs = [o9.rdft(x, C([-1], np.int64)), o9.rdft(x, C([1, 2], np.int64)), o9.rdft(x, C([2, 1], np.int64),
+                                                                                     C([4, 5], np.int64))]
+    return M(outs, [x]), [[f32(r, 2, 6, 7)]]
+
+
+@case("irdft")
+def _():
+    r = np.random.default_rng(52)
+    x = P([4, 6, 4, 2], name="x")
+    # OpenVINO's CPU plugin returns garbage when a signal_size pads an axis other than the last
+    # (checked against numpy.fft.irfftn), so the cases below only cut those.
+    outs = [o9.irdft(x, C([-1], np.int64)), o9.irdft(x, C([1, 2], np.int64)), o9.irdft(x, C([2], np.int64),
+                                                                                       C([7], np.int64)),
+            o9.irdft(x, C([0, 2], np.int64), C([3, 3], np.int64))]
+    return M(outs, [x]), [[f32(r, 4, 6, 4, 2)]]
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
