@@ -19,6 +19,8 @@ import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402
 import openvino.opset2 as o2  # noqa: E402
 import openvino.opset3 as o3  # noqa: E402
+import openvino.opset4 as o4  # noqa: E402
+import openvino.opset5 as o5  # noqa: E402
 import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
 import openvino.opset9 as o9  # noqa: E402
@@ -346,6 +348,60 @@ def _():
                                                                                        C([7], np.int64)),
             o9.irdft(x, C([0, 2], np.int64), C([3, 3], np.int64))]
     return M(outs, [x]), [[f32(r, 4, 6, 4, 2)]]
+
+
+# --- recurrent layers ----------------------------------------------------------------------------
+
+
+def _seq_case(name, kind, direction, hidden=4, lbr=False, **kw):
+    @case(name)
+    def _():
+        r = np.random.default_rng(60)
+        batch, steps, inp = 3, 5, 6
+        dirs = 2 if direction == "bidirectional" else 1
+        gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind]
+        # static shapes and constant lengths: with dynamic ones OpenVINO's CPU plugin ignores the
+        # lengths (runs every step of every sequence)
+        x = P([batch, steps, inp], name="x")
+        h = P([batch, dirs, hidden], name="h")
+        lens = C([5, 2, 4], np.int32)
+        w = C(f32(r, dirs, gates * hidden, inp, scale=0.5))
+        rr = C(f32(r, dirs, gates * hidden, hidden, scale=0.5))
+        b = C(f32(r, dirs, (gates + (1 if lbr else 0)) * hidden, scale=0.5))
+        feeds = [f32(r, batch, steps, inp), f32(r, batch, dirs, hidden)]
+        if kind == "lstm":
+            c = P([batch, dirs, hidden], name="c")
+            node = o5.lstm_sequence(x, h, c, lens, w, rr, b, hidden, direction, **kw)
+            return M(node.outputs(), [x, h, c]), [feeds + [f32(r, batch, dirs, hidden)]]
+        if kind == "gru":
+            node = o5.gru_sequence(x, h, lens, w, rr, b, hidden, direction, linear_before_reset=lbr, **kw)
+        else:
+            node = o5.rnn_sequence(x, h, lens, w, rr, b, hidden, direction, **kw)
+        return M(node.outputs(), [x, h]), [feeds]
+
+
+_seq_case("lstm_sequence_forward", "lstm", "forward")
+_seq_case("lstm_sequence_bidirectional_clip", "lstm", "bidirectional", clip=0.8)
+_seq_case("lstm_sequence_reverse", "lstm", "reverse")
+_seq_case("gru_sequence_forward", "gru", "forward")
+_seq_case("gru_sequence_bidirectional_linear_before_reset", "gru", "bidirectional", lbr=True)
+_seq_case("rnn_sequence_reverse_relu", "rnn", "reverse", activations=["relu"])
+
+
+@case("recurrent_cells")
+def _():
+    r = np.random.default_rng(61)
+    hidden, inp = 3, 5
+    x, h, c = P([-1, inp], name="x"), P([-1, hidden], name="h"), P([-1, hidden], name="c")
+
+    def wrb(gates, extra=0):
+        return (C(f32(r, gates * hidden, inp, scale=0.5)), C(f32(r, gates * hidden, hidden, scale=0.5)),
+                C(f32(r, (gates + extra) * hidden, scale=0.5)))
+
+    lstm = o4.lstm_cell(x, h, c, *wrb(4), hidden)
+    gru = o3.gru_cell(x, h, *wrb(3, 1), hidden, linear_before_reset=True)
+    rnn = o3.rnn_cell(x, h, *wrb(1), hidden, ["tanh"], [], [])
+    return M([*lstm.outputs(), gru.output(0), rnn.output(0)], [x, h, c]), [[f32(r, 2, inp), f32(r, 2, hidden), f32(r, 2, hidden)]]
 
 
 # --- the tests ----------------------------------------------------------------------------------
