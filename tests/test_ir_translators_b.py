@@ -404,6 +404,71 @@ def _():
     return M([*lstm.outputs(), gru.output(0), rnn.output(0)], [x, h, c]), [[f32(r, 2, inp), f32(r, 2, hidden), f32(r, 2, hidden)]]
 
 
+# --- Loop, TensorIterator ------------------------------------------------------------------------
+
+
+def _loop_model(trip, stop_after=3, iteration_type="i64"):
+    """acc += inv * iteration (carried), a concatenation of acc per iteration, the last
+    iteration's product; the body stops after iteration ``stop_after``."""
+    it = P([1], iteration_type, name="it")
+    acc, inv = P([2], name="acc"), P([2], name="inv")
+    prod = o8.multiply(inv, o8.convert(it, "f32"))
+    new = o8.add(acc, prod)
+    stop = o8.less(it, C([stop_after], np.int64 if iteration_type == "i64" else np.int32))
+    body = ov.Model([stop, new, o8.unsqueeze(new, C([0], np.int64)), prod], [it, acc, inv], "body")
+    x = P([2], name="x")
+    loop = o5.loop(C(trip, np.int64), C(True, np.bool_))
+    loop.set_function(body)
+    k = 1
+    loop.set_special_body_ports([0, 0])
+    loop.set_merged_input(acc, x.output(0), new.output(0))
+    loop.set_invariant_input(inv, x.output(0))
+    results = body.get_results()
+    last = loop.get_iter_value(new.output(0), -1)
+    scan = loop.get_concatenated_slices(results[k + 1].input_value(0), 0, 1, 1, -1, 0)
+    last_prod = loop.get_iter_value(results[k + 2].input_value(0), -1)
+    return M([last, scan, last_prod], [x])
+
+
+@case("loop_condition_stops_it", backend="reference")
+def _():
+    return _loop_model(10), [[np.array([1.5, -2.0], np.float32)]]
+
+
+@case("loop_trip_count_i32_iteration", backend="reference")
+def _():
+    return _loop_model(4, stop_after=100, iteration_type="i32"), [[np.array([0.5, 3.0], np.float32)]]
+
+
+@case("tensor_iterator_forward_and_reverse")
+def _():
+    """A running sum over the time axis (1) of x, forwards, and of y sliced from the end,
+    concatenated forwards and backwards, with the final sums."""
+    r = np.random.default_rng(70)
+    x = P([2, -1, 3], name="x")
+    xi, acc = P([2, 1, 3], name="xi"), P([2, 1, 3], name="acc")
+    new = o8.add(acc, o8.multiply(xi, C(2.0)))
+    body = ov.Model([new, o8.relu(new)], [xi, acc], "body")
+    ti = ov.op.tensor_iterator() if hasattr(ov.op, "tensor_iterator") else None
+    from openvino._pyopenvino.op import tensor_iterator as TI
+
+    ti = TI()
+    ti.set_body(body)
+    ti.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 1)
+    ti.set_merged_input(acc, C(np.zeros((2, 1, 3), np.float32)).output(0), new.output(0))
+    res = body.get_results()
+    outs = [ti.get_iter_value(res[0].input_value(0), -1), ti.get_concatenated_slices(res[1].input_value(0), 0, 1, 1, -1, 1)]
+    ti2 = TI()
+    xi2, acc2 = P([2, 1, 3], name="xi2"), P([2, 1, 3], name="acc2")
+    new2 = o8.add(acc2, xi2)
+    body2 = ov.Model([new2], [xi2, acc2], "body2")
+    ti2.set_body(body2)
+    ti2.set_sliced_input(xi2, x.output(0), -1, -1, 1, 0, 1)
+    ti2.set_merged_input(acc2, C(np.ones((2, 1, 3), np.float32)).output(0), new2.output(0))
+    outs += [ti2.get_iter_value(new2.output(0), -1), ti2.get_concatenated_slices(new2.output(0), -1, -1, 1, 0, 1)]
+    return M(outs, [x]), [[f32(r, 2, 4, 3)], [f32(r, 2, 1, 3)]]
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
