@@ -122,3 +122,20 @@ def test_vendored_openvino_op_list_is_the_installed_openvinos():
     if fresh["openvino"] != stored["openvino"]:
         pytest.skip(f"the list was generated with openvino {stored['openvino']}, {fresh['openvino']} is installed")
     assert fresh["opsets"] == stored["opsets"]
+
+
+def test_no_newer_op_version_is_translated_as_an_older_one():
+    """An IR layer of op version v (OpenVINO's opsets) never resolves to the translator of
+    another version u of the same op (a missing HISTORY entry would do that silently)."""
+    from converters.ir_to_onnx import openvino_ops
+
+    versions = {registry._key(k): v for k, v in openvino_ops.all_versions().items()}
+    wrong = []
+    for key in {k for k, _ in registry.HANDLERS}:
+        vs = versions.get(key, [])
+        for v in vs:
+            fn = registry.lookup(key, f"opset{v}")
+            own = [int(r.removeprefix("opset")) for (k, r), f in registry.HANDLERS.items() if k == key and f is fn]
+            if fn is not None and v not in own and any(u in vs for u in own):
+                wrong.append(f"{key}-opset{v} -> {own}")
+    assert not wrong

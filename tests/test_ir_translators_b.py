@@ -25,6 +25,7 @@ import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
 import openvino.opset9 as o9  # noqa: E402
 import openvino.opset10 as o10  # noqa: E402
+import openvino.opset16 as o16  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import registry  # noqa: E402
@@ -206,6 +207,14 @@ def _():
                                                                         C(0, np.int64), 0),
             o1.one_hot(i, C(3, np.int64), C(True, np.bool_), C(False, np.bool_), 1)]
     return M(outs, [i]), [[np.array([[0, 3, -1], [2, 4, 1]], np.int32)]]
+
+
+@case("one_hot16_negative_indices_modes")
+def _():
+    i = P([-1], "i64", name="i")
+    outs = [o16.one_hot(i, C(4, np.int64), C(1.0), C(0.0), -1, "normalize"),
+            o16.one_hot(i, C(4, np.int64), C(1.0), C(0.0), 0, "ignore_negative")]
+    return M(outs, [i]), [[np.array([0, -1, -4, 3, -5, 5], np.int64)]]
 
 
 @case("roll_static_and_dynamic")

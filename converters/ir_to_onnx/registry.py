@@ -38,6 +38,8 @@ HISTORY: dict[str, tuple[int, ...]] = {
     "scatterelementsupdate": (3, 12),
     "gathernd": (5, 8),
     "roialign": (3, 9),
+    "onehot": (1, 16),
+    "avgpool": (1, 14, 16),
 }
 #: Newest opset this table knows; versions beyond it are only matched exactly.
 LATEST_OPSET = 17

@@ -48,15 +48,23 @@ def _shape_of(ctx: Context, v: Value) -> list[str]:
 # --- OneHot -------------------------------------------------------------------------------------
 
 
-@handler("OneHot", "opset1")
+@handler("OneHot", "opset1", "opset16")
 def one_hot(ctx: Context, layer) -> None:
+    """OneHot-16's ``negative_indices_mode`` normalize counts negative indices from the end
+    (index + depth); ignore_negative (and OneHot-1) leaves them all "off"."""
     indices, depth, on, off = (ctx.input(i) for i in range(4))
     if indices.rank is None:
         raise ctx.error("OneHot needs indices of known rank")
     axis = _int(ctx, layer, "axis", -1)
     axis = _normalize(ctx, [axis], indices.rank + 1)[0]
-    idx = ctx.one("Unsqueeze", [ctx.as_i64(indices), ctx.i64([axis])])
+    mode = (layer.data.get("negative_indices_mode", "ignore_negative") or "ignore_negative").strip().lower()
+    if mode not in ("ignore_negative", "normalize"):
+        raise ctx.error(f"negative_indices_mode {mode!r} is not ignore_negative or normalize")
     n = ctx.one("Reshape", [ctx.as_i64(depth), ctx.i64([])])
+    idx = ctx.as_i64(indices)
+    if mode == "normalize":
+        idx = ctx.one("Where", [ctx.one("Less", [idx, ctx.i64(0)]), ctx.one("Add", [idx, n]), idx])
+    idx = ctx.one("Unsqueeze", [idx, ctx.i64([axis])])
     positions = ctx.one("Range", [ctx.i64(0), n, ctx.i64(1)])
     trailing = indices.rank - axis
     if trailing:
