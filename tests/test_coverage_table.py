@@ -139,3 +139,22 @@ def test_no_newer_op_version_is_translated_as_an_older_one():
             if fn is not None and v not in own and any(u in vs for u in own):
                 wrong.append(f"{key}-opset{v} -> {own}")
     assert not wrong
+
+
+def test_table_lists_what_the_batch_b_cases_emit(tmp_path):
+    """The same over the cases of tests/test_ir_translators_b.py."""
+    pytest.importorskip("openvino")
+    import test_ir_translators_b as cases
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import ir_to_onnx
+    from ir_testing import save_ir
+
+    problems = {}
+    for name, (build, opts) in sorted(cases.CASES.items()):
+        if "error" in opts:
+            continue
+        ir = read_ir(save_ir(build()[0], tmp_path, name))
+        unlisted = coverage.unlisted_ops(ir, ir_to_onnx(ir))
+        if unlisted:
+            problems[name] = unlisted
+    assert not problems

@@ -289,6 +289,14 @@ def _():
     return M(outs, [x, y]), [[f32(r, 2, 3, 7, 8), f32(r, 1, 3, 5, 9)]]
 
 
+@case("adaptive_pools_dividing_sizes")
+def _():
+    r = np.random.default_rng(43)
+    x = P([-1, 2, 6, 8], name="x")
+    return M([o8.adaptive_avg_pool(x, C([3, 2], np.int64)).output(0), o8.adaptive_max_pool(x, C([2, 4], np.int64), "i32").output(0)],
+             [x]), [[f32(r, 2, 2, 6, 8)]]
+
+
 @case("adaptive_max_pool")
 def _():
     r = np.random.default_rng(41)

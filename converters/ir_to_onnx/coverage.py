@@ -1,11 +1,17 @@
 """The op-coverage table: each IR layer type/version with a translator, and the ONNX
 ops its translator may emit.
 
-Generated from the registry by reading each translator's source (and the helpers it
+The table lists every IR layer type/version of OpenVINO's opset1..16 (vendored in
+``openvino_ops.json``) with its status: the ONNX ops it becomes, no ONNX equivalent
+(``unsupported.NO_ONNX_EQUIVALENT``), or not translated yet.
+
+The ops are generated from the registry by reading each translator's source (and the helpers it
 calls in the converter's modules): the op names passed to ``ctx.one``, ``ctx.node``
 and ``ctx.emit`` (literals, names bound to literals or to ``TABLE[layer.type]``
 lookups, closure variables), the onnx-ext ops passed to ``domain_node``, and
-``Cast`` for ``ctx.cast``/``ctx.as_i64`` (and ``Identity`` when the cast names its output). The ops are what a translator may emit,
+``Cast`` for ``ctx.cast``/``ctx.as_i64`` (and ``Identity`` when the cast names its output),
+and the ops a translator declares with ``registry.emits`` where its source cannot tell
+(op names passed in as arguments). The ops are what a translator may emit,
 depending on element types, attributes and what is known of the shapes; any
 translator may also add a ``Cast`` to widen losslessly where onnxruntime has no
 kernel for an element type (``ctx.emit``). ``unlisted_ops`` checks a converted
@@ -172,6 +178,7 @@ def onnx_ops(op_type: str, version: str) -> list[str]:
         raise KeyError(f"no translator for {op_type}-{version}")
     analyzer = _Analyzer(op_type)
     analyzer.function(fn)
+    analyzer.ops |= getattr(fn, "emits", frozenset())  # declared with registry.emits
     return sorted(analyzer.ops, key=lambda s: (not s.startswith(DOMAIN_MARK), s.lower()))
 
 

@@ -99,3 +99,12 @@ def resolve_version(op_type: str, version: str) -> str | None:
 def supported() -> list[str]:
     """Every registered "Type-version", sorted."""
     return sorted(f"{_DISPLAY[t]}-{v}" for t, v in HANDLERS)
+
+
+def emits(*ops: str):
+    """Declare ONNX ops the decorated translator may emit where the coverage table cannot
+    read them from its source (op names passed in as arguments, nodes built for a body)."""
+    def mark(fn):
+        fn.emits = frozenset(ops) | getattr(fn, "emits", frozenset())
+        return fn
+    return mark

@@ -13,7 +13,7 @@ AdaptiveMaxPool's indices output is refused when anything reads it.
 from __future__ import annotations
 
 from ..context import Context
-from ..registry import handler
+from ..registry import emits, handler
 from .nn import _consumed, _spatial_rank
 from .shape import const_ints
 
@@ -50,11 +50,13 @@ def _adaptive(ctx: Context, layer, reduce_op: str, pool_op: str) -> None:
 
 
 @handler("AdaptiveAvgPool", "opset8")
+@emits("ReduceMean", "AveragePool")
 def adaptive_avg_pool(ctx: Context, layer) -> None:
     _adaptive(ctx, layer, "ReduceMean", "AveragePool")
 
 
 @handler("AdaptiveMaxPool", "opset8")
+@emits("ReduceMax", "MaxPool")
 def adaptive_max_pool(ctx: Context, layer) -> None:
     if len(layer.outputs) > 1 and _consumed(ctx, 1):
         raise ctx.error("the indices output of AdaptiveMaxPool is not translated")

@@ -23,7 +23,7 @@ from onnx_ext.types import from_ov
 
 from ...ir_reader import element_type
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import handler
+from ..registry import emits, handler
 from .elementwise import where
 from .shape import _flag, _int, _normalize, const_ints
 
@@ -157,6 +157,7 @@ def reverse_sequence(ctx: Context, layer) -> None:
 
 
 @handler("Eye", "opset9")
+@emits("Reshape")  # ctx.as_i64(flat=True)
 def eye(ctx: Context, layer) -> None:
     rows, cols, diag = (ctx.as_i64(ctx.input(i), flat=True) for i in range(3))
     out_type = ctx.out_type(0)

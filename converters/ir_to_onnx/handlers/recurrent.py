@@ -19,7 +19,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value
-from ..registry import handler
+from ..registry import emits, handler
 from .nn import _float
 from .shape import _int
 
@@ -123,36 +123,42 @@ def _direction(ctx: Context, layer) -> str:
 
 
 @handler("LSTMSequence", "opset5")
+@emits("LSTM")
 def lstm_sequence(ctx: Context, layer) -> None:
     x, h, c, lens, w, r, b = (ctx.input(i) for i in range(7))
     _recurrent(ctx, layer, "LSTM", x, [h, c], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @handler("GRUSequence", "opset5")
+@emits("GRU")
 def gru_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "GRU", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @handler("RNNSequence", "opset5")
+@emits("RNN")
 def rnn_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "RNN", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @handler("LSTMCell", "opset4")
+@emits("LSTM")
 def lstm_cell(ctx: Context, layer) -> None:
     x, h, c, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True)
 
 
 @handler("GRUCell", "opset3")
+@emits("GRU")
 def gru_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
     _recurrent(ctx, layer, "GRU", x, [h], None, w, r, b, "forward", cell=True)
 
 
 @handler("RNNCell", "opset1")
+@emits("RNN")
 def rnn_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
     _recurrent(ctx, layer, "RNN", x, [h], None, w, r, b, "forward", cell=True)
