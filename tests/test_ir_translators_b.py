@@ -486,6 +486,34 @@ def _():
     return M(outs, [x]), [[f32(r, 2, 4, 3)], [f32(r, 2, 1, 3)]]
 
 
+# --- FakeQuantize, GridSample --------------------------------------------------------------------
+
+
+@case("fake_quantize_per_tensor_and_per_channel", backend="reference")
+def _():
+    r = np.random.default_rng(80)
+    x = P([-1, 3, 4], name="x")
+    per_tensor = o1.fake_quantize(x, C(-1.0), C(1.5), C(-2.0), C(2.0), 256)
+    lo = C(np.array([-1.0, 0.5, 2.0], np.float32).reshape(1, 3, 1))
+    hi = C(np.array([1.0, -0.5, 2.5], np.float32).reshape(1, 3, 1))  # channel 1: low > high
+    per_channel = o1.fake_quantize(x, lo, hi, C(0.0), C([[[1.0], [2.0], [-1.0]]]), 5)
+    return M([per_tensor, per_channel], [x]), [[f32(r, 2, 3, 4, scale=1.5)]]
+
+
+def _grid_case(name, **attrs):
+    @case(name)
+    def _():
+        r = np.random.default_rng(81)
+        x, g = P([-1, 2, 5, 6], name="x"), P([-1, 4, 3, 2], name="g")
+        return M(o9.grid_sample(x, g, attrs), [x, g]), [[f32(r, 2, 2, 5, 6), f32(r, 2, 4, 3, 2, scale=0.8)]]
+
+
+_grid_case("grid_sample_bilinear_zeros")
+_grid_case("grid_sample_bilinear_border_align_corners", padding_mode="border", align_corners=True)
+_grid_case("grid_sample_nearest_reflection", mode="nearest", padding_mode="reflection")
+_grid_case("grid_sample_bicubic_zeros", mode="bicubic")
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
