@@ -25,6 +25,7 @@ import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
 import openvino.opset9 as o9  # noqa: E402
 import openvino.opset10 as o10  # noqa: E402
+import openvino.opset15 as o15  # noqa: E402
 import openvino.opset16 as o16  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
@@ -512,6 +513,40 @@ _grid_case("grid_sample_bilinear_zeros")
 _grid_case("grid_sample_bilinear_border_align_corners", padding_mode="border", align_corners=True)
 _grid_case("grid_sample_nearest_reflection", mode="nearest", padding_mode="reflection")
 _grid_case("grid_sample_bicubic_zeros", mode="bicubic")
+
+
+# --- embedding bags ------------------------------------------------------------------------------
+
+
+@case("embedding_bag_packed")
+def _():
+    r = np.random.default_rng(90)
+    table = C(f32(r, 6, 3))
+    i, w = P([3, 2], "i32", name="i"), P([3, 2], name="w")  # the CPU plugin wants static shapes here
+    outs = [o3.embedding_bag_packed_sum(table, i), o3.embedding_bag_packed_sum(table, i, w),
+            o15.embedding_bag_packed(table, i, reduction="mean")]
+    return M(outs, [i, w]), [[np.array([[0, 5], [2, 2], [1, 3]], np.int32), f32(r, 3, 2)]]
+
+
+@case("embedding_bag_offsets")
+def _():
+    r = np.random.default_rng(91)
+    table = C(f32(r, 6, 2, 2))
+    i, off, w = P([5], "i64", name="i"), P([3], "i64", name="off"), P([5], name="w")
+    outs = [o3.embedding_bag_offsets_sum(table, i, off), o3.embedding_bag_offsets_sum(table, i, off, C(4, np.int64), w),
+            o15.embedding_bag_offsets(table, i, off, C(1, np.int64), reduction="mean")]
+    # bags [0, 2), [2, 2) (empty), [2, 5)
+    return M(outs, [i, off, w]), [[np.array([0, 5, 3, 3, 1], np.int64), np.array([0, 2, 2], np.int64), f32(r, 5)]]
+
+
+@case("embedding_segments_sum")
+def _():
+    r = np.random.default_rng(92)
+    table = C(f32(r, 5, 3))
+    i, seg, w = P([4], "i32", name="i"), P([4], "i32", name="seg"), P([4], name="w")
+    outs = [o3.embedding_segments_sum(table, i, seg, C(4, np.int32)),
+            o3.embedding_segments_sum(table, i, seg, C(4, np.int32), C(2, np.int32), w)]
+    return M(outs, [i, seg, w]), [[np.array([0, 4, 2, 2], np.int32), np.array([0, 0, 2, 3], np.int32), f32(r, 4)]]
 
 
 # --- the tests ----------------------------------------------------------------------------------
