@@ -549,6 +549,20 @@ def _():
     return M(outs, [i, seg, w]), [[np.array([0, 4, 2, 2], np.int32), np.array([0, 0, 2, 3], np.int32), f32(r, 4)]]
 
 
+# --- Col2Im --------------------------------------------------------------------------------------
+
+
+@case("col2im_batched_and_not")
+def _():
+    r = np.random.default_rng(95)
+    # 2 channels, kernel 2x3, output 5x6, strides 1x2, dilations 2x1, pads 1/0 and 0/1: L = 4 * 3 blocks
+    x, y = P([-1, 12, 12], name="x"), P([12, 12], name="y")
+    kw = dict(strides=[1, 2], dilations=[2, 1], pads_begin=[1, 0], pads_end=[0, 1])
+    outs = [o15.col2im(x, C([5, 6], np.int64), C([2, 3], np.int64), **kw),
+            o15.col2im(y, C([5, 6], np.int32), C([2, 3], np.int32), **kw)]
+    return M(outs, [x, y]), [[f32(r, 2, 12, 12), f32(r, 12, 12)]]
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
