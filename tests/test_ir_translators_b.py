@@ -563,6 +563,34 @@ def _():
     return M(outs, [x, y]), [[f32(r, 2, 12, 12), f32(r, 12, 12)]]
 
 
+# --- bit shifts ----------------------------------------------------------------------------------
+
+
+_SHIFT_VALUES = {"i8": [-128, -7, -1, 0, 5, 127], "i16": [-32768, -300, -1, 0, 300, 32767],
+                 "i32": [-2**31, -70000, -1, 0, 70000, 2**31 - 1], "i64": [-2**63, -5, -1, 0, 5, 2**40],
+                 "u8": [0, 1, 7, 128, 200, 255], "u16": [0, 1, 300, 40000, 65535, 2],
+                 "u32": [0, 1, 70000, 2**31, 2**32 - 1, 3], "u64": [0, 1, 2**40, 2**63, 2**64 - 1, 9]}
+
+
+def _shift_case(name, types, **opts):
+    @case(name, **opts)
+    def _():
+        outs, params, feeds = [], [], []
+        for et in types:
+            x = P([6], et, name=f"x_{et}")
+            dtype = np.dtype(et.replace("i", "int").replace("u", "uint"))
+            outs += [o15.bitwise_left_shift(x, C([0, 1, 2, 3, 4, 7], dtype)),
+                     o15.bitwise_right_shift(x, C([0, 1, 2, 3, 4, 7], dtype))]
+            params.append(x)
+            feeds.append(np.array(_SHIFT_VALUES[et], dtype))
+        return M(outs, params), [feeds]
+
+
+# OpenVINO's reference has no shifts, its CPU plugin computes i64/u64 in 32 bits and shifts u32
+# right arithmetically (as i32): those three types have nothing to compare with
+_shift_case("bitwise_shifts", ["i8", "i16", "i32", "u8", "u16"])
+
+
 # --- the tests ----------------------------------------------------------------------------------
 
 
@@ -641,3 +669,22 @@ def test_declared_shapes_that_hold_give_no_warning(tmp_path, caplog):
         model = convert(xml)
     assert not [r for r in caplog.records if r.name == "converters.ir_to_onnx"]
     assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [2, 3]
+
+
+def test_bit_shifts_openvino_cannot_run_match_numpy(tmp_path):
+    """u32, i64 and u64 shifts, which OpenVINO 2026.4 cannot compute as specified (see
+    _shift_case), against numpy's (<< wraps; >> is arithmetic for signed, logical for unsigned)."""
+    types = ["u32", "i64", "u64"]
+    outs, params, feeds, want = [], [], [], []
+    for et in types:
+        dtype = np.dtype(et.replace("i", "int").replace("u", "uint"))
+        x = P([6], et, name=f"x_{et}")
+        s = np.array([0, 1, 2, 3, 4, 7], dtype)
+        outs += [o15.bitwise_left_shift(x, C(s, dtype)), o15.bitwise_right_shift(x, C(s, dtype))]
+        params.append(x)
+        v = np.array(_SHIFT_VALUES[et], dtype)
+        feeds.append(v)
+        want += [np.left_shift(v, s), np.right_shift(v, s)]
+    got = run_onnx(convert(save_ir(M(outs, params), tmp_path)), feeds)
+    for g, w in zip(got, want):
+        assert_close(g, w, "shift")
