@@ -285,9 +285,10 @@ def _():
 def _():
     r = np.random.default_rng(40)
     x, y = P([2, 3, 7, 8], name="x"), P([-1, 3, -1, -1], name="y")
-    outs = [o8.adaptive_avg_pool(x, C([3, 4], np.int64)), o8.adaptive_avg_pool(x, C([7, 5], np.int32)),
-            o8.adaptive_avg_pool(y, C([1, 1], np.int64))]
-    return M(outs, [x, y]), [[f32(r, 2, 3, 7, 8), f32(r, 1, 3, 5, 9)]]
+    outs = [o8.adaptive_avg_pool(x, C([3, 4], np.int64)).output(0), o8.adaptive_avg_pool(x, C([7, 5], np.int32)).output(0),
+            o8.adaptive_avg_pool(y, C([1, 1], np.int64)).output(0), o8.adaptive_avg_pool(y, C([3, 4], np.int64)).output(0),
+            o8.adaptive_max_pool(y, C([2, 5], np.int64), "i32").output(0)]
+    return M(outs, [x, y]), [[f32(r, 2, 3, 7, 8), f32(r, 1, 3, 5, 9)], [f32(r, 2, 3, 7, 8), f32(r, 2, 3, 12, 4)]]
 
 
 @case("adaptive_pools_dividing_sizes")

@@ -6,7 +6,7 @@ covers [floor(i * n / m), ceil((i + 1) * n / m)). ONNX has no adaptive pooling:
 - otherwise each bin is a Slice reduced on its own, and the bins are concatenated
   (the mean or max of a box is the mean or max over one dim of those over the others).
 
-The output size must be a constant, the pooled dims static unless pooled to 1.
+The output size must be a constant; bins of dynamic dims are computed at run time.
 AdaptiveMaxPool's indices output is refused when anything reads it.
 """
 
@@ -20,6 +20,17 @@ from .shape import const_ints
 
 def _bins(n: int, m: int) -> list[tuple[int, int]]:
     return [((i * n) // m, -(-((i + 1) * n) // m)) for i in range(m)]
+
+
+def _dynamic_bins(ctx: Context, data: str, axis: int, m: int) -> list[tuple[str, str]]:
+    """The bins' bounds computed from the dim at run time: (i * n) // m, ((i + 1) * n + m - 1) // m."""
+    n = ctx.one("Shape", [data], start=axis, end=axis + 1)
+    out = []
+    for i in range(m):
+        begin = ctx.one("Div", [ctx.one("Mul", [n, ctx.i64([i])]), ctx.i64([m])])
+        end = ctx.one("Div", [ctx.one("Add", [ctx.one("Mul", [n, ctx.i64([i + 1])]), ctx.i64([m - 1])]), ctx.i64([m])])
+        out.append((begin, end))
+    return out
 
 
 def _adaptive(ctx: Context, layer, reduce_op: str, pool_op: str) -> None:
@@ -40,10 +51,10 @@ def _adaptive(ctx: Context, layer, reduce_op: str, pool_op: str) -> None:
         if m == 1:
             x = ctx.emit(reduce_op, [x], data.type, out, extra=[ctx.i64([axis])], keepdims=1)
             continue
-        if n is None:
-            raise ctx.error(f"pooling a dynamic dim {axis} to {m} needs its size")
-        parts = [ctx.emit(reduce_op, [ctx.one("Slice", [x, ctx.i64([b]), ctx.i64([e]), ctx.i64([axis])])],
-                          data.type, extra=[ctx.i64([axis])], keepdims=1) for b, e in _bins(n, m)]
+        bounds = [(ctx.i64([b]), ctx.i64([e])) for b, e in _bins(n, m)] if n is not None else \
+            _dynamic_bins(ctx, data.name, axis, m)
+        parts = [ctx.emit(reduce_op, [ctx.one("Slice", [x, b, e, ctx.i64([axis])])], data.type,
+                          extra=[ctx.i64([axis])], keepdims=1) for b, e in bounds]
         x = ctx.one("Concat", parts, out, axis=axis)
     if not todo:
         ctx.one("Identity", [data.name], ctx.out(0))
