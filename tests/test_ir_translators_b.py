@@ -28,6 +28,8 @@ import openvino.opset10 as o10  # noqa: E402
 import openvino.opset15 as o15  # noqa: E402
 import openvino.opset16 as o16  # noqa: E402
 
+from openvino._pyopenvino.op import tensor_iterator as TI  # noqa: E402
+
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import registry  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
@@ -222,9 +224,11 @@ def _():
 def _():
     r = np.random.default_rng(30)
     x, y = P([3, 5, 4], name="x"), P([-1, -1], "i64", name="y")
-    outs = [o7.roll(x, C([2, -7], np.int64), C([1, -1], np.int64)), o7.roll(x, C([1, 1, 1], np.int64), C([0, 0, 2], np.int64)),
+    outs = [o7.roll(x, C([2, -7], np.int64), C([1, -1], np.int64)),
+            o7.roll(x, C([1, 1, 1], np.int64), C([0, 0, 2], np.int64)),
             o7.roll(y, C([3], np.int32), C([1], np.int32))]
-    return M(outs, [x, y]), [[f32(r, 3, 5, 4), np.arange(12).reshape(3, 4)], [f32(r, 3, 5, 4), np.arange(5).reshape(1, 5)]]
+    return M(outs, [x, y]), [[f32(r, 3, 5, 4), np.arange(12).reshape(3, 4)],
+                             [f32(r, 3, 5, 4), np.arange(5).reshape(1, 5)]]
 
 
 @case("bucketize_bounds_and_types")
@@ -275,7 +279,8 @@ def _():
     i = P([-1], "i32", name="i")
     outs = [*o10.unique(x).outputs(), *o10.unique(x, C(0, np.int64), False, "i32", "i32").outputs(),
             *o10.unique(i, sorted=False).outputs()]
-    return M(outs, [x, i]), [[np.array([[3, 1, 3], [0, 1, 2], [3, 1, 3]], np.float32), np.array([5, 2, 5, -1, 2], np.int32)]]
+    return M(outs, [x, i]), [[np.array([[3, 1, 3], [0, 1, 2], [3, 1, 3]], np.float32),
+                              np.array([5, 2, 5, -1, 2], np.int32)]]
 
 
 # --- adaptive pooling, ROIAlign -----------------------------------------------------------------
@@ -285,9 +290,10 @@ def _():
 def _():
     r = np.random.default_rng(40)
     x, y = P([2, 3, 7, 8], name="x"), P([-1, 3, -1, -1], name="y")
-    outs = [o8.adaptive_avg_pool(x, C([3, 4], np.int64)).output(0), o8.adaptive_avg_pool(x, C([7, 5], np.int32)).output(0),
-            o8.adaptive_avg_pool(y, C([1, 1], np.int64)).output(0), o8.adaptive_avg_pool(y, C([3, 4], np.int64)).output(0),
-            o8.adaptive_max_pool(y, C([2, 5], np.int64), "i32").output(0)]
+    outs = [o8.adaptive_avg_pool(x, C([3, 4], np.int64)), o8.adaptive_avg_pool(x, C([7, 5], np.int32)),
+            o8.adaptive_avg_pool(y, C([1, 1], np.int64)), o8.adaptive_avg_pool(y, C([3, 4], np.int64)),
+            o8.adaptive_max_pool(y, C([2, 5], np.int64), "i32")]
+    outs = [o.output(0) for o in outs]
     return M(outs, [x, y]), [[f32(r, 2, 3, 7, 8), f32(r, 1, 3, 5, 9)], [f32(r, 2, 3, 7, 8), f32(r, 2, 3, 12, 4)]]
 
 
@@ -295,8 +301,8 @@ def _():
 def _():
     r = np.random.default_rng(43)
     x = P([-1, 2, 6, 8], name="x")
-    return M([o8.adaptive_avg_pool(x, C([3, 2], np.int64)).output(0), o8.adaptive_max_pool(x, C([2, 4], np.int64), "i32").output(0)],
-             [x]), [[f32(r, 2, 2, 6, 8)]]
+    outs = [o8.adaptive_avg_pool(x, C([3, 2], np.int64)), o8.adaptive_max_pool(x, C([2, 4], np.int64), "i32")]
+    return M([o.output(0) for o in outs], [x]), [[f32(r, 2, 2, 6, 8)]]
 
 
 @case("adaptive_max_pool")
@@ -420,7 +426,8 @@ def _():
     lstm = o4.lstm_cell(x, h, c, *wrb(4), hidden)
     gru = o3.gru_cell(x, h, *wrb(3, 1), hidden, linear_before_reset=True)
     rnn = o3.rnn_cell(x, h, *wrb(1), hidden, ["tanh"], [], [])
-    return M([*lstm.outputs(), gru.output(0), rnn.output(0)], [x, h, c]), [[f32(r, 2, inp), f32(r, 2, hidden), f32(r, 2, hidden)]]
+    return M([*lstm.outputs(), gru.output(0), rnn.output(0)], [x, h, c]), \
+        [[f32(r, 2, inp), f32(r, 2, hidden), f32(r, 2, hidden)]]
 
 
 # --- Loop, TensorIterator ------------------------------------------------------------------------
@@ -468,15 +475,13 @@ def _():
     xi, acc = P([2, 1, 3], name="xi"), P([2, 1, 3], name="acc")
     new = o8.add(acc, o8.multiply(xi, C(2.0)))
     body = ov.Model([new, o8.relu(new)], [xi, acc], "body")
-    ti = ov.op.tensor_iterator() if hasattr(ov.op, "tensor_iterator") else None
-    from openvino._pyopenvino.op import tensor_iterator as TI
-
     ti = TI()
     ti.set_body(body)
     ti.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 1)
     ti.set_merged_input(acc, C(np.zeros((2, 1, 3), np.float32)).output(0), new.output(0))
     res = body.get_results()
-    outs = [ti.get_iter_value(res[0].input_value(0), -1), ti.get_concatenated_slices(res[1].input_value(0), 0, 1, 1, -1, 1)]
+    outs = [ti.get_iter_value(res[0].input_value(0), -1),
+            ti.get_concatenated_slices(res[1].input_value(0), 0, 1, 1, -1, 1)]
     ti2 = TI()
     xi2, acc2 = P([2, 1, 3], name="xi2"), P([2, 1, 3], name="acc2")
     new2 = o8.add(acc2, xi2)
