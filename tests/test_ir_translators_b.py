@@ -25,6 +25,7 @@ import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
 import openvino.opset9 as o9  # noqa: E402
 import openvino.opset10 as o10  # noqa: E402
+import openvino.opset14 as o14  # noqa: E402
 import openvino.opset15 as o15  # noqa: E402
 import openvino.opset16 as o16  # noqa: E402
 
@@ -595,6 +596,38 @@ def _shift_case(name, types, **opts):
 # OpenVINO's reference has no shifts, its CPU plugin computes i64/u64 in 32 bits and shifts u32
 # right arithmetically (as i32): those three types have nothing to compare with
 _shift_case("bitwise_shifts", ["i8", "i16", "i32", "u8", "u16"])
+
+
+# --- SearchSorted, Reverse, ConvertPromoteTypes -------------------------------------------------
+
+
+@case("search_sorted_1d_and_batched")
+def _():
+    s1, s2 = C([-1.0, 0.0, 0.0, 2.5, 3.0]), C([[1.0, 2.0, 3.0], [-5.0, 0.0, 5.0]])
+    v = P([2, 4], name="v")
+    outs = [o15.search_sorted(s1, v), o15.search_sorted(s1, v, True), o15.search_sorted(s2, v),
+            o15.search_sorted(s2, v, True)]
+    return M(outs, [v]), [[np.array([[-2, 0, 2.5, 9], [1, 2, 3, -5]], np.float32)]]
+
+
+@case("reverse_index_and_mask")
+def _():
+    from openvino.utils.node_factory import NodeFactory
+
+    r = np.random.default_rng(96)
+    x = P([-1, 3, 4], name="x")
+    factory = NodeFactory("opset1")
+    outs = [factory.create("Reverse", [x.output(0), C([0, -1], np.int64).output(0)], {"mode": "index"}),
+            factory.create("Reverse", [x.output(0), C([False, True, False], np.bool_).output(0)], {"mode": "mask"})]
+    return M([o.output(0) for o in outs], [x]), [[f32(r, 2, 3, 4)]]
+
+
+@case("convert_promote_types")
+def _():
+    a, b, c = P([3], "i32", name="a"), P([3], "f16", name="b"), P([3], "u8", name="c")
+    outs = [*o14.convert_promote_types(a, b, promote_unsafe=True).outputs(), *o14.convert_promote_types(a, c).outputs()]
+    return M(outs, [a, b, c]), [[np.array([1, -2, 3], np.int32), np.array([0.5, 2, -1], np.float16),
+                                 np.array([7, 200, 0], np.uint8)]]
 
 
 # --- the tests ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Index-driven layers: OneHot-1, Roll-7, Bucketize-3, ReverseSequence-1, Eye-9,
-BatchToSpace-2, SpaceToBatch-2, Unique-10.
+"""Index-driven layers: OneHot-1/16, Roll-7, Bucketize-3, ReverseSequence-1, Eye-9,
+BatchToSpace-2, SpaceToBatch-2, Unique-10, SearchSorted-15, Reverse-1.
 
 - OneHot: Equal(indices, Range(depth)) then Where(on, off): OpenVINO gives all "off" for
   negative indices, which ONNX's OneHot would wrap around.
@@ -13,6 +13,8 @@ BatchToSpace-2, SpaceToBatch-2, Unique-10.
 - BatchToSpace / SpaceToBatch: OpenVINO's reshape/transpose/reshape (and crop or pad)
   recipe; block shape, crops and pads must be constants.
 - Unique: ONNX's Unique (the same four outputs), indices cast to the layer's types.
+- SearchSorted: like Bucketize, against the last axis of the sorted sequence.
+- Reverse: a Slice with step -1 over the axes (given as indices or as a mask).
 """
 
 from __future__ import annotations
@@ -252,3 +254,46 @@ def unique(ctx: Context, layer) -> None:
     ctx.cast(outs[0], ct, et, ctx.out(0))
     for i in range(1, 4):
         ctx.cast(outs[i], _I64, ctx.out_type(i), ctx.out(i))
+
+
+# --- SearchSorted, Reverse ----------------------------------------------------------------------
+
+
+@handler("SearchSorted", "opset15")
+def search_sorted(ctx: Context, layer) -> None:
+    """The count of sorted values below each value (right_mode: below or equal), over the
+    last axis; a 1-D sequence serves every value."""
+    seq, values = ctx.input(0), ctx.input(1)
+    if seq.rank is None or values.rank is None:
+        raise ctx.error("SearchSorted needs inputs of known rank")
+    right = _flag(layer, "right_mode", False)
+    ct = seq.type if seq.type == values.type else from_ov("f64")
+    v = ctx.one("Unsqueeze", [ctx.cast(values.name, values.type, ct), ctx.i64([-1])])  # [..., K, 1]
+    s = ctx.cast(seq.name, seq.type, ct)
+    if seq.rank > 1:
+        s = ctx.one("Unsqueeze", [s, ctx.i64([-2])])  # [..., 1, M]
+    below = ctx.emit("GreaterOrEqual" if right else "Greater", [v, s], ct, result_type=_BOOL)
+    count = ctx.one("ReduceSum", [ctx.one("Cast", [below], to=_I64.onnx), ctx.i64([-1])], keepdims=0)
+    ctx.cast(count, _I64, ctx.out_type(0), ctx.out(0))
+
+
+@handler("Reverse", "opset1")
+def reverse(ctx: Context, layer) -> None:
+    """Reverse-1: the axes as indices (mode index) or a boolean mask over the dims (mode mask)."""
+    data, axes_v = ctx.input(0), ctx.input(1)
+    if data.rank is None:
+        raise ctx.error("Reverse needs data of known rank")
+    mode = (layer.data.get("mode", "index") or "index").strip().lower()
+    given = const_ints(ctx, axes_v, "the Reverse axes")
+    if mode == "mask":
+        axes = [i for i, flag in enumerate(given) if flag]
+    elif mode == "index":
+        axes = sorted(set(_normalize(ctx, given, data.rank)))
+    else:
+        raise ctx.error(f"mode {mode!r} is not index or mask")
+    if not axes:
+        ctx.one("Identity", [data.name], ctx.out(0))
+        return
+    n = len(axes)
+    ctx.one("Slice", [data.name, ctx.i64([-1] * n), ctx.i64([np.iinfo(np.int64).min] * n), ctx.i64(axes),
+                      ctx.i64([-1] * n)], ctx.out(0))
