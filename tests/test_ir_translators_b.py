@@ -364,6 +364,17 @@ def _():
     return M(outs, [x]), [[f32(r, 2, 6, 7)]]
 
 
+@case("stft")
+def _():
+    r = np.random.default_rng(53)
+    x, y = P([2, 40], name="x"), P([33], name="y")
+    hann = C(np.hanning(8).astype(np.float32))
+    outs = [o15.stft(x, hann, C(8, np.int64), C(3, np.int64), False),
+            o15.stft(x, C(np.hanning(6).astype(np.float32)), C(8, np.int32), C(4, np.int32), True),
+            o15.stft(y, hann, C(8, np.int64), C(5, np.int64), True)]
+    return M(outs, [x, y]), [[f32(r, 2, 40), f32(r, 33)]]
+
+
 @case("irdft")
 def _():
     r = np.random.default_rng(52)

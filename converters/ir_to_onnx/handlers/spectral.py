@@ -1,5 +1,5 @@
 """Discrete Fourier transforms: DFT-7, IDFT-7, RDFT-9, IRDFT-9 -> ONNX DFT (opset 20),
-one axis at a time.
+one axis at a time; STFT-15 -> ONNX STFT.
 
 OpenVINO keeps complex numbers as a trailing dim of 2 (real, imaginary), as ONNX's DFT
 does; a real ONNX signal has a trailing dim of 1. OpenVINO's axes count over the
@@ -26,6 +26,7 @@ from .shape import _normalize, const_ints
 
 _F32 = from_ov("f32")
 ORT_KERNELS.setdefault("DFT", frozenset({"f32", "f64"}))
+ORT_KERNELS.setdefault("STFT", frozenset({"f32", "f64"}))
 _MAX = np.iinfo(np.int64).max
 
 
@@ -121,3 +122,30 @@ def irdft(ctx: Context, layer) -> None:
     back = _dft(ctx, full, last, None, inverse=True)
     real = ctx.one("Slice", [back, ctx.i64([0]), ctx.i64([1]), ctx.i64([-1])])
     ctx.cast(ctx.one("Squeeze", [real, ctx.i64([-1])]), ct, et, ctx.out(0))
+
+
+@handler("STFT", "opset15")
+def stft(ctx: Context, layer) -> None:
+    """STFT-15 -> ONNX STFT (one-sided): the signal gets a batch axis when it has none and a
+    trailing real axis; a window shorter than the frame is zero-padded to it, centred;
+    ``transpose_frames`` puts the frames after the frequencies."""
+    data, window = ctx.input(0), ctx.input(1)
+    if data.rank not in (1, 2):
+        raise ctx.error(f"needs a signal of rank 1 or 2, got shape {data.shape}")
+    frame = const_ints(ctx, ctx.input(2), "the frame_size")[0]
+    step = ctx.as_i64(ctx.input(3))
+    x, et, ct = _compute(ctx, data)
+    x = ctx.one("Unsqueeze", [x, ctx.i64([0, 2] if data.rank == 1 else [2])])
+    w = ctx.cast(window.name, window.type, ct)
+    size = window.shape[0] if window.shape else None
+    if size is None:
+        raise ctx.error("STFT needs a window of static length")
+    if size != frame:
+        left = (frame - size) // 2
+        w = ctx.one("Pad", [w, ctx.i64([left, frame - size - left])])
+    out = ctx.one("STFT", [x, ctx.one("Reshape", [step, ctx.i64([])]), w, ctx.i64(frame)], onesided=1)
+    if str(layer.data.get("transpose_frames", "false")).strip().lower() in ("true", "1"):
+        out = ctx.one("Transpose", [out], perm=[0, 2, 1, 3])
+    if data.rank == 1:
+        out = ctx.one("Squeeze", [out, ctx.i64([0])])
+    ctx.cast(out, ct, et, ctx.out(0))
