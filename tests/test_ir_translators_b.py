@@ -687,7 +687,8 @@ def test_every_translator_of_this_batch_has_a_case(tmp_path):
 # --- declared shapes are hints ------------------------------------------------------------------
 
 
-def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warning(tmp_path, caplog):
+@pytest.mark.parametrize("inline", [False, True])
+def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warning(tmp_path, caplog, inline):
     """OpenVINO's shape inference declares [1, 2, 1, 1, 3, 1] where its evaluate() (and ONNX's)
     give [1, 2, 3, 1, 1, 1]: the conflicting dims are dropped, one warning names the layer."""
     data = P([1, 2, 3, 1], name="data")
@@ -700,7 +701,7 @@ def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warni
     feeds = [np.arange(6, dtype=np.float32).reshape(1, 2, 3, 1), np.array([0, 0, 0]), np.array([1, 1, 1]),
              np.array([1, 1, 1])]
     with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
-        model = convert(xml)
+        model = convert(xml, inline=inline)
     warnings = [r for r in caplog.records if r.name == "converters.ir_to_onnx"]
     assert len(warnings) == 1 and "\n" not in warnings[0].getMessage()
     assert "StridedSlice" in warnings[0].getMessage() and "'the_slice'" in warnings[0].getMessage()

@@ -268,7 +268,9 @@ def live_layers(ir: IRModel) -> list[Layer]:
 
 
 def check_supported(ir: IRModel, layers: list[Layer]) -> None:
-    """One IRError listing every layer type/version that has no translator, with counts."""
+    """One IRError listing every layer type/version that has no translator, with counts, each
+    said to have no ONNX equivalent (``unsupported.NO_ONNX_EQUIVALENT``) or to be not
+    translated yet."""
     missing: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     kinds: dict[str, str] = {}
