@@ -713,6 +713,25 @@ def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warni
     assert_close(got, want, "StridedSlice")
 
 
+def test_cli_converts_it_and_warns_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    data = P([1, 2, 3, 1], name="data")
+    begin, end, stride = (P([3], "i64", name=n) for n in ("begin", "end", "stride"))
+    ss = o1.strided_slice(data, begin, end, stride, [0, 0, 0], [0, 0, 0], new_axis_mask=[0, 1, 1],
+                          shrink_axis_mask=[0, 0, 0], ellipsis_mask=[1, 0, 0])
+    ss.set_friendly_name("the_slice")
+    xml = save_ir(M(ss, [data, begin, end, stride]), tmp_path)
+    out = tmp_path / "m.onnx"
+    run = subprocess.run([sys.executable, "-m", "converters.cli", "convert", str(xml), str(out)], capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "'the_slice'" in lines[0] and "declared [1, 2, 1, 1, 3, 1]" in lines[0]
+    assert out.exists()
+
+
 def test_declared_shapes_that_hold_give_no_warning(tmp_path, caplog):
     x = P([2, 3], name="x")
     xml = save_ir(M(o1.relu(x), [x]), tmp_path)
