@@ -104,6 +104,14 @@ def _():
     return M(o1.selu(x, a, C([0.5])), [x, a]), []
 
 
+@case("hard_sigmoid")
+def _():
+    r = np.random.default_rng(3)
+    x = P([-1, 5], name="x")
+    return M([o1.hard_sigmoid(x, C(np.float32(0.2)), C(np.float32(0.5))), o1.hard_sigmoid(x, C(1 / 6), C(0.5))],
+             [x]), [[f32(r, 4, 5, scale=4)]]
+
+
 @case("is_nan_inf_finite")
 def _():
     x = P([-1], name="x")

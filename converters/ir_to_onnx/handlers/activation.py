@@ -1,9 +1,10 @@
-"""Activations and value tests: PRelu, Selu, IsNaN, IsInf, IsFinite.
+"""Activations and value tests: PRelu, Selu, HardSigmoid, IsNaN, IsInf, IsFinite.
 
 PRelu's slope broadcasts per channel (dim 1) when it is 1-D with the channel count
 (OpenVINO's reference), else numpy-style, which is ONNX's unidirectional broadcast.
 Selu's alpha and lambda are inputs in OpenVINO and attributes in ONNX: constants
-become the attributes (run-time ones are refused, as OpenVINO's CPU plugin does).
+become the attributes (run-time ones are refused, as OpenVINO's CPU plugin does), and
+so do HardSigmoid's alpha and beta.
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ def selu(ctx: Context, layer) -> None:
         raise ctx.error("Selu needs constant one-element alpha and lambda (ONNX's are attributes)")
     ctx.emit("Selu", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
              gamma=float(lam.const.reshape(())))
+
+
+@handler("HardSigmoid", "opset1")
+def hard_sigmoid(ctx: Context, layer) -> None:
+    """max(0, min(1, alpha * x + beta)), constant alpha and beta (ONNX's attributes)."""
+    data, alpha, beta = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if alpha.const is None or beta.const is None or alpha.const.size != 1 or beta.const.size != 1:
+        raise ctx.error("HardSigmoid needs constant one-element alpha and beta (ONNX's are attributes)")
+    ctx.emit("HardSigmoid", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
+             beta=float(beta.const.reshape(())))
 
 
 @handler("IsNaN", "opset10")
