@@ -91,3 +91,70 @@ def test_table_lists_what_the_ir_to_onnx_cases_emit(tmp_path):
         if unlisted:
             problems[name] = unlisted
     assert converted and not problems
+
+
+def test_table_lists_every_op_of_openvino_opsets_with_a_status():
+    from converters.ir_to_onnx import openvino_ops
+
+    rows = {(name.lower(), version): status for name, version, status in coverage.status_rows()}
+    for name, versions in openvino_ops.all_versions().items():
+        for v in versions:
+            status = rows[(registry._key(name), f"opset{v}")]
+            assert status == "not translated yet" or status.startswith(("`", "no ONNX equivalent: ")) or status == "-"
+    assert rows[("const", "opset1")] == "-"
+    assert rows[("readvalue", "opset6")].startswith("no ONNX equivalent")
+
+
+def test_no_onnx_equivalent_set_has_no_translator():
+    from converters.ir_to_onnx.unsupported import NO_ONNX_EQUIVALENT
+
+    assert not {t for t, _ in registry.HANDLERS} & set(NO_ONNX_EQUIVALENT)
+
+
+def test_vendored_openvino_op_list_is_the_installed_openvinos():
+    pytest.importorskip("openvino")
+    import json
+
+    from converters.ir_to_onnx import openvino_ops
+
+    stored = json.loads(openvino_ops.DATA.read_text())
+    fresh = openvino_ops.generate()
+    if fresh["openvino"] != stored["openvino"]:
+        pytest.skip(f"the list was generated with openvino {stored['openvino']}, {fresh['openvino']} is installed")
+    assert fresh["opsets"] == stored["opsets"]
+
+
+def test_no_newer_op_version_is_translated_as_an_older_one():
+    """An IR layer of op version v (OpenVINO's opsets) never resolves to the translator of
+    another version u of the same op (a missing HISTORY entry would do that silently)."""
+    from converters.ir_to_onnx import openvino_ops
+
+    versions = {registry._key(k): v for k, v in openvino_ops.all_versions().items()}
+    wrong = []
+    for key in {k for k, _ in registry.HANDLERS}:
+        vs = versions.get(key, [])
+        for v in vs:
+            fn = registry.lookup(key, f"opset{v}")
+            own = [int(r.removeprefix("opset")) for (k, r), f in registry.HANDLERS.items() if k == key and f is fn]
+            if fn is not None and v not in own and any(u in vs for u in own):
+                wrong.append(f"{key}-opset{v} -> {own}")
+    assert not wrong
+
+
+def test_table_lists_what_the_batch_b_cases_emit(tmp_path):
+    """The same over the cases of tests/test_ir_translators_b.py."""
+    pytest.importorskip("openvino")
+    import test_ir_translators_b as cases
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import ir_to_onnx
+    from ir_testing import save_ir
+
+    problems = {}
+    for name, (build, opts) in sorted(cases.CASES.items()):
+        if "error" in opts:
+            continue
+        ir = read_ir(save_ir(build()[0], tmp_path, name))
+        unlisted = coverage.unlisted_ops(ir, ir_to_onnx(ir))
+        if unlisted:
+            problems[name] = unlisted
+    assert not problems

@@ -637,15 +637,20 @@ def test_example_embedding_block():
 
 def test_unsupported_layers_listed_with_counts(tmp_path):
     x = P([2, 3], name="x")
-    model = M([o1.hard_sigmoid(x, C(np.float32(0.2)), C(np.float32(0.5))), o1.prelu(x, C(np.float32(0.1))),
-               o1.prelu(o1.relu(x), C(np.float32(0.3)))], [x])
+    beams = P([4, 2, 3], name="beams")  # [time, batch, beam]
+    lengths, end = C([4, 4], np.float32), C(np.float32(0))
+    image = P([1, 2, 5, 5], name="image")
+    model = M([o3.extract_image_patches(image, [2, 2], [1, 1], [1, 1], "valid"), o1.relu(x),
+               o1.gather_tree(beams, beams, lengths, end), o1.gather_tree(o1.relu(beams), beams, lengths, end)],
+              [x, beams, image])
     xml = save_ir(model, tmp_path)
     out = tmp_path / "out.onnx"
     with pytest.raises(IRError) as info:
         convert_ir_file(xml, out)
     msg = str(info.value)
     assert "\n" not in msg and str(xml) in msg
-    assert "HardSigmoid-opset1 x1" in msg and "PRelu-opset1 x2" in msg or "PReLU-opset1 x2" in msg
+    assert "ExtractImagePatches-opset3 x1 (not translated yet; layer " in msg
+    assert "GatherTree-opset1 x2 (no ONNX equivalent; layer " in msg
     assert not out.exists() and not list(tmp_path.glob("*.onnx*"))
 
 
@@ -808,8 +813,9 @@ def test_if_with_domain_op_in_body(tmp_path):
 
 
 def test_unsupported_layer_in_body_is_listed(tmp_path):
-    xml = save_ir(_if_model(lambda tx: o1.hard_sigmoid(tx, C(np.float32(0.2)), C(np.float32(0.5)))), tmp_path)
-    with pytest.raises(IRError, match=r"HardSigmoid-opset1 x1"):
+    xml = save_ir(_if_model(lambda tx: o8.random_uniform(C([2], np.int64), C(np.float32(0)), C(np.float32(1)), "f32")),
+                  tmp_path)
+    with pytest.raises(IRError, match=r"RandomUniform-opset8 x1 \(no ONNX equivalent"):
         convert(xml)
 
 

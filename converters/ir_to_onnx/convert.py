@@ -19,6 +19,8 @@ from ..ir_reader import pack_4bit, read_ir, split_names
 from .context import Context, Value
 from .handlers.quantized import decompression_subgraphs
 from .ranks import infer_rank
+from .shape_hints import relax_declared_shapes
+from .unsupported import no_onnx_equivalent
 from .registry import lookup
 
 PRODUCER = "onnx-ext"
@@ -102,12 +104,30 @@ def _convert(ir: IRModel, inline: bool) -> tuple[onnx.ModelProto, dict[str, np.n
     try:
         if ctx.domain_used:
             model = onnx_ext.inline(model) if inline else onnx_ext.attach_functions(model)
-        onnx.checker.check_model(model, full_check=True)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except onnx.shape_inference.InferenceError:
+            # Declared shapes are hints: drop those the ops contradict (warns), check again.
+            if not relax_declared_shapes(model, _output_owners(ctx), ir.source):
+                raise
+            onnx.checker.check_model(model, full_check=True)
     except IRError:
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise IRError(" ".join(f"{ir.source}: the converted model is invalid: {e}".split())) from None
     return model, weights
+
+
+def _output_owners(ctx: Context) -> dict[str, str]:
+    """Graph output name -> the layer that makes it ("StridedSlice-opset1 'name'"), for messages."""
+    producers = ctx.ir.producers()
+    by_id = {layer.id: layer for layer in ctx.ir.layers}
+    owners = {}
+    for lid, info in ctx.result_infos.items():
+        result = by_id[lid]
+        src = by_id[producers[(lid, result.inputs[0].id)][0]]
+        owners[info.name] = f"{src.type}-{src.version} {src.name!r}"
+    return owners
 
 
 def _drop_weight_inputs(model: onnx.ModelProto, weights: dict) -> None:
@@ -260,9 +280,12 @@ def live_layers(ir: IRModel) -> list[Layer]:
 
 
 def check_supported(ir: IRModel, layers: list[Layer]) -> None:
-    """One IRError listing every layer type/version that has no translator, with counts."""
+    """One IRError listing every layer type/version that has no translator, with counts, each
+    said to have no ONNX equivalent (``unsupported.NO_ONNX_EQUIVALENT``) or to be not
+    translated yet."""
     missing: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
+    kinds: dict[str, str] = {}
     for layer in _with_bodies(layers):
         fn = lookup(layer.type, layer.version)
         needs = getattr(fn, "domain_op", None)
@@ -270,6 +293,8 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
             key = f"{layer.type}-{layer.version or '(no version)'}"
             if fn is not None:
                 key += f" (onnx_ext has no {needs} op yet)"
+            kinds[key] = ("no ONNX equivalent" if fn is None and no_onnx_equivalent(layer.type) else
+                          "not translated yet")
             missing[key] += 1
             examples.setdefault(key, []).append(f"{layer.id} {layer.name!r}")
     if not missing:
@@ -278,7 +303,7 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
     parts = []
     for key, count in sorted(missing.items()):
         shown = ", ".join(examples[key][:3]) + (", ..." if count > 3 else "")
-        parts.append(f"{key} x{count} (layer {shown})")
+        parts.append(f"{key} x{count} ({kinds[key]}; layer {shown})")
     raise IRError(f"{ir.source}: {total} layer{'s' if total > 1 else ''} of {len(missing)} unsupported "
                   f"type{'s' if len(missing) > 1 else ''}/version{'s' if len(missing) > 1 else ''}: {'; '.join(parts)}")
 

@@ -1,11 +1,17 @@
 """The op-coverage table: each IR layer type/version with a translator, and the ONNX
 ops its translator may emit.
 
-Generated from the registry by reading each translator's source (and the helpers it
+The table lists every IR layer type/version of OpenVINO's opset1..16 (vendored in
+``openvino_ops.json``) with its status: the ONNX ops it becomes, no ONNX equivalent
+(``unsupported.NO_ONNX_EQUIVALENT``), or not translated yet.
+
+The ops are generated from the registry by reading each translator's source (and the helpers it
 calls in the converter's modules): the op names passed to ``ctx.one``, ``ctx.node``
 and ``ctx.emit`` (literals, names bound to literals or to ``TABLE[layer.type]``
 lookups, closure variables), the onnx-ext ops passed to ``domain_node``, and
-``Cast`` for ``ctx.cast``/``ctx.as_i64`` (and ``Identity`` when the cast names its output). The ops are what a translator may emit,
+``Cast`` for ``ctx.cast``/``ctx.as_i64`` (and ``Identity`` when the cast names its output),
+and the ops a translator declares with ``registry.emits`` where its source cannot tell
+(op names passed in as arguments). The ops are what a translator may emit,
 depending on element types, attributes and what is known of the shapes; any
 translator may also add a ``Cast`` to widen losslessly where onnxruntime has no
 kernel for an element type (``ctx.emit``). ``unlisted_ops`` checks a converted
@@ -28,7 +34,8 @@ import textwrap
 from pathlib import Path
 from typing import Callable
 
-from . import registry
+from . import openvino_ops, registry
+from .unsupported import no_onnx_equivalent
 
 START, END = "<!-- coverage:start -->", "<!-- coverage:end -->"
 DOMAIN_MARK = "onnx_ext."  # prefix of the onnx-ext domain's ops in the table
@@ -171,6 +178,7 @@ def onnx_ops(op_type: str, version: str) -> list[str]:
         raise KeyError(f"no translator for {op_type}-{version}")
     analyzer = _Analyzer(op_type)
     analyzer.function(fn)
+    analyzer.ops |= getattr(fn, "emits", frozenset())  # declared with registry.emits
     return sorted(analyzer.ops, key=lambda s: (not s.startswith(DOMAIN_MARK), s.lower()))
 
 
@@ -190,25 +198,63 @@ def _fmt_op(op: str) -> str:
     return f"`{op.removeprefix(DOMAIN_MARK)}` (onnx-ext)" if op.startswith(DOMAIN_MARK) else f"`{op}`"
 
 
+def _version_number(version: str) -> int:
+    digits = version.removeprefix("opset")
+    return int(digits) if digits.isdigit() else 0
+
+
+def status_rows() -> list[tuple[str, str, str]]:
+    """(type, version, status) for every IR layer type/version of OpenVINO's opset1..16
+    (``openvino_ops.json``) and every registered translator: the ONNX ops it becomes
+    (formatted), ``no ONNX equivalent`` with the reason, or ``not translated yet``."""
+    from . import handlers  # noqa: F401  (registers the translators)
+
+    versions: dict[str, set[str]] = {}
+    display: dict[str, str] = {}
+    for name, numbers in openvino_ops.all_versions().items():
+        key = registry._key(name)
+        display.setdefault(key, name)
+        versions.setdefault(key, set()).update(f"opset{n}" for n in numbers)
+    for key, version in registry.HANDLERS:
+        versions.setdefault(key, set()).add(version)
+    display.update(registry._DISPLAY)  # the spelling the translators were registered with
+    out = []
+    for key, vs in versions.items():
+        name = display.get(key, key)
+        for version in sorted(vs, key=_version_number):
+            if registry.lookup(name, version) is not None:
+                status = ", ".join(_fmt_op(o) for o in onnx_ops(name, version)) or "-"
+            elif no_onnx_equivalent(name):
+                status = f"no ONNX equivalent: {no_onnx_equivalent(name)}"
+            else:
+                status = "not translated yet"
+            out.append((name, version, status))
+    return sorted(out, key=lambda r: (r[0].lower(), _version_number(r[1])))
+
+
 def table() -> str:
     """The markdown table, one row per layer type with its versions merged when they
-    translate alike."""
-    all_rows = rows()
-    merged: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-    for name, version, ops in all_rows:
-        merged.setdefault((name, tuple(ops)), []).append(version.removeprefix("opset"))
+    translate alike (or are alike untranslated)."""
+    all_rows = status_rows()
+    merged: dict[tuple[str, str], list[str]] = {}
+    for name, version, status in all_rows:
+        merged.setdefault((name, status), []).append(version.removeprefix("opset"))
     lines = [
         "| IR layer | versions (opset) | ONNX ops |",
         "|---|---|---|",
     ]
-    for (name, ops), versions in sorted(merged.items(), key=lambda kv: (kv[0][0].lower(), kv[1])):
-        lines.append(f"| {name} | {', '.join(versions)} | {', '.join(_fmt_op(o) for o in ops) or '-'} |")
-    n_layers = len({r[0].lower() for r in all_rows})
-    n_versions = len(all_rows)
+    for (name, status), versions in sorted(merged.items(), key=lambda kv: (kv[0][0].lower(), _version_number(
+            "opset" + kv[1][0]))):
+        lines.append(f"| {name} | {', '.join(versions)} | {status} |")
+    translated = [r for r in all_rows if registry.lookup(r[0], r[1]) is not None]
+    no_equivalent = [r for r in all_rows if r not in translated and no_onnx_equivalent(r[0])]
     lines.append("")
-    lines.append(f"{n_layers} layer types, {n_versions} type/version pairs; `onnx_ext.` ops are the "
-                 "onnx-ext domain's functions. Any translator may add a `Cast` where onnxruntime has "
-                 "no kernel for an element type. Generated by "
+    lines.append(f"{len(all_rows)} layer type/version pairs (every op of OpenVINO's opset1..16, from "
+                 f"`converters/ir_to_onnx/openvino_ops.json`, and every translator): {len(translated)} translated "
+                 f"({len({r[0].lower() for r in translated})} layer types), {len(no_equivalent)} with no ONNX "
+                 f"equivalent, {len(all_rows) - len(translated) - len(no_equivalent)} not translated yet. "
+                 "`onnx_ext.` ops are the onnx-ext domain's functions. Any translator may add a `Cast` where "
+                 "onnxruntime has no kernel for an element type. Generated by "
                  "`python -m converters.ir_to_onnx.coverage --write README.md`; "
                  "`tests/test_coverage_table.py` checks it.")
     return "\n".join(lines)

@@ -1,6 +1,13 @@
-"""Swish and GroupNormalization, decomposed: ONNX has Swish only from opset 24, and
-GroupNormalization's scale and bias are per group in opset 18 but per channel in
-21, so a decomposition means the same in every opset the converter writes."""
+"""Activations and value tests: Swish, PRelu, Selu, HardSigmoid, IsNaN, IsInf, IsFinite.
+
+Swish is decomposed (x * Sigmoid(beta * x)): ONNX has Swish only from opset 24.
+
+PRelu's slope broadcasts per channel (dim 1) when it is 1-D with the channel count
+(OpenVINO's reference), else numpy-style, which is ONNX's unidirectional broadcast.
+Selu's alpha and lambda are inputs in OpenVINO and attributes in ONNX: constants
+become the attributes (run-time ones are refused, as OpenVINO's CPU plugin does), and
+so do HardSigmoid's alpha and beta.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +15,99 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
-from ..context import Context, compute_type
+from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import handler
-from .nn import _float
-from .shape import _int
 
-_FLOATS = frozenset({"f16", "f32", "f64"})
+_BOOL = from_ov("boolean")
+
+# onnxruntime 1.31 CPU kernels (probed with one-node models).
+for _op, _types in {
+    "PRelu": frozenset({"f16", "f32", "f64"}),
+    "IsNaN": frozenset({"f16", "f32", "f64"}),
+    "IsInf": frozenset({"f16", "f32", "f64"}),
+}.items():
+    ORT_KERNELS.setdefault(_op, _types)
 
 
-def _float_type(ctx: Context, v):
-    """The type to compute in: the data's, or f32 for bf16 (no kernels)."""
+def _float_data(ctx: Context, v: Value):
     if v.type is None or not v.type.is_float:
         raise ctx.error(f"needs floating-point data, got {v.type.ov if v.type else None}")
-    return v.type if v.type.ov in _FLOATS else from_ov("f32")
+    return v.type
+
+
+@handler("PRelu", "opset1")
+def prelu(ctx: Context, layer) -> None:
+    data, slope = ctx.input(0), ctx.input(1)
+    et = data.type
+    if et is not None and et.kind == "uint":  # never negative
+        ctx.one("Identity", [data.name], ctx.out(0))
+        return
+    s = slope.name
+    if slope.rank == 1 and data.rank is not None and data.rank >= 2:
+        channels, n = data.shape[1], slope.shape[0]
+        if n is None or (channels is None and n != 1):
+            raise ctx.error(f"a 1-D slope of shape {slope.shape} on data {data.shape}: whether it is per channel "
+                            "is decided at run time, which the translation cannot")
+        if n == channels and n != 1:
+            s = ctx.one("Reshape", [s, ctx.i64([n] + [1] * (data.rank - 2))])
+    if et is not None and et.is_float:
+        ctx.emit("PRelu", [data.name, s], et, ctx.out(0))
+        return
+    # integers: x < 0 ? x * slope : x
+    negative = ctx.emit("Less", [data.name, ctx.const(np.zeros((), et.numpy))], et, result_type=_BOOL)
+    scaled = ctx.emit("Mul", [data.name, s], et, kind="bits")
+    ctx.one("Where", [negative, scaled, data.name], ctx.out(0))
+
+
+@handler("Selu", "opset1")
+def selu(ctx: Context, layer) -> None:
+    """Constant alpha and lambda (what frontends write; OpenVINO's CPU plugin runs no other)."""
+    data, alpha, lam = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if alpha.const is None or lam.const is None or alpha.const.size != 1 or lam.const.size != 1:
+        raise ctx.error("Selu needs constant one-element alpha and lambda (ONNX's are attributes)")
+    ctx.emit("Selu", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
+             gamma=float(lam.const.reshape(())))
+
+
+@handler("HardSigmoid", "opset1")
+def hard_sigmoid(ctx: Context, layer) -> None:
+    """max(0, min(1, alpha * x + beta)), constant alpha and beta (ONNX's attributes)."""
+    data, alpha, beta = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if alpha.const is None or beta.const is None or alpha.const.size != 1 or beta.const.size != 1:
+        raise ctx.error("HardSigmoid needs constant one-element alpha and beta (ONNX's are attributes)")
+    ctx.emit("HardSigmoid", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
+             beta=float(beta.const.reshape(())))
+
+
+@handler("IsNaN", "opset10")
+def is_nan(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    ctx.emit("IsNaN", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL)
+
+
+def _inf_flags(layer) -> tuple[int, int]:
+    def flag(name):
+        return int(str(layer.data.get(name, "true")).strip().lower() in ("true", "1", "yes"))
+    return flag("detect_negative"), flag("detect_positive")
+
+
+@handler("IsInf", "opset10")
+def is_inf(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    negative, positive = _inf_flags(layer)
+    ctx.emit("IsInf", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL,
+             detect_negative=negative, detect_positive=positive)
+
+
+@handler("IsFinite", "opset10")
+def is_finite(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    et = _float_data(ctx, data)
+    nan = ctx.emit("IsNaN", [data.name], et, result_type=_BOOL)
+    inf = ctx.emit("IsInf", [data.name], et, result_type=_BOOL)
+    ctx.one("Not", [ctx.one("Or", [nan, inf])], ctx.out(0))
 
 
 @handler("Swish", "opset4")
@@ -38,34 +125,5 @@ def swish(ctx: Context, layer) -> None:
         if beta.const is None or not np.all(np.asarray(beta.const) == 1):
             arg = ctx.one("Mul", [x, ctx.cast(beta.name, beta.type, ct)])
     y = ctx.one("Mul", [x, ctx.one("Sigmoid", [arg])], ctx.out(0) if ct == et else None)
-    if ct != et:
-        ctx.cast(y, ct, et, ctx.out(0))
-
-
-@handler("GroupNormalization", "opset12")
-def group_normalization(ctx: Context, layer) -> None:
-    """[N, C, ...] seen as [N, G, C/G * ...]: normalised per (n, g), then scale and bias
-    per channel."""
-    data, scale, bias = ctx.input(0), ctx.input(1), ctx.input(2)
-    if data.rank is None or data.rank < 2:
-        raise ctx.error(f"needs data of known rank >= 2 (N, C, ...), got shape {data.shape}")
-    groups = _int(ctx, layer, "num_groups")
-    eps = _float(ctx, layer, "epsilon")
-    channels = data.shape[1]
-    if groups < 1 or (channels is not None and channels % groups):
-        raise ctx.error(f"num_groups {groups} does not divide the {channels} channels")
-    et = data.type
-    ct = _float_type(ctx, data)
-    x = ctx.cast(data.name, et, ct)
-    grouped = ctx.one("Reshape", [x, ctx.i64([0, groups, -1])])
-    mean = ctx.one("ReduceMean", [grouped, ctx.i64([2])], keepdims=1)
-    centred = ctx.one("Sub", [grouped, mean])
-    var = ctx.one("ReduceMean", [ctx.one("Mul", [centred, centred]), ctx.i64([2])], keepdims=1)
-    std = ctx.one("Sqrt", [ctx.one("Add", [var, ctx.const(np.array(eps, dtype=ct.numpy))])])
-    normed = ctx.one("Reshape", [ctx.one("Div", [centred, std]), ctx.one("Shape", [x])])
-    per_channel = ctx.i64([-1] + [1] * (data.rank - 2))
-    s = ctx.one("Reshape", [ctx.cast(scale.name, scale.type, ct), per_channel])
-    b = ctx.one("Reshape", [ctx.cast(bias.name, bias.type, ct), per_channel])
-    y = ctx.one("Add", [ctx.one("Mul", [normed, s]), b], ctx.out(0) if ct == et else None)
     if ct != et:
         ctx.cast(y, ct, et, ctx.out(0))

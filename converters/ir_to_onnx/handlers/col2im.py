@@ -1,0 +1,30 @@
+"""Col2Im-15 -> ONNX Col2Im (opset 18): output_size and kernel_size are ONNX's
+image_shape and block_shape, pads_begin + pads_end its pads; unbatched data
+([C * kernel, L]) gets a batch axis of 1 and loses it again."""
+
+from __future__ import annotations
+
+from onnx_ext.types import from_ov
+
+from ..context import ORT_KERNELS, Context
+from ..registry import handler
+from .nn import _ints
+
+_F32 = from_ov("f32")
+ORT_KERNELS.setdefault("Col2Im", frozenset({"f32"}))
+
+
+@handler("Col2Im", "opset15")
+def col2im(ctx: Context, layer) -> None:
+    data, size, kernel = ctx.input(0), ctx.input(1), ctx.input(2)
+    if data.rank not in (2, 3):
+        raise ctx.error(f"needs data of rank 2 or 3, got shape {data.shape}")
+    attrs = dict(strides=_ints(ctx, layer, "strides", 2, [1, 1]), dilations=_ints(ctx, layer, "dilations", 2, [1, 1]),
+                 pads=_ints(ctx, layer, "pads_begin", 2, [0, 0]) + _ints(ctx, layer, "pads_end", 2, [0, 0]))
+    x = data.name if data.rank == 3 else ctx.one("Unsqueeze", [data.name, ctx.i64([0])])
+    args = [ctx.as_i64(size, flat=True), ctx.as_i64(kernel, flat=True)]
+    if data.rank == 3:
+        ctx.emit("Col2Im", [x], data.type, ctx.out(0), extra=args, **attrs)
+        return
+    image = ctx.emit("Col2Im", [x], data.type, extra=args, **attrs)
+    ctx.one("Squeeze", [image, ctx.i64([0])], ctx.out(0))

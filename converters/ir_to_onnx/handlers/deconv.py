@@ -1,0 +1,101 @@
+"""Transposed convolutions: ConvolutionBackpropData-1 and GroupConvolutionBackpropData-1
+-> ONNX ConvTranspose.
+
+The filters are laid out alike ([C_IN, C_OUT, spatial...]; grouped: [GROUPS, C_IN/G,
+C_OUT/G, spatial...] folded into [C_IN, C_OUT/G, ...]). ONNX's ``pads`` and
+``output_padding`` are OpenVINO's ``pads_begin``/``pads_end`` and ``output_padding``.
+With an ``output_shape`` input OpenVINO derives the pads from static spatial dims:
+total = stride * (in - 1) + (k - 1) * dilation + 1 + output_padding - out, split
+evenly with the odd one at the beginning (same_upper: the mirror image of a
+convolution's) or the end (same_lower), or
+(explicit) ``pads_begin`` as written and the rest at the end. Without one,
+same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) and
+``valid`` is no padding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..context import ORT_KERNELS, Context, Value
+from ..registry import handler
+from .nn import _ints, _spatial_rank
+from .shape import const_ints
+
+ORT_KERNELS.setdefault("ConvTranspose", frozenset({"f16", "f32"}))
+
+
+def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int],
+          output_padding: list[int]) -> list[int]:
+    n = len(kernel)
+    mode = (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower()
+    if mode not in ("explicit", "notset", "valid", "same_upper", "same_lower"):
+        raise ctx.error(f"auto_pad {mode!r} is not explicit, valid, same_upper or same_lower")
+    if mode == "valid":
+        return [0] * (2 * n)
+    out_shape = None
+    if ctx.n_inputs() > 2:
+        out_shape = const_ints(ctx, ctx.input(2), "the output_shape input")
+        if len(out_shape) != n:
+            raise ctx.error(f"output_shape {out_shape} has {len(out_shape)} entries, the layer has {n} spatial dims")
+    elif mode in ("explicit", "notset"):
+        return _ints(ctx, layer, "pads_begin", n, [0] * n) + _ints(ctx, layer, "pads_end", n, [0] * n)
+    else:  # same_* without an output shape: OpenVINO pads nothing
+        return [0] * (2 * n)
+    spatial = data.shape[2:]
+    if any(d is None for d in spatial):
+        raise ctx.error(f"needs static spatial dims to place the padding for output_shape, got {data.shape}")
+    given_begin = _ints(ctx, layer, "pads_begin", n, [0] * n)
+    begin, end = [], []
+    for i, (size, k, s, d, op, out) in enumerate(zip(spatial, kernel, strides, dilations, output_padding, out_shape)):
+        total = s * (size - 1) + (k - 1) * d + 1 + op - out
+        small, big = total // 2, total - total // 2
+        if mode == "same_upper":  # the mirror image of a convolution's: the odd one first
+            b = big
+        elif mode == "same_lower":
+            b = small
+        else:  # explicit: pads_begin as written, the rest at the end
+            b = given_begin[i]
+        begin.append(b)
+        end.append(total - b)
+    if any(p < 0 for p in begin + end):
+        raise ctx.error(f"the output shape {out_shape} needs negative padding, which ConvTranspose cannot express")
+    return begin + end
+
+
+def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
+    data = ctx.input(0)
+    n = _spatial_rank(ctx, data)
+    if len(kernel) != n or any(k is None for k in kernel):
+        raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
+    strides = _ints(ctx, layer, "strides", n, [1] * n)
+    dilations = _ints(ctx, layer, "dilations", n, [1] * n)
+    output_padding = _ints(ctx, layer, "output_padding", n, [0] * n)
+    pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
+    ctx.emit("ConvTranspose", [data.name, filters], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
+             dilations=dilations, pads=pads, output_padding=output_padding, group=group)
+
+
+@handler("ConvolutionBackpropData", "opset1")
+def convolution_backprop_data(ctx: Context, layer) -> None:
+    filters = ctx.input(1)
+    if filters.rank is None or filters.rank < 3:
+        raise ctx.error(f"filters of shape {filters.shape} are not [C_IN, C_OUT, spatial...]")
+    _conv_transpose(ctx, layer, filters.name, list(filters.shape[2:]), None)
+
+
+@handler("GroupConvolutionBackpropData", "opset1")
+def group_convolution_backprop_data(ctx: Context, layer) -> None:
+    filters = ctx.input(1)
+    if filters.rank is None or filters.rank < 4:
+        raise ctx.error(f"filters of shape {filters.shape} are not [GROUPS, C_IN, C_OUT, spatial...]")
+    group = filters.shape[0]
+    if group is None:
+        raise ctx.error("GroupConvolutionBackpropData needs a static number of groups")
+    if filters.const is not None:
+        arr = np.asarray(filters.const)
+        w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
+    else:
+        shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
+        w = ctx.one("Reshape", [filters.name, shape])
+    _conv_transpose(ctx, layer, w, list(filters.shape[3:]), int(group))

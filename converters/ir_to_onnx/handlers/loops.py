@@ -1,0 +1,223 @@
+"""Loop-5 and TensorIterator-1 -> ONNX Loop.
+
+The body becomes the Loop's sub-graph (inputs: iteration number, condition, then the
+loop-carried values; outputs: condition, carried values, then the per-iteration
+outputs). From the port map and back edges:
+
+- a body Parameter fed by a back edge is a loop-carried value (its initial value the
+  outer input the port map names); the Result the edge comes from is its next value
+  and, when an output port maps it, its final value;
+- the ``current_iteration`` Parameter (Loop) is ONNX's iteration number, cast and
+  shaped as the Parameter is;
+- a sliced input (TensorIterator: ``axis``, ``stride``, ``part_size``) is a Slice of the
+  outer value at iteration i: [i * p, (i + 1) * p) along the axis, counted from the end
+  when the stride is negative; the number of iterations is the dim over p;
+- any other Parameter is the outer value itself (ONNX bodies see the outer scope);
+- an output with ``axis`` concatenates the per-iteration values along that axis (ONNX
+  stacks them on a new first axis: moved to the axis and merged; a negative stride
+  reverses the order first); an output without one is the last iteration's value;
+- the ``execution_condition`` Result (Loop) is ONNX's condition output; without one the
+  condition is passed through. A trip count of -1 is no trip count.
+
+TensorIterator slices must cover the whole axis (start 0 and end -1, or the reverse for
+a negative stride) in parts with |stride| = part_size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from onnx_ext.types import from_ov
+
+from ..context import Context, Value, value_info
+from ..convert import translate_body
+from ..registry import handler
+
+_I64 = from_ov("i64")
+_BOOL = from_ov("boolean")
+
+
+@dataclass
+class _Entry:
+    port: int  # index of the layer's input or output
+    layer_id: int  # body Parameter or Result
+    axis: int | None
+    stride: int
+    part: int
+    start: int
+    end: int
+    purpose: str
+
+
+def _entries(ctx: Context, layer) -> tuple[list[_Entry], list[_Entry], dict[int, int]]:
+    """The port map's inputs and outputs (by port index) and the back edges (Parameter -> Result)."""
+    in_index = {p.id: i for i, p in enumerate(layer.inputs)}
+    out_index = {p.id: i for i, p in enumerate(layer.outputs)}
+    inputs, outputs = [], []
+    try:
+        for e in layer.maps.get("port_map", []):
+            a = e.attrs
+            ext = int(a.get("external_port_id", "-1"))
+            index = in_index if e.tag == "input" else out_index
+            if ext != -1 and ext not in index:
+                raise ctx.error(f"the port map names port {ext}, which the layer does not have")
+            entry = _Entry(index.get(ext, -1), int(a["internal_layer_id"]),
+                           int(a["axis"]) if a.get("axis", "").strip() else None, int(a.get("stride", "1")),
+                           int(a.get("part_size", "1")), int(a.get("start", "0")), int(a.get("end", "-1")),
+                           a.get("purpose", ""))
+            (inputs if e.tag == "input" else outputs).append(entry)
+        back = {int(e.attrs["to-layer"]): int(e.attrs["from-layer"]) for e in layer.maps.get("back_edges", [])}
+    except (KeyError, ValueError):
+        raise ctx.error("the port map and back edges need integer ports and layer ids") from None
+    return inputs, outputs, back
+
+
+def _param_port(body, layer_id: int):
+    layer = next((x for x in body.layers if x.id == layer_id), None)
+    if layer is None or layer.type.lower() != "parameter":
+        raise ValueError(f"body layer {layer_id} is not a Parameter")
+    return layer.outputs[0]
+
+
+def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> None:
+    body = layer.bodies.get("body")
+    if body is None:
+        raise ctx.error(f"{layer.type} has no <body>")
+    inputs, outputs, back = _entries(ctx, layer)
+    prologue: list[onnx.NodeProto] = []
+    body_inputs = [helper.make_tensor_value_info(ctx.unique(f"{layer.name}/iteration"), onnx.TensorProto.INT64, []),
+                   helper.make_tensor_value_info(ctx.unique(f"{layer.name}/condition"), onnx.TensorProto.BOOL, [])]
+    iteration, cond_in = body_inputs[0].name, body_inputs[1].name
+    params: dict[int, Value] = {}
+    carried: list[tuple[int, Value]] = []  # (Parameter id, outer initial value)
+    for e in inputs:
+        port = _param_port(body, e.layer_id)
+        dims = tuple(port.dims)
+        if e.purpose == "current_iteration":
+            name = ctx.unique(f"{layer.name}/current_iteration")
+            et = port.element_type or _I64
+            cast = helper.make_node("Cast", [iteration], [name + "/cast"], to=et.onnx)
+            shape = ctx.i64(list(dims))
+            prologue += [cast, helper.make_node("Reshape", [name + "/cast", shape], [name])]
+            params[e.layer_id] = Value(name, et, dims)
+        elif e.layer_id in back:
+            outer = ctx.input(e.port)
+            name = ctx.unique(f"{layer.name}/carried")
+            params[e.layer_id] = Value(name, outer.type, dims)
+            body_inputs.append(value_info(name, Value(name, outer.type, tuple(None for _ in dims))))
+            carried.append((e.layer_id, outer))
+        elif e.axis is not None:
+            if not tensor_iterator:
+                raise ctx.error("Loop inputs cannot be sliced (only TensorIterator's)")
+            outer = ctx.input(e.port)
+            name, nodes, trip = _slice_input(ctx, layer, e, outer, iteration, trip)
+            prologue += nodes
+            params[e.layer_id] = Value(name, outer.type, dims)
+        else:
+            params[e.layer_id] = ctx.input(e.port)
+    cond_result = next((e.layer_id for e in outputs if e.purpose == "execution_condition"), None)
+    mapped = [e for e in outputs if e.purpose != "execution_condition"]
+    scans = [e for e in mapped if e.axis is not None or e.layer_id not in back.values()]
+    results = ([cond_result] if cond_result is not None else []) + [back[p] for p, _ in carried] + \
+        [e.layer_id for e in scans]
+    graph = translate_body(ctx, body, params, results, f"{layer.name}/body")
+    for node in reversed(prologue):
+        graph.node.insert(0, node)
+    graph.input.extend(body_inputs)
+    outs = list(graph.output)
+    del graph.output[:]
+    if cond_result is None:  # the condition passes through
+        cond_out = ctx.unique(f"{layer.name}/condition_out")
+        graph.node.append(helper.make_node("Identity", [cond_in], [cond_out]))
+    else:
+        cond_out = ctx.unique(f"{layer.name}/condition_out")
+        graph.node.append(helper.make_node("Reshape", [outs.pop(0).name, ctx.i64([])], [cond_out]))
+    graph.output.append(helper.make_tensor_value_info(cond_out, onnx.TensorProto.BOOL, []))
+    seen = set()
+    for info in outs:  # a Result that is both carried and scanned is output twice: copy it
+        if info.name in seen:
+            copy = ctx.unique(info.name + "/copy")
+            graph.node.append(helper.make_node("Identity", [info.name], [copy]))
+            info = helper.make_tensor_value_info(copy, info.type.tensor_type.elem_type, None)
+        seen.add(info.name)
+        graph.output.append(info)
+    loop_outs = ctx.node("Loop", [trip, cond] + [v.name for _, v in carried], len(carried) + len(scans), body=graph)
+    finals = {back[p]: loop_outs[i] for i, (p, _) in enumerate(carried)}
+    for e in mapped:
+        if e.port < 0:
+            continue
+        if e.axis is None and e.layer_id in finals:
+            ctx.one("Identity", [finals[e.layer_id]], ctx.out(e.port))
+            continue
+        stacked = loop_outs[len(carried) + scans.index(e)]
+        if e.axis is None:  # the last iteration's value
+            last = ctx.one("Slice", [stacked, ctx.i64([-1]), ctx.i64([np.iinfo(np.int64).max]), ctx.i64([0])])
+            ctx.one("Squeeze", [last, ctx.i64([0])], ctx.out(e.port))
+        else:
+            rank = len(layer.outputs[e.port].dims)
+            if not rank:
+                raise ctx.error(f"output port {layer.outputs[e.port].id} concatenates iterations but has no dims")
+            _concatenate(ctx, stacked, e, rank, ctx.out(e.port))
+
+
+def _slice_input(ctx: Context, layer, e: _Entry, outer: Value, iteration: str, trip: str):
+    """The body's part of ``outer`` at the iteration (see the module doc), its nodes, and the
+    trip count (the first sliced input's number of parts)."""
+    forward = e.stride > 0
+    if abs(e.stride) != e.part or (e.start, e.end) != ((0, -1) if forward else (-1, 0)):
+        raise ctx.error(f"TensorIterator slicing with start {e.start}, end {e.end}, stride {e.stride}, part_size "
+                        f"{e.part} is not translated (whole axis, |stride| = part_size)")
+    if outer.rank is None:
+        raise ctx.error("a sliced TensorIterator input needs a known rank")
+    axis = e.axis + outer.rank if e.axis < 0 else e.axis
+    dim = ctx.one("Shape", [outer.name], start=axis, end=axis + 1)
+    if not trip:
+        trip = ctx.one("Squeeze", [ctx.one("Div", [dim, ctx.i64([e.part])])])
+    name = ctx.unique(f"{layer.name}/part")
+    part = ctx.i64([e.part])
+    i = name + "/i"
+    nodes = [helper.make_node("Unsqueeze", [iteration, ctx.i64([0])], [i])]
+    if forward:
+        nodes.append(helper.make_node("Mul", [i, part], [name + "/begin"]))
+    else:  # dim - (i + 1) * p
+        nodes += [helper.make_node("Add", [i, ctx.i64([1])], [name + "/i1"]),
+                  helper.make_node("Mul", [name + "/i1", part], [name + "/back"]),
+                  helper.make_node("Sub", [dim, name + "/back"], [name + "/begin"])]
+    nodes += [helper.make_node("Add", [name + "/begin", part], [name + "/end"]),
+              helper.make_node("Slice", [outer.name, name + "/begin", name + "/end", ctx.i64([axis])], [name])]
+    return name, nodes, trip
+
+
+def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int, output: str) -> None:
+    """ONNX's stacked [iterations, ...] per-iteration values (of ``rank``) concatenated along ``e.axis``."""
+    info_rank = rank
+    axis = e.axis + info_rank if e.axis < 0 else e.axis
+    if e.stride < 0:
+        stacked = ctx.one("Slice", [stacked, ctx.i64([-1]), ctx.i64([np.iinfo(np.int64).min]), ctx.i64([0]),
+                                    ctx.i64([-1])])
+    perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, info_rank + 1))
+    moved = ctx.one("Transpose", [stacked], perm=perm)
+    parts = ([ctx.one("Shape", [moved], end=axis)] if axis else []) + [ctx.i64([-1])]
+    if axis + 2 <= info_rank:
+        parts.append(ctx.one("Shape", [moved], start=axis + 2))
+    ctx.one("Reshape", [moved, ctx.one("Concat", parts, axis=0)], output)
+
+
+@handler("Loop", "opset5")
+def loop(ctx: Context, layer) -> None:
+    trip_v, cond_v = ctx.input(0), ctx.input(1)
+    if trip_v.const is not None and int(np.asarray(trip_v.const).reshape(-1)[0]) < 0:
+        trip = ""  # -1: no limit
+    else:
+        trip = ctx.one("Reshape", [ctx.as_i64(trip_v), ctx.i64([])])
+    cond = ctx.one("Reshape", [ctx.cast(cond_v.name, cond_v.type, _BOOL), ctx.i64([])])
+    _loop(ctx, layer, trip, cond, tensor_iterator=False)
+
+
+@handler("TensorIterator", "opset1")
+def tensor_iterator(ctx: Context, layer) -> None:
+    _loop(ctx, layer, "", "", tensor_iterator=True)

@@ -1,0 +1,136 @@
+"""Normalisations: NormalizeL2-1, LRN-1, GRN-1, GroupNormalization-12.
+
+- NormalizeL2: x / sqrt(eps_mode(sum(x^2 over axes), eps)), ``add`` or ``max``; empty
+  axes normalise each element on its own (x / sqrt(eps_mode(x^2, eps))).
+- LRN: x / (bias + alpha / size^len(axes) * sum(x^2 over a window of side ``size``))^beta.
+  Over the channels (axes [1]) that is ONNX's LRN; over all the spatial dims
+  (axes [2, ..., rank-1]) the windowed mean of x^2 is an AveragePool that counts the
+  zero padding. Other axes, and even sizes, are refused.
+- GRN: x / sqrt(sum(x^2 over the channels) + bias).
+- GroupNormalization: decomposed, because its scale and bias are per group in ONNX opset 18
+  but per channel in 21; the decomposition means the same in every opset the converter writes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import ORT_KERNELS, Context, Value
+from ..registry import handler
+from .nn import _float
+from .shape import _int, _normalize, const_ints
+
+_F32 = from_ov("f32")
+ORT_KERNELS.setdefault("LRN", frozenset({"f32"}))
+ORT_KERNELS.setdefault("ReduceSumSquare", frozenset({"f16", "f32", "f64", "i32", "i64"}))
+
+
+def _float_data(ctx: Context, v: Value):
+    if v.type is None or not v.type.is_float:
+        raise ctx.error(f"needs floating-point data, got {v.type.ov if v.type else None}")
+    return v.type
+
+
+def _compute(ctx: Context, v: Value) -> tuple[str, object]:
+    """``v`` in a type the arithmetic ops have kernels for (bf16 -> f32)."""
+    ct = v.type if v.type.ov in ("f16", "f32", "f64") else _F32
+    return ctx.cast(v.name, v.type, ct), ct
+
+
+@handler("NormalizeL2", "opset1")
+def normalize_l2(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    et = _float_data(ctx, data)
+    if data.rank is None:
+        raise ctx.error("NormalizeL2 needs data of known rank")
+    axes = _normalize(ctx, const_ints(ctx, ctx.input(1), "the NormalizeL2 axes"), data.rank)
+    eps = _float(ctx, layer, "eps")
+    mode = (layer.data.get("eps_mode", "add") or "add").strip().lower()
+    if mode not in ("add", "max"):
+        raise ctx.error(f"eps_mode {mode!r} is not add or max")
+    x, ct = _compute(ctx, data)
+    if axes:
+        sq = ctx.one("ReduceSumSquare", [x, ctx.i64(sorted(set(axes)))], keepdims=1)
+    else:
+        sq = ctx.one("Mul", [x, x])
+    eps_c = ctx.const(np.asarray(eps, dtype=ct.numpy))
+    norm = ctx.one("Sqrt", [ctx.one("Add" if mode == "add" else "Max", [sq, eps_c])])
+    ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))
+
+
+@handler("LRN", "opset1")
+def lrn(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    et = _float_data(ctx, data)
+    if data.rank is None:
+        raise ctx.error("LRN needs data of known rank")
+    axes = sorted(set(_normalize(ctx, const_ints(ctx, ctx.input(1), "the LRN axes"), data.rank)))
+    alpha, beta, bias = (_float(ctx, layer, k) for k in ("alpha", "beta", "bias"))
+    size = _int(ctx, layer, "size")
+    if size % 2 == 0:  # OpenVINO's CPU plugin sums other windows than the spec's; onnxruntime refuses them
+        raise ctx.error(f"LRN with an even size ({size}) is not translated")
+    if axes == [1]:
+        ctx.emit("LRN", [data.name], et, ctx.out(0), size=size, alpha=alpha, beta=beta, bias=bias)
+        return
+    if axes != list(range(2, data.rank)) or not axes:
+        raise ctx.error(f"LRN over axes {axes} of rank {data.rank}: only the channels [1] or all the spatial dims "
+                        "[2, ...] are translated")
+    x, ct = _compute(ctx, data)
+    k = len(axes)
+    half = (size - 1) // 2
+    mean = ctx.one("AveragePool", [ctx.one("Mul", [x, x])], kernel_shape=[size] * k, strides=[1] * k,
+                   pads=[half] * k + [size - 1 - half] * k, count_include_pad=1)
+    c = lambda value: ctx.const(np.asarray(value, dtype=ct.numpy))  # noqa: E731
+    scale = ctx.one("Pow", [ctx.one("Add", [c(bias), ctx.one("Mul", [mean, c(alpha)])]), c(beta)])
+    ctx.cast(ctx.one("Div", [x, scale]), ct, et, ctx.out(0))
+
+
+@handler("GRN", "opset1")
+def grn(ctx: Context, layer) -> None:
+    data = ctx.input(0)
+    et = _float_data(ctx, data)
+    x, ct = _compute(ctx, data)
+    bias = ctx.const(np.asarray(_float(ctx, layer, "bias"), dtype=ct.numpy))
+    norm = ctx.one("Sqrt", [ctx.one("Add", [ctx.one("ReduceSumSquare", [x, ctx.i64([1])], keepdims=1), bias])])
+    ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))
+
+
+_FLOATS = frozenset({"f16", "f32", "f64"})
+
+
+def _float_type(ctx: Context, v):
+    """The type to compute in: the data's, or f32 for bf16 (no kernels)."""
+    if v.type is None or not v.type.is_float:
+        raise ctx.error(f"needs floating-point data, got {v.type.ov if v.type else None}")
+    return v.type if v.type.ov in _FLOATS else from_ov("f32")
+
+
+@handler("GroupNormalization", "opset12")
+def group_normalization(ctx: Context, layer) -> None:
+    """[N, C, ...] seen as [N, G, C/G * ...]: normalised per (n, g), then scale and bias
+    per channel."""
+    data, scale, bias = ctx.input(0), ctx.input(1), ctx.input(2)
+    if data.rank is None or data.rank < 2:
+        raise ctx.error(f"needs data of known rank >= 2 (N, C, ...), got shape {data.shape}")
+    groups = _int(ctx, layer, "num_groups")
+    eps = _float(ctx, layer, "epsilon")
+    channels = data.shape[1]
+    if groups < 1 or (channels is not None and channels % groups):
+        raise ctx.error(f"num_groups {groups} does not divide the {channels} channels")
+    et = data.type
+    ct = _float_type(ctx, data)
+    x = ctx.cast(data.name, et, ct)
+    grouped = ctx.one("Reshape", [x, ctx.i64([0, groups, -1])])
+    mean = ctx.one("ReduceMean", [grouped, ctx.i64([2])], keepdims=1)
+    centred = ctx.one("Sub", [grouped, mean])
+    var = ctx.one("ReduceMean", [ctx.one("Mul", [centred, centred]), ctx.i64([2])], keepdims=1)
+    std = ctx.one("Sqrt", [ctx.one("Add", [var, ctx.const(np.array(eps, dtype=ct.numpy))])])
+    normed = ctx.one("Reshape", [ctx.one("Div", [centred, std]), ctx.one("Shape", [x])])
+    per_channel = ctx.i64([-1] + [1] * (data.rank - 2))
+    s = ctx.one("Reshape", [ctx.cast(scale.name, scale.type, ct), per_channel])
+    b = ctx.one("Reshape", [ctx.cast(bias.name, bias.type, ct), per_channel])
+    y = ctx.one("Add", [ctx.one("Mul", [normed, s]), b], ctx.out(0) if ct == et else None)
+    if ct != et:
+        ctx.cast(y, ct, et, ctx.out(0))

@@ -1,0 +1,164 @@
+"""Recurrent layers -> ONNX LSTM / GRU / RNN: LSTMSequence-5, GRUSequence-5,
+RNNSequence-5 and the cells LSTMCell-4, GRUCell-3, RNNCell-1 (one time step).
+
+OpenVINO is batch-first (X [batch, seq, input], states [batch, dirs, hidden], Y
+[batch, dirs, seq, hidden]); ONNX's default layout is time-first (X [seq, batch,
+input], states [dirs, batch, hidden], Y [seq, dirs, batch, hidden]): Transposes on
+the way in and out. The weights have the same [dirs, gates * hidden, ...] layout;
+OpenVINO's LSTM gates are f, i, c, o and ONNX's i, o, f, c (GRU: z, r, h in both).
+OpenVINO has one bias per gate where ONNX has two (input and recurrent, added): the
+recurrent ones are zero, except GRU's ``linear_before_reset`` fourth bias, which is
+ONNX's recurrent bias of the h gate. Activations are the same functions
+(sigmoid, tanh, relu, ...), ``clip`` 0 is no clipping in both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import Context, Value
+from ..registry import emits, handler
+from .nn import _float
+from .shape import _int
+
+_F32 = from_ov("f32")
+_I32 = from_ov("i32")
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+_ACTIVATIONS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu", "affine": "Affine", "leakyrelu": "LeakyRelu",
+                "thresholdedrelu": "ThresholdedRelu", "scaledtanh": "ScaledTanh", "hardsigmoid": "HardSigmoid",
+                "elu": "Elu", "softsign": "Softsign", "softplus": "Softplus"}
+_DEFAULT_ACTIVATIONS = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"], "RNN": ["tanh"]}
+
+
+def _floats(text: str | None) -> list[float]:
+    return [float(v) for v in text.replace(" ", "").split(",")] if text and text.strip() else []
+
+
+def _attrs(ctx: Context, layer, kind: str, dirs: int) -> dict:
+    names = [a.strip().lower() for a in (layer.data.get("activations") or "").split(",") if a.strip()]
+    names = names or _DEFAULT_ACTIVATIONS[kind]
+    unknown = [a for a in names if a not in _ACTIVATIONS]
+    if unknown:
+        raise ctx.error(f"activation {unknown[0]!r} has no ONNX equivalent")
+    attrs = {"hidden_size": _int(ctx, layer, "hidden_size"), "activations": [_ACTIVATIONS[a] for a in names] * dirs}
+    alpha, beta = _floats(layer.data.get("activations_alpha")), _floats(layer.data.get("activations_beta"))
+    if alpha:
+        attrs["activation_alpha"] = alpha * dirs
+    if beta:
+        attrs["activation_beta"] = beta * dirs
+    clip = _float(ctx, layer, "clip", 0.0)
+    if clip:
+        attrs["clip"] = clip
+    if kind == "GRU":
+        attrs["linear_before_reset"] = int(str(layer.data.get("linear_before_reset", "false")).lower() in ("true", "1"))
+    return attrs
+
+
+def _lstm_order(ctx: Context, name: str, hidden: int) -> str:
+    """[dirs, 4 * hidden, ...] from OpenVINO's f, i, c, o gate order to ONNX's i, o, f, c."""
+    gates = ctx.one("Reshape", [name, ctx.i64([0, 4, hidden, -1])])
+    gates = ctx.one("Gather", [gates, ctx.i64([1, 3, 0, 2])], axis=1)
+    return ctx.one("Reshape", [gates, ctx.i64([0, 4 * hidden, -1])])
+
+
+def _weights(ctx: Context, kind: str, w: str, r: str, b: str, hidden: int, ct, lbr: bool) -> tuple[str, str, str]:
+    """ONNX's W, R and B (input then recurrent biases) from OpenVINO's W, R, B ([dirs, ...])."""
+    if kind == "LSTM":
+        w, r = _lstm_order(ctx, w, hidden), _lstm_order(ctx, r, hidden)
+        b = ctx.one("Reshape", [_lstm_order(ctx, b, hidden), ctx.i64([0, -1])])
+    n = _GATES[kind] * hidden
+    if kind == "GRU" and lbr:  # B: [dirs, 4 * hidden] = bz, br, bh (input), bh (recurrent)
+        wb = ctx.one("Slice", [b, ctx.i64([0]), ctx.i64([n]), ctx.i64([1])])
+        rbh = ctx.one("Slice", [b, ctx.i64([n]), ctx.i64([n + hidden]), ctx.i64([1])])
+        zeros = ctx.one("Mul", [ctx.one("Slice", [b, ctx.i64([0]), ctx.i64([2 * hidden]), ctx.i64([1])]),
+                                ctx.const(np.zeros((), ct.numpy))])
+        return w, r, ctx.one("Concat", [wb, zeros, rbh], axis=1)
+    zeros = ctx.one("Mul", [b, ctx.const(np.zeros((), ct.numpy))])
+    return w, r, ctx.one("Concat", [b, zeros], axis=1)
+
+
+def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
+               r: Value, b: Value, direction: str, cell: bool) -> None:
+    et = x.type
+    if et is None or not et.is_float:
+        raise ctx.error(f"needs floating-point data, got {et.ov if et else None}")
+    ct = et if et.ov in ("f32", "f64") else _F32
+    dirs = 2 if direction == "bidirectional" else 1
+    attrs = _attrs(ctx, layer, kind, dirs)
+    hidden = attrs["hidden_size"]
+
+    def cast(v: Value) -> str:
+        return ctx.cast(v.name, v.type, ct)
+
+    if cell:  # one step, one direction: add the seq and dirs axes
+        xs = ctx.one("Unsqueeze", [cast(x), ctx.i64([0])])
+        hs = [ctx.one("Unsqueeze", [cast(s), ctx.i64([0])]) for s in states]
+        ws = [ctx.one("Unsqueeze", [cast(v), ctx.i64([0])]) for v in (w, r, b)]
+    else:
+        xs = ctx.one("Transpose", [cast(x)], perm=[1, 0, 2])
+        hs = [ctx.one("Transpose", [cast(s)], perm=[1, 0, 2]) for s in states]
+        ws = [cast(v) for v in (w, r, b)]
+    wo, ro, bo = _weights(ctx, kind, *ws, hidden, ct, bool(attrs.get("linear_before_reset")))
+    seq = "" if lens is None else ctx.cast(lens.name, lens.type, _I32)
+    inputs = [xs, wo, ro, bo, seq, hs[0]] + ([hs[1]] if kind == "LSTM" else [])
+    n_out = 3 if kind == "LSTM" else 2
+    outs = ctx.node(kind, inputs, n_out, direction=direction, **attrs)
+    if cell:  # outputs: Ho (and Co), [1, batch, hidden] -> [batch, hidden]
+        for i, y in enumerate(outs[1:]):
+            ctx.cast(ctx.one("Squeeze", [y, ctx.i64([0])]), ct, et, ctx.out(i))
+        return
+    ctx.cast(ctx.one("Transpose", [outs[0]], perm=[2, 1, 0, 3]), ct, et, ctx.out(0))
+    for i, y in enumerate(outs[1:], start=1):
+        ctx.cast(ctx.one("Transpose", [y], perm=[1, 0, 2]), ct, et, ctx.out(i))
+
+
+def _direction(ctx: Context, layer) -> str:
+    direction = (layer.data.get("direction", "forward") or "forward").strip().lower()
+    if direction not in ("forward", "reverse", "bidirectional"):
+        raise ctx.error(f"direction {direction!r} is not forward, reverse or bidirectional")
+    return direction
+
+
+@handler("LSTMSequence", "opset5")
+@emits("LSTM")
+def lstm_sequence(ctx: Context, layer) -> None:
+    x, h, c, lens, w, r, b = (ctx.input(i) for i in range(7))
+    _recurrent(ctx, layer, "LSTM", x, [h, c], lens, w, r, b, _direction(ctx, layer), cell=False)
+
+
+@handler("GRUSequence", "opset5")
+@emits("GRU")
+def gru_sequence(ctx: Context, layer) -> None:
+    x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
+    _recurrent(ctx, layer, "GRU", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
+
+
+@handler("RNNSequence", "opset5")
+@emits("RNN")
+def rnn_sequence(ctx: Context, layer) -> None:
+    x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
+    _recurrent(ctx, layer, "RNN", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
+
+
+@handler("LSTMCell", "opset4")
+@emits("LSTM")
+def lstm_cell(ctx: Context, layer) -> None:
+    x, h, c, w, r, b = (ctx.input(i) for i in range(6))
+    _recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True)
+
+
+@handler("GRUCell", "opset3")
+@emits("GRU")
+def gru_cell(ctx: Context, layer) -> None:
+    x, h, w, r, b = (ctx.input(i) for i in range(5))
+    _recurrent(ctx, layer, "GRU", x, [h], None, w, r, b, "forward", cell=True)
+
+
+@handler("RNNCell", "opset1")
+@emits("RNN")
+def rnn_cell(ctx: Context, layer) -> None:
+    x, h, w, r, b = (ctx.input(i) for i in range(5))
+    _recurrent(ctx, layer, "RNN", x, [h], None, w, r, b, "forward", cell=True)

@@ -1,0 +1,58 @@
+"""ROIAlign-3 and ROIAlign-9 -> ONNX RoiAlign (opset 16).
+
+OpenVINO maps a box coordinate x to (x + a) * spatial_scale + b, with (a, b) = (0, 0)
+for ``asymmetric`` (ROIAlign-3's only mode), (0, -0.5) for ``half_pixel_for_nn`` and
+(0.5, -0.5) for ``half_pixel``. ONNX's ``coordinate_transformation_mode`` is
+``output_half_pixel`` (0, 0) or ``half_pixel`` (0, -0.5): OpenVINO's ``half_pixel``
+is ONNX's on boxes moved by +0.5. Max pooling is refused: onnxruntime's RoiAlign
+takes the max of the weighted corner values, not of the interpolated samples, and
+differs from OpenVINO's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnx_ext.types import from_ov
+
+from ..context import ORT_KERNELS, Context
+from ..registry import handler
+from .nn import _float
+from .shape import _int
+
+_I64 = from_ov("i64")
+ORT_KERNELS.setdefault("RoiAlign", frozenset({"f32", "f64"}))
+
+_MODES = {"asymmetric": "output_half_pixel", "half_pixel": "half_pixel", "half_pixel_for_nn": "half_pixel"}
+
+
+def _roi_align(ctx: Context, layer, aligned: str) -> None:
+    data, rois, batch = ctx.input(0), ctx.input(1), ctx.input(2)
+    if aligned not in _MODES:
+        raise ctx.error(f"aligned_mode {aligned!r} is not asymmetric, half_pixel_for_nn or half_pixel")
+    mode = (layer.data.get("mode", "avg") or "avg").strip().lower()
+    if mode == "max":
+        raise ctx.error("ROIAlign with max pooling is not translated: onnxruntime's RoiAlign max differs from "
+                        "OpenVINO's")
+    if mode != "avg":
+        raise ctx.error(f"mode {mode!r} is not avg or max")
+    et = data.type
+    ct = from_ov("f32") if et.ov in ("f16", "bf16") else et
+    boxes = ctx.cast(rois.name, rois.type, ct)
+    if aligned == "half_pixel":
+        boxes = ctx.one("Add", [boxes, ctx.const(np.asarray(0.5, dtype=ct.numpy))])
+    ctx.cast(ctx.one("RoiAlign", [ctx.cast(data.name, et, ct), boxes, ctx.as_i64(batch)], mode=mode,
+                     output_height=_int(ctx, layer, "pooled_h"), output_width=_int(ctx, layer, "pooled_w"),
+                     sampling_ratio=_int(ctx, layer, "sampling_ratio", 0),
+                     spatial_scale=_float(ctx, layer, "spatial_scale", 1.0),
+                     coordinate_transformation_mode=_MODES[aligned]), ct, et, ctx.out(0))
+
+
+@handler("ROIAlign", "opset3")
+def roi_align_3(ctx: Context, layer) -> None:
+    _roi_align(ctx, layer, "asymmetric")
+
+
+@handler("ROIAlign", "opset9")
+def roi_align_9(ctx: Context, layer) -> None:
+    _roi_align(ctx, layer, (layer.data.get("aligned_mode", "asymmetric") or "asymmetric").strip().lower())
