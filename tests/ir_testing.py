@@ -59,11 +59,7 @@ def evaluate_ir(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     """The IR's outputs on OpenVINO's reference implementation, as read back from the files."""
     import openvino as ov
 
-    model = ov.Core().read_model(str(xml))
-    outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
-    ok = model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds])
-    assert ok, "OpenVINO's reference could not evaluate the model"
-    return [from_ov_tensor(t) for t in outputs]
+    return evaluate_model(ov.Core().read_model(str(xml)), feeds)
 
 
 def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
@@ -74,6 +70,29 @@ def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     result = compiled([to_ov_tensor(np.asarray(f)) for f in feeds])
     return [np.array(result[out]) for out in compiled.outputs]
+
+
+def evaluate_model(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """An openvino.Model's outputs on OpenVINO's reference implementation (``Model.evaluate``)."""
+    import openvino as ov
+
+    outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
+    ok = model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds])
+    assert ok, "OpenVINO's reference could not evaluate the model"
+    return [from_ov_tensor(t) for t in outputs]
+
+
+def evaluate_model_cpu(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """An openvino.Model's outputs on OpenVINO's CPU plugin at f32, its inputs reshaped to the
+    feeds' shapes first (the plugin refuses some ops whose output rank is not known)."""
+    import openvino as ov
+
+    model = model.clone()
+    model.reshape({p: ov.PartialShape(list(np.shape(f))) for p, f in zip(model.inputs, feeds)})
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    request.infer([to_ov_tensor(np.asarray(f)) for f in feeds])
+    return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
 def convert(xml: Path, inline: bool = False) -> onnx.ModelProto:
