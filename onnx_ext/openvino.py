@@ -92,13 +92,15 @@ def _strided_slice(attrs, inputs):
 
 
 def native_masks(attrs: dict, num_entries: int | None) -> dict[str, list[int]]:
-    """StridedSlice-1's masks as OpenVINO's node takes them. Masks of equal length are kept
-    as written; of unequal lengths (the node rejects them) each is zero-extended or cut to
-    ``num_entries`` (len(begin); the longest mask when it is unknown: bits beyond begin are
-    ignored). An ellipsis bit clears the new-axis and shrink bits at its index (the ellipsis
-    wins, as in OpenVINO's shape inference; its ``evaluate`` would otherwise disagree)."""
+    """StridedSlice-1's masks as OpenVINO's node takes them. Kept as written where the node
+    accepts them (begin_mask and end_mask of one length, the other masks empty or of that
+    length); else each is zero-extended or cut to ``num_entries`` (len(begin); the longest
+    mask when it is unknown: bits beyond begin are ignored). An ellipsis bit clears the
+    new-axis and shrink bits at its index (the ellipsis wins, as in OpenVINO's shape
+    inference; its ``evaluate`` would otherwise disagree)."""
     masks = {k: [int(b) for b in attrs[k]] for k in MASKS}
-    if len({len(v) for v in masks.values()}) > 1:
+    n = len(masks["begin_mask"])
+    if len(masks["end_mask"]) != n or any(len(masks[k]) not in (0, n) for k in MASKS[2:]):
         n = num_entries if num_entries is not None else max(len(v) for v in masks.values())
         masks = {k: [int(b) for b in v] for k, v in extended_masks(attrs, n).items()}
     for i, bit in enumerate(masks["ellipsis_mask"]):

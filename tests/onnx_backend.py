@@ -12,10 +12,13 @@ at f32 and compares with the expected outputs as onnx's own backend runner does
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
+import tempfile
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +37,25 @@ class Case:
     atol: float
 
 
-def cases(directory: Path) -> dict[str, Case]:
-    """Every node case of the installed onnx, generated once into ``directory``."""
+def cache_dir() -> Path:
+    """The user's own directory in tmp (0700): the cached cases are a pickle, which must
+    come from no one else."""
+    directory = Path(tempfile.gettempdir()) / f"onnx-ext-{os.getuid()}"
+    directory.mkdir(mode=0o700, exist_ok=True)
+    st = directory.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise RuntimeError(f"{directory} must be yours and private (0700) to hold cached test cases")
+    return directory
+
+
+def cases(directory: Path | None = None) -> dict[str, Case]:
+    """Every node case of the installed onnx, generated once (about 6 s) into ``directory``
+    (``cache_dir()``), keyed by the onnx version and this file."""
     from filelock import FileLock
 
-    directory.mkdir(parents=True, exist_ok=True)
-    cache = directory / f"onnx-{onnx.__version__}-node-cases.pickle"
+    directory = directory or cache_dir()
+    key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    cache = directory / f"onnx-{onnx.__version__}-node-cases-{key}.pickle"
     with FileLock(str(cache) + ".lock"):
         if not cache.exists():
             tmp = cache.with_suffix(f".{os.getpid()}.tmp")
@@ -61,6 +77,13 @@ def _generate() -> dict[str, Case]:
     return out
 
 
+@lru_cache(maxsize=1)
+def core():
+    import openvino as ov
+
+    return ov.Core()
+
+
 def write_model(case: Case, directory: Path) -> Path:
     path = directory / f"{case.name}.onnx"
     path.write_bytes(case.model)
@@ -70,9 +93,7 @@ def write_model(case: Case, directory: Path) -> Path:
 def run_case(model, case: Case) -> None:
     """Compile ``model`` (an openvino.Model) on the CPU at f32, feed the case's inputs and
     compare with its outputs; raises on any failure."""
-    import openvino as ov
-
-    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     request.infer([to_ov_tensor(np.asarray(v)) for v in case.inputs])
     got = [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]

@@ -115,13 +115,13 @@ CASES = {
     "strided_slice": ("StridedSlice", [np.arange(24, dtype=np.float32).reshape(2, 3, 4), np.array([0, 1, 0]),
                                        np.array([2, 3, -1]), np.array([1, 1, 2])], [False, True, True, True],
                       {"begin_mask": [1, 0, 0], "end_mask": [0, 1, 0]}, None,
-                      (1, {"begin_mask": [1, 0, 0], "end_mask": [0, 1, 0], "new_axis_mask": [0, 0, 0],
-                           "shrink_axis_mask": [0, 0, 0], "ellipsis_mask": [0, 0, 0]})),
+                      (1, {"begin_mask": [1, 0, 0], "end_mask": [0, 1, 0], "new_axis_mask": [],
+                           "shrink_axis_mask": [], "ellipsis_mask": []})),  # empty masks: accepted, kept
     "strided_slice_runtime": ("StridedSlice", [np.arange(24, dtype=np.int32).reshape(2, 3, 4), np.array([1, 0]),
                                                np.array([2, -1]), np.array([1, -1])], [False] * 4,
                               {"begin_mask": [0, 1], "end_mask": [0, 0], "shrink_axis_mask": [1, 0]}, None,
-                              (1, {"begin_mask": [0, 1], "end_mask": [0, 0], "new_axis_mask": [0, 0],
-                                   "shrink_axis_mask": [1, 0], "ellipsis_mask": [0, 0]})),
+                              (1, {"begin_mask": [0, 1], "end_mask": [0, 0], "new_axis_mask": [],
+                                   "shrink_axis_mask": [1, 0], "ellipsis_mask": []})),
 }
 
 
