@@ -73,8 +73,52 @@ def _generate() -> dict[str, Case]:
     out = {}
     for c in generated:
         (inputs, outputs), = c.data_sets
-        out[c.name] = Case(c.name, c.model.SerializeToString(), list(inputs), list(outputs), c.rtol, c.atol)
+        out[c.name] = Case(c.name, c.model.SerializeToString(), [_array(v) for v in inputs],
+                           [_array(v) for v in outputs], c.rtol, c.atol)
     return out
+
+
+def _array(value):
+    # Cases of the types numpy lacks (float8, int4, bfloat16...) hold TensorProtos.
+    return onnx.numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else value
+
+
+#: OpenVINO's types that its Python API cannot take from (or give as) numpy: ml_dtypes name -> (type, bits).
+_SMALL_TYPES = {"float8_e4m3fn": ("f8e4m3", 8), "float8_e5m2": ("f8e5m2", 8), "float8_e8m0fnu": ("f8e8m0", 8),
+                "int4": ("i4", 4), "uint4": ("u4", 4), "float4_e2m1fn": ("f4e2m1", 4)}
+_BY_OV_TYPE = {t: (name, bits) for name, (t, bits) in _SMALL_TYPES.items()}
+
+
+def _to_ov(value):
+    import openvino as ov
+
+    value = np.asarray(value)
+    if value.dtype.name not in _SMALL_TYPES:
+        return to_ov_tensor(value)
+    type_name, bits = _SMALL_TYPES[value.dtype.name]
+    tensor = ov.Tensor(getattr(ov.Type, type_name), ov.Shape(list(value.shape)))
+    raw = value.reshape(-1).view(np.uint8)
+    if bits == 4:  # two per byte, the first in the low nibble
+        raw = np.concatenate([raw & 0xF, np.zeros(raw.size % 2, np.uint8)]).reshape(-1, 2)
+        raw = (raw[:, 0] | (raw[:, 1] << 4)).astype(np.uint8)
+    tensor.data.reshape(-1).view(np.uint8)[:] = raw
+    return tensor
+
+
+def _from_ov(tensor) -> np.ndarray:
+    import ml_dtypes
+
+    name = tensor.element_type.get_type_name()
+    if name not in _BY_OV_TYPE:
+        return from_ov_tensor(tensor)
+    dtype_name, bits = _BY_OV_TYPE[name]
+    shape = tuple(tensor.shape)
+    raw = np.array(tensor.data, copy=True).reshape(-1).view(np.uint8)
+    if bits == 4:
+        raw = np.stack([raw & 0xF, raw >> 4], axis=1).reshape(-1)[: int(np.prod(shape))]
+        if dtype_name == "int4":  # sign-extend the nibble
+            raw = (raw.astype(np.int8) << 4 >> 4).view(np.uint8)
+    return raw.view(getattr(ml_dtypes, dtype_name)).reshape(shape)
 
 
 @lru_cache(maxsize=1)
@@ -95,8 +139,12 @@ def run_case(model, case: Case) -> None:
     compare with its outputs; raises on any failure."""
     compiled = core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
-    request.infer([to_ov_tensor(np.asarray(v)) for v in case.inputs])
-    got = [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+    graph = onnx.ModelProto.FromString(case.model).graph
+    initializers = {t.name for t in graph.initializer}
+    by_name = dict(zip([i.name for i in graph.input if i.name not in initializers], case.inputs))
+    # (by name: the frontend drops inputs nothing reads, such as CastLike's `target_type`)
+    request.infer([_to_ov(by_name[next(n for n in p.get_names() if n in by_name)]) for p in compiled.inputs])
+    got = [_from_ov(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
     assert len(got) == len(case.outputs), f"{len(got)} outputs, expected {len(case.outputs)}"
     for i, (g, want) in enumerate(zip(got, case.outputs)):
         want = np.asarray(want)
@@ -105,7 +153,7 @@ def run_case(model, case: Case) -> None:
             np.testing.assert_array_equal(g, want)
             continue
         assert g.dtype == want.dtype, f"output {i}: dtype {g.dtype} != {want.dtype}"
-        if want.dtype.kind in "fc" or want.dtype.name == "bfloat16":
+        if want.dtype.kind in "fc" or want.dtype.name.startswith(("float", "bfloat")):  # ml_dtypes' too
             np.testing.assert_allclose(g.astype(np.float64), want.astype(np.float64), rtol=case.rtol,
                                        atol=case.atol, err_msg=f"output {i}")
         else:
