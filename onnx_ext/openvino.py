@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from .domain import DOMAIN
-from .errors import OnnxExtError, OpInputError
-from .ops import SPECS
+from .errors import OnnxExtError
+from .ops import SPECS, Operand
 from .ops.strided_slice import MASKS, extended_masks
 from .types import from_onnx
 
@@ -46,10 +46,8 @@ def _converter(op_type: str):
         inputs = [ctx.get_input(i) for i in range(ctx.get_input_size())]
         while inputs and inputs[-1].get_node().get_type_name() == "NullNode":  # an absent optional input ("")
             inputs.pop()
-        if not spec.min_inputs <= len(inputs) <= len(spec.inputs):
-            raise OpInputError(op_type, f"takes {spec.min_inputs} to {len(spec.inputs)} inputs "
-                               f"({', '.join(spec.inputs)}), got {len(inputs)}")
         attrs = spec.normalize({name: ctx.get_attribute(name) for name in spec.attributes if ctx.has_attribute(name)})
+        spec.check_inputs(attrs, [Operand()] * len(inputs))  # the count, and which inputs the mode takes
         return build(attrs, inputs).outputs()
 
     return convert

@@ -95,6 +95,29 @@ def evaluate_model_cpu(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
     return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
+def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: dict):
+    """The op built with openvino's NodeFactory(opsetN): constants for ``const`` inputs, else Parameters."""
+    import openvino as ov
+    from openvino.utils.node_factory import NodeFactory
+
+    args, params = [], []
+    for value, is_const in zip(inputs, const):
+        value = np.asarray(value)
+        if is_const:
+            args.append(ov.op.Constant(to_ov_tensor(value)).output(0))
+        else:
+            p = ov.opset8.parameter(list(value.shape), to_ov_tensor(value).element_type)
+            params.append(p)
+            args.append(p.output(0))
+    node = NodeFactory(f"opset{version}").create(op, args, attrs)
+    return ov.Model(node.outputs(), params, "native")
+
+
+def domain_ops(model) -> list:
+    """The model's ops other than Parameter, Constant and Result."""
+    return [n for n in model.get_ordered_ops() if n.get_type_name() not in ("Parameter", "Constant", "Result")]
+
+
 def convert(xml: Path, inline: bool = False) -> onnx.ModelProto:
     return ir_to_onnx(read_ir(xml), inline=inline)
 

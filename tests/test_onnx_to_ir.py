@@ -28,8 +28,7 @@ from converters import onnx_to_ir  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file  # noqa: E402
 from converters.onnx_to_ir import convert_onnx_file  # noqa: E402
 from helpers import assert_same, one_node_model  # noqa: E402
-from ir_testing import evaluate_model, evaluate_model_cpu, save_ir  # noqa: E402
-from test_openvino_extensions import domain_ops, native_model  # noqa: E402
+from ir_testing import domain_ops, evaluate_model, evaluate_model_cpu, native_model, save_ir  # noqa: E402
 
 # --- (a) ONNX's backend node suite ------------------------------------------------------------
 

@@ -19,38 +19,17 @@ import pytest
 from onnx import TensorProto, helper
 
 ov = pytest.importorskip("openvino")
-from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 import onnx_ext  # noqa: E402
 from conftest import load_vectors  # noqa: E402
-from converters.openvino_tensors import to_ov_tensor  # noqa: E402
 from helpers import assert_same, one_node_model  # noqa: E402
-from ir_testing import evaluate_model, evaluate_model_cpu  # noqa: E402
+from ir_testing import domain_ops, evaluate_model, evaluate_model_cpu, native_model  # noqa: E402
 from vectors import vector_expected, vector_inputs  # noqa: E402
 
 DOMAIN = onnx_ext.DOMAIN
 
 
 # --- helpers --------------------------------------------------------------------------------
-
-
-def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: dict):
-    """The op built with openvino's NodeFactory(opsetN): constants for ``const`` inputs, else Parameters."""
-    args, params = [], []
-    for value, is_const in zip(inputs, const):
-        value = np.asarray(value)
-        if is_const:
-            args.append(ov.op.Constant(to_ov_tensor(value)).output(0))
-        else:
-            p = ov.opset8.parameter(list(value.shape), to_ov_tensor(value).element_type)
-            params.append(p)
-            args.append(p.output(0))
-    node = NodeFactory(f"opset{version}").create(op, args, attrs)
-    return ov.Model(node.outputs(), params, "native")
-
-
-def domain_ops(model) -> list:
-    return [n for n in model.get_ordered_ops() if n.get_type_name() not in ("Parameter", "Constant", "Result")]
 
 
 def read(path, how: str):
@@ -280,7 +259,8 @@ def _bad_node_model(op, inputs, **attrs):
     (_bad_node_model("Broadcast", ["d", "s"], mode="bidirectional", version=1), "Broadcast-1 modes are"),
     (_bad_node_model("Range", ["a", "b", "c"]), "'output_type' is required"),
     (_bad_node_model("StridedSlice", ["d", "b", "e"], begin_mask=[2], end_mask=[0]), "only 0 and 1"),
-    (_bad_node_model("Gather", ["d", "i"]), "takes 3 to 3 inputs"),
+    (_bad_node_model("Gather", ["d", "i"]), r"Gather: takes 3 inputs \(data, indices, axis\), got 2"),
+    (_bad_node_model("Broadcast", ["d", "s"], mode="explicit"), "mode 'explicit' needs the axes_mapping input"),
 ])
 def test_bad_nodes_are_refused_with_the_op_and_attribute(model, message, tmp_path):
     onnx.save(model, tmp_path / "m.onnx")
