@@ -2,10 +2,12 @@
 
 The frontend reads the standard ops; ``onnx_ext.openvino_extensions()`` turns the
 domain's nodes into Range-4, Broadcast-1/3, Gather-1/7/8 and StridedSlice-1 (their
-function bodies, if the model carries them, are not used). ``Core.read_model`` is
-used rather than ``convert_model``: it passes more of ONNX's backend node suite
-and does not fold constant sub-graphs, so the domain's ops keep their inputs.
-Constants are saved as they are (``compress_to_fp16=False``).
+function bodies, if the model carries them, are not used). The model is read as
+``Core.read_model`` reads it (the frontend's load and convert), not by
+``convert_model``: that fails 4 more cases of ONNX's backend node suite (Col2Im,
+on a partial-shape check) and folds constant sub-graphs, so a Range of constants
+would not come back as Range. Constants are saved as they are
+(``compress_to_fp16=False``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ def convert_onnx_file(onnx_path, xml_path) -> tuple[Path, Path]:
     bin_ = xml.with_suffix(".bin")
     with tempfile.TemporaryDirectory(prefix=f".{xml.name}.", dir=xml.parent) as tmp:
         staged = Path(tmp) / "model.xml"
-        ov.save_model(model, str(staged), compress_to_fp16=False)
+        try:
+            ov.save_model(model, str(staged), compress_to_fp16=False)
+        except RuntimeError as e:
+            raise OnnxExtError(f"{src}: OpenVINO cannot write its IR: {one_line(e)}") from None
         for done, target in ((staged.with_suffix(".bin"), bin_), (staged, xml)):
             with open(done, "rb") as f:
                 os.fsync(f.fileno())
