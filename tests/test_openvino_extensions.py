@@ -4,7 +4,8 @@
     then ``read_model``), with and without the function bodies in the model: the node becomes
     the op with its version and attributes, nothing of the body is left, and the result is
     the one of the op built with ``openvino.opset*`` directly (same device);
-(b) every shared OpenVINO op-test vector, as a one-node model of the domain, likewise;
+(b) every shared OpenVINO op-test vector, as a one-node model of the domain converted to IR
+    (``convert_onnx_file``), likewise;
 (c) what OpenVINO's node refuses and the contract allows: masks of unequal length, an
     ellipsis bit over a new-axis or shrink bit; absent optional inputs; errors.
 """
@@ -22,6 +23,7 @@ ov = pytest.importorskip("openvino")
 
 import onnx_ext  # noqa: E402
 from conftest import load_vectors  # noqa: E402
+from converters.onnx_to_ir import convert_onnx_file  # noqa: E402
 from helpers import assert_same, one_node_model  # noqa: E402
 from ir_testing import domain_ops, evaluate_model, evaluate_model_cpu, native_model  # noqa: E402
 from vectors import vector_expected, vector_inputs  # noqa: E402
@@ -172,7 +174,8 @@ def test_vector_through_the_frontend_matches_the_native_op(op, names, vector, co
     const = [const_indices and name in SHAPE_LIKE for name in names[: len(inputs)]]
     model = one_node_model(op, inputs, _domain_attrs(op, vector), const=const, out_type=expected.dtype)
     onnx.save(model, tmp_path / "m.onnx")
-    got = read(tmp_path / "m.onnx", "read_model")
+    xml, _ = convert_onnx_file(tmp_path / "m.onnx", tmp_path / "m.xml")  # domain -> IR
+    got = ov.Core().read_model(str(xml))
     (node,) = [n for n in domain_ops(got) if n.get_type_name() == op]  # (no stride input: ones beside it)
     assert node.get_type_info().version_id == f"opset{vector['version']}"
     native_inputs, native_const = list(inputs), list(const)
