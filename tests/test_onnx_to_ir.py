@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -267,12 +268,15 @@ def test_cli_reports_a_bad_model_in_one_line(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.onnx"]
 
 
+INSTALL = r"^openvino is not installed: pip install 'onnx-ext\[openvino\]'$"
+
+
 def test_without_openvino_the_error_says_how_to_install(tmp_path, monkeypatch):
     onnx.save(_gather_model(), tmp_path / "m.onnx")
-    monkeypatch.setitem(__import__("sys").modules, "openvino.frontend", None)
+    monkeypatch.setitem(sys.modules, "openvino.frontend", None)  # the import fails
     onnx_to_ir._frontend.cache_clear()
     try:
-        with pytest.raises(onnx_ext.OnnxExtError, match=r"^openvino is not installed: pip install 'onnx-ext\[openvino\]'$"):
+        with pytest.raises(onnx_ext.OnnxExtError, match=INSTALL):
             convert_onnx_file(tmp_path / "m.onnx", tmp_path / "m.xml")
     finally:
         onnx_to_ir._frontend.cache_clear()
