@@ -8,6 +8,10 @@ function bodies, if the model carries them, are not used). The model is read as
 on a partial-shape check) and folds constant sub-graphs, so a Range of constants
 would not come back as Range. Constants are saved as they are
 (``compress_to_fp16=False``).
+
+One standard op is translated here: ONNX Mod-28 allows ``fmod=0`` (floor modulo) on
+floats, which OpenVINO 2026.4's frontend refuses; FloorMod computes it (3 more cases
+of the backend suite pass; infinities still give NaN, as in OpenVINO's FloorMod).
 """
 
 from __future__ import annotations
@@ -71,9 +75,20 @@ def _frontend():
         from openvino.frontend import FrontEndManager
     except ImportError:
         raise OnnxExtError(INSTALL_HINT) from None
+    from openvino.frontend.onnx import ConversionExtension
+
     frontend = FrontEndManager().load_by_framework("onnx")
-    frontend.add_extension(openvino_extensions())
+    frontend.add_extension(openvino_extensions() + [ConversionExtension("Mod", _mod)])
     return frontend
+
+
+def _mod(ctx):
+    # ONNX Mod: fmod=1 truncates (OpenVINO Mod), fmod=0 floors (FloorMod), integers and floats alike.
+    from openvino import opset1
+
+    a, b = ctx.get_input(0), ctx.get_input(1)
+    fmod = ctx.get_attribute("fmod") if ctx.has_attribute("fmod") else 0
+    return (opset1.mod(a, b) if fmod == 1 else opset1.floor_mod(a, b)).outputs()
 
 
 def one_line(error: Exception) -> str:

@@ -62,6 +62,14 @@ def test_onnx_backend_node_case(name, tmp_path, record_property):
     assert ours is None or baseline is not None, f"OpenVINO's reader passes {name}, ours fails: {ours}"
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_float_mod_with_fmod_0_floors(dtype, tmp_path):
+    # ONNX Mod-28 allows it; OpenVINO's frontend refuses it; the converter gives FloorMod.
+    case = BACKEND[f"test_mod_{dtype}_mixed_sign_fmod_0"]
+    xml, _ = convert_onnx_file(onnx_backend.write_model(case, tmp_path), tmp_path / "m.xml")
+    onnx_backend.run_case(onnx_backend.core().read_model(str(xml)), case)
+
+
 def test_backend_suite_is_complete():
     assert len(BACKEND) >= 1800  # onnx 1.23: 1,884
     assert sum(name.endswith("_expanded") for name in BACKEND) >= 400  # function bodies in place of the op
