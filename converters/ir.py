@@ -1,7 +1,7 @@
 """An in-memory OpenVINO IR (v10/v11) graph: what model.xml + model.bin hold.
 
-Both directions of the converters go through this model: ``ir_reader`` fills it
-from files, ``ir_writer`` writes it back; handlers translate its layers.
+``ir_reader`` fills it from files; the IR -> ONNX handlers translate its layers.
+(ONNX -> IR goes through OpenVINO's own ONNX frontend: ``converters.onnx_to_ir``.)
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ into plain standard ONNX.
 from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, ONNX_OPSET, ov_ext
 from .errors import OnnxExtError, OpAttributeError, OpInputError
 from .model import attach_functions, function_protos, inline, make_node, node_attributes
+from .openvino import openvino_extensions
 from .ops import SPECS, Operand
 from .reference import OP_RUN_CLASSES, reference_evaluator
 from .runtime import run, session
@@ -29,6 +30,7 @@ __all__ = [
     "inline",
     "make_node",
     "node_attributes",
+    "openvino_extensions",
     "SPECS",
     "Operand",
     "OP_RUN_CLASSES",

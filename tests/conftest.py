@@ -32,3 +32,14 @@ def load_vectors(op: str, errors: bool = False) -> list[dict]:
     if not path.exists():
         pytest.skip(f"{path} is not there (../shared beside the checkout)")
     return [v for v in json.loads(path.read_text()) if v["op"] == op]
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The counts of ONNX's backend node suite (tests/test_onnx_to_ir.py), when it ran."""
+    reports = terminalreporter.stats.get("passed", []) + terminalreporter.stats.get("failed", [])
+    runs = [dict(r.user_properties)["onnx_backend"] for r in reports
+            if r.when == "call" and "onnx_backend" in dict(r.user_properties)]
+    if runs:
+        terminalreporter.write_line(
+            f"ONNX backend node suite: {sum(r['ours'] for r in runs)} of {len(runs)} cases pass through "
+            f"convert_onnx_file, {sum(r['openvino'] for r in runs)} through OpenVINO's Core.read_model")

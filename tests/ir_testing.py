@@ -59,11 +59,7 @@ def evaluate_ir(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     """The IR's outputs on OpenVINO's reference implementation, as read back from the files."""
     import openvino as ov
 
-    model = ov.Core().read_model(str(xml))
-    outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
-    ok = model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds])
-    assert ok, "OpenVINO's reference could not evaluate the model"
-    return [from_ov_tensor(t) for t in outputs]
+    return evaluate_model(ov.Core().read_model(str(xml)), feeds)
 
 
 def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
@@ -74,6 +70,52 @@ def evaluate_ir_cpu(xml: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     result = compiled([to_ov_tensor(np.asarray(f)) for f in feeds])
     return [np.array(result[out]) for out in compiled.outputs]
+
+
+def evaluate_model(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """An openvino.Model's outputs on OpenVINO's reference implementation (``Model.evaluate``)."""
+    import openvino as ov
+
+    outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
+    ok = model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds])
+    assert ok, "OpenVINO's reference could not evaluate the model"
+    return [from_ov_tensor(t) for t in outputs]
+
+
+def evaluate_model_cpu(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """An openvino.Model's outputs on OpenVINO's CPU plugin at f32, its inputs reshaped to the
+    feeds' shapes first (the plugin refuses some ops whose output rank is not known)."""
+    import openvino as ov
+
+    model = model.clone()
+    model.reshape({p: ov.PartialShape(list(np.shape(f))) for p, f in zip(model.inputs, feeds)})
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    request.infer([to_ov_tensor(np.asarray(f)) for f in feeds])
+    return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+
+
+def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: dict):
+    """The op built with openvino's NodeFactory(opsetN): constants for ``const`` inputs, else Parameters."""
+    import openvino as ov
+    from openvino.utils.node_factory import NodeFactory
+
+    args, params = [], []
+    for value, is_const in zip(inputs, const):
+        value = np.asarray(value)
+        if is_const:
+            args.append(ov.op.Constant(to_ov_tensor(value)).output(0))
+        else:
+            p = ov.opset8.parameter(list(value.shape), to_ov_tensor(value).element_type)
+            params.append(p)
+            args.append(p.output(0))
+    node = NodeFactory(f"opset{version}").create(op, args, attrs)
+    return ov.Model(node.outputs(), params, "native")
+
+
+def domain_ops(model) -> list:
+    """The model's ops other than Parameter, Constant and Result."""
+    return [n for n in model.get_ordered_ops() if n.get_type_name() not in ("Parameter", "Constant", "Result")]
 
 
 def convert(xml: Path, inline: bool = False) -> onnx.ModelProto:

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from converters.files import write_atomically
-from converters.ir_reader import read_ir
 from converters.ir_to_onnx import convert_ir_file
-from converters.ir_writer import write_ir
+from converters.onnx_to_ir import convert_onnx_file
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml"
 
@@ -68,5 +67,5 @@ def test_converted_and_written_files_get_the_umask_mode(tmp_path, umask, externa
     convert_ir_file(EXAMPLE, out, external_data=external)
     written = [out] + ([tmp_path / "m.onnx.data"] if external else [])
     assert [_mode(p) for p in written] == [0o644] * len(written)
-    xml, bin_ = write_ir(read_ir(EXAMPLE), tmp_path / "ir" / "m.xml")
+    xml, bin_ = convert_onnx_file(out, tmp_path / "ir" / "m.xml")
     assert _mode(Path(xml)) == _mode(Path(bin_)) == 0o644
