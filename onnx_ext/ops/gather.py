@@ -359,7 +359,7 @@ def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: in
     batch = int(np.prod(data.shape[:b], dtype=np.int64))
     p = int(np.prod(data.shape[b:ax], dtype=np.int64))
     inner = int(np.prod(data.shape[ax + 1 :], dtype=np.int64))
-    out_shape = data.shape[:ax] + np.shape(indices)[b:] + data.shape[ax + 1 :]
+    out_shape = output_dims(data.shape, np.shape(indices), ax, b)
     m = int(np.prod(np.shape(indices)[b:], dtype=np.int64))
     idx2, valid2 = idx.reshape(batch, m), valid.reshape(batch, m)
     if n == 0:
@@ -368,6 +368,26 @@ def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: in
     out = data4[np.arange(batch)[:, None, None], np.arange(p)[None, :, None], np.where(valid2, idx2, 0)[:, None, :]]
     out[~np.broadcast_to(valid2[:, None, :], out.shape[:3])] = 0
     return out.reshape(out_shape)
+
+
+def output_dims(data_shape: Sequence, indices_shape: Sequence, axis: int, batch_dims: int) -> tuple:
+    """The output shape for a normalised axis and batch_dims (dims may be symbolic)."""
+    return tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
+
+
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
+    """Known ranks: rank(data) + rank(indices) - batch_dims - 1 dims; with a constant axis, each one."""
+    data, indices, axis = operands
+    if data.shape is None or indices.shape is None:
+        return None
+    b = attrs["batch_dims"] + (len(indices.shape) if attrs["batch_dims"] < 0 else 0)
+    if axis.value is None:
+        rest = len(data.shape) + len(indices.shape) - 2 * b - 1
+        if rest < 0:
+            return None  # batch_dims > axis for every axis: fails at run time
+        return tuple(d if isinstance(d, int) else i for d, i in zip(data.shape[:b], indices.shape[:b])) + (None,) * rest
+    return output_dims(data.shape, indices.shape, _normalize_axis(int(np.asarray(axis.value).reshape(-1)[0]),
+                                                                 len(data.shape)), b)
 
 
 def _normalize_axis(axis: int, rank: int) -> int:
@@ -447,6 +467,7 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
+    output_shape=output_shape,
     bodies=LazyBodies({"plain": gather_plain, "batched": Gather}, _specialised_body),
     helpers=(_zero_filled,),
     public=Gather,

@@ -658,6 +658,13 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     return _exact_overload(et, types)
 
 
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
+    """1-D; its length when start, stop and step are constants."""
+    if all(o.value is not None for o in operands):
+        return (range_length(*(o.value for o in operands), attrs["output_type"]),)
+    return (None,)
+
+
 SPEC_BODIES = {
     "float": range_float,
     "half": range_half,
@@ -679,6 +686,7 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: from_onnx(attrs["output_type"]),
+    output_shape=output_shape,
     bodies=LazyBodies(SPEC_BODIES, _fast_body),
     # the exact bodies too: the fast ones call them
     helpers=(range_count_float, range_count_signed, range_count_unsigned, range_count_integer, range_values_int64,
