@@ -126,6 +126,36 @@ def test_strided_slice_shape_inference(case, constant_nodes):
     check_case("StridedSlice", inputs, attrs, const, known_shapes, constant_nodes, static)
 
 
+I64_MAX = np.iinfo(np.int64).max
+
+
+@pytest.mark.parametrize("op, inputs, attrs, const, want", [
+    # data dims symbolic (in0_d{j}), shape-like inputs constant: symbolic where the op keeps a dim
+    ("Broadcast", [np.ones((1, 3), np.float32), np.array([2, 3])], {"mode": "bidirectional"}, [False, True],
+     [2, 3]),
+    ("Broadcast", [np.ones((1, 3), np.float32), np.array([4, 1, 1])], {"mode": "bidirectional"}, [False, True],
+     [4, "in0_d0", "in0_d1"]),
+    ("Broadcast", [np.ones((1, 3), np.float32), np.array([5, 2, 1])], {"mode": "pdpd"}, [False, True],
+     [5, 2, "in0_d1"]),
+    ("Broadcast", [np.ones((1, 3), np.float32), np.array([2, 0, 3])], {"mode": "numpy"}, [False, True], [2, 0, 3]),
+    ("StridedSlice", [np.ones((4, 5, 6), np.float32), np.array([0, 1, 0]), np.array([I64_MAX, 3, 0]),
+                      np.array([1, 1, -1])], {"begin_mask": [0, 0, 1], "end_mask": [0, 0, 1]}, [False, True, True, True],
+     ["in0_d0", None, "in0_d2"]),
+    ("Gather", [np.ones((4, 5, 6), np.float32), np.zeros((4, 2), np.int64), np.array(1)], {"batch_dims": 1},
+     [False, False, False], ["in0_d0", None, None]),
+    ("Gather", [np.ones((4, 5, 6), np.float32), np.zeros((4, 2), np.int64), np.array(-1)], {}, [False, False, True],
+     ["in0_d0", "in0_d1", "in1_d0", "in1_d1"]),
+    ("Range", [np.array(1), np.array(10), np.array(3)], {"output_type": onnx.TensorProto.UINT8}, [True, False, True],
+     [None]),
+])
+def test_symbolic_and_unknown_dims(op, inputs, attrs, const, want):
+    t = inferred_output(bare_model(op, inputs, attrs, const)).tensor_type
+    got = [d.dim_value if d.HasField("dim_value") else d.dim_param if d.dim_param.startswith("in") else None
+           for d in t.shape.dim]
+    assert got == want
+    check_case(op, inputs, attrs, const, False, False, False)
+
+
 def test_shape_computations_count_as_constants_with_data_prop():
     # target_shape = Concat(Shape(x), [4]): onnx folds it with data_prop, and Broadcast sees it.
     x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])

@@ -451,7 +451,7 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
         rest = len(data.shape) + len(indices.shape) - 2 * b - 1
         if rest < 0:
             return None  # batch_dims > axis for every axis: fails at run time
-        return tuple(d if isinstance(d, int) else i for d, i in zip(data.shape[:b], indices.shape[:b])) + (None,) * rest
+        return tuple(i if isinstance(i, int) else d for d, i in zip(data.shape[:b], indices.shape[:b])) + (None,) * rest
     return output_dims(data.shape, indices.shape, _normalize_axis(int(np.asarray(axis.value).reshape(-1)[0]),
                                                                  len(data.shape)), b)
 
