@@ -57,7 +57,7 @@ def _infer(spec: OpSpec, ctx) -> None:
         n = ctx.get_num_inputs()
         while n and not ctx.has_input(n - 1):  # trailing optional inputs left out
             n -= 1
-        operands = [_operand(ctx, i) for i in range(n)]
+        operands = spec.read_operands(attrs, [_operand(ctx, i) for i in range(n)])
         spec.check_inputs(attrs, operands, node)
         et = spec.output_type(attrs, operands)
         shape = spec.output_shape(attrs, operands)

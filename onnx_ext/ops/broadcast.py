@@ -654,6 +654,7 @@ SPEC = OpSpec(
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
     output_shape=output_shape,
+    read_operands=lambda attrs, operands: operands if _BODY_OF_MODE[attrs["mode"]] == "explicit" else operands[:2],
     bodies=LazyBodies({
         "numpy": broadcast_numpy, "numpy_any": broadcast_numpy_any,
         "explicit": broadcast_explicit, "explicit_any": broadcast_explicit_any,
