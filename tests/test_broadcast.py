@@ -161,8 +161,8 @@ def _ours(mode, version, axis, inputs, const, variant):
         if len(inputs) == 2:  # the public body reads axes_mapping: pass one in every mode
             inputs, const = inputs + [np.zeros(0, np.int64)], const + [True]
         model = _public_body_model(inputs, attrs, out_rank, const)
-        onnx.checker.check_model(model, full_check=True)
-        try:
+        try:  # onnx's shape inference (the op's schema) refuses bad constant inputs
+            onnx.checker.check_model(model, full_check=True)
             return {"public": onnx_ext.run(model, feeds_of(model, inputs))[0]}
         except Exception as e:  # noqa: BLE001
             return {"public": e}

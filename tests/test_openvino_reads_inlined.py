@@ -84,3 +84,59 @@ def test_openvino_reads_inlined_model(worker, tmp_path, op, names, vector):
     if vector["values_source"] == "transcribed" and expected.dtype.kind == "f":
         ulps = 4  # transcribed decimals (0.2, 0.4, ...) are a few ulps from the exact start + i*step
     assert_same(got, expected, "OpenVINO on the inlined model", ulps=ulps)
+
+
+def _run_dynamic_in_openvino(path: str, feeds: dict) -> list:
+    # As a user would: the model's own (dynamic) input shapes, the CPU plugin at f32.
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    result = compiled(feeds)
+    return [result[out] for out in compiled.outputs]
+
+
+def _gather_runtime_axis_model(rank: int, index_rank: int, batch_dims: int):
+    """README's example 1, generalised: data of a known rank with symbolic dims, runtime axis."""
+    from onnx import TensorProto, helper
+
+    node = onnx_ext.make_node("Gather", ["data", "indices", "axis"], ["out"], batch_dims=batch_dims)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("data", TensorProto.FLOAT, [f"D{i}" for i in range(rank)]),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, [f"I{i}" for i in range(index_rank)]),
+         helper.make_tensor_value_info("axis", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    return onnx_ext.attach_functions(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]))
+
+
+def test_openvino_cpu_runs_readme_example_1_inlined(worker, tmp_path):
+    model = _gather_runtime_axis_model(2, 1, 0)
+    model.graph.input[0].type.tensor_type.shape.dim[1].dim_value = 4  # ["N", 4], as in the README
+    path = tmp_path / "readme.onnx"
+    path.write_bytes(onnx_ext.inline(model).SerializeToString())
+    feeds = {"data": np.arange(12, dtype=np.float32).reshape(3, 4), "indices": np.array([2, -1, 7]),
+             "axis": np.array(0)}
+    (got,) = worker.apply(_run_dynamic_in_openvino, (str(path), feeds))
+    assert_same(got, onnx_ext.run(model, feeds)[0], "OpenVINO CPU on README example 1")
+    assert_same(got, np.array([[8, 9, 10, 11], [8, 9, 10, 11], [0, 0, 0, 0]], np.float32), "README's values")
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4])
+def test_openvino_cpu_runs_inlined_gather_with_runtime_axis(worker, tmp_path, rank):
+    # Every axis (negative too), indices in and out of range, batch_dims 0 and 1.
+    rng = np.random.default_rng(rank)
+    data = rng.standard_normal((2, 3, 4, 3)[:rank]).astype(np.float32)
+    for batch_dims in (0, 1) if rank > 1 else (0,):
+        indices = rng.integers(-5, 6, (2, 3)[: batch_dims + 1] if batch_dims else (2, 3))
+        model = _gather_runtime_axis_model(rank, indices.ndim, batch_dims)
+        path = tmp_path / f"gather_{rank}_{batch_dims}.onnx"
+        path.write_bytes(onnx_ext.inline(model).SerializeToString())
+        for axis in range(batch_dims - rank, rank):
+            if axis % rank < batch_dims:
+                continue
+            if batch_dims:
+                indices = rng.integers(-5, 6, (data.shape[0], 3))
+            feeds = {"data": data, "indices": indices, "axis": np.array(axis)}
+            (got,) = worker.apply(_run_dynamic_in_openvino, (str(path), feeds))
+            assert_same(got, onnx_ext.run(model, feeds)[0], f"rank {rank}, batch_dims {batch_dims}, axis {axis}")

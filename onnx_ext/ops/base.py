@@ -66,6 +66,13 @@ class OpSpec:
     helpers: tuple[OnnxFunction, ...] = ()
     #: Rejects inputs known to be bad when the node is built (types, ranks, constant values).
     check_operands: Callable[[dict, Sequence[Operand]], None] = field(default=lambda attrs, operands: None)
+    #: The output shape as far as the operands tell (dims: int, a symbolic name, or None for
+    #: unknown), None when the rank is unknown; attrs normalised, operands checked. Never wrong.
+    output_shape: Callable[[dict, Sequence[Operand]], tuple | None] = field(default=lambda attrs, operands: None)
+    #: The operands the op reads: a node calling the public body passes every input (an ONNX
+    #: function cannot tell one is absent), such as Broadcast's axes_mapping in every mode.
+    read_operands: Callable[[dict, Sequence[Operand]], Sequence[Operand]] = field(
+        default=lambda attrs, operands: operands)
 
     def normalize(self, attrs: dict, node: str | None = None) -> dict:
         """Fill defaults, reject unknown or missing attributes, run the op's own checks."""

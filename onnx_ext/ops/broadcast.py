@@ -525,6 +525,32 @@ def _explicit_shape(d: Sequence[int], t: Sequence[int], a: Sequence[int]) -> lis
 # --- attribute and input checks ----------------------------------------------------------------
 
 
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
+    """numpy, explicit: target_shape; bidirectional, pdpd: computed with the data dims (symbolic
+    ones where the rules allow, else None). Rank only when target_shape is not a constant."""
+    data, target = operands[0], operands[1]
+    body, d = _BODY_OF_MODE[attrs["mode"]], data.shape
+    if target.value is None:
+        t_rank = target.shape[0] if target.rank == 1 and isinstance(target.shape[0], int) else None
+        if t_rank is None or (body == "bidirectional" and d is None):
+            return None
+        return (None,) * (max(t_rank, len(d)) if body == "bidirectional" else t_rank)
+    t = _int_vector(target.value, "target_shape")
+    if body in ("numpy", "explicit"):
+        return tuple(t)
+    if d is None:
+        return None if body == "bidirectional" else (None,) * len(t)
+    if all(isinstance(x, int) for x in d):
+        return tuple(np.broadcast_shapes(tuple(d), tuple(t))) if body == "bidirectional" else _pdpd_shape(d, t, attrs["axis"])
+    if body == "bidirectional":  # (ints checked by check_operands): a dim of 1 takes the other one
+        rank = max(len(d), len(t))
+        pairs = zip((1,) * (rank - len(d)) + tuple(d), (1,) * (rank - len(t)) + tuple(t))
+        return tuple(tt if dd == 1 else dd if tt == 1 or isinstance(dd, int) else tt for dd, tt in pairs)
+    start = len(t) - len(d)  # pdpd: data dim dd is tt or 1 unless tt is 1; max(dd, 0) is dd
+    return tuple(t[:start]) + tuple(dd if tt in (0, 1) else max(dd, tt) if isinstance(dd, int) else tt
+                                    for dd, tt in zip(d, t[start:]))
+
+
 def check_attributes(attrs: dict) -> dict:
     version, mode, axis = attrs["version"], attrs["mode"].lower(), attrs["axis"]
     if version not in VERSIONS:
@@ -627,6 +653,8 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
+    output_shape=output_shape,
+    read_operands=lambda attrs, operands: operands if _BODY_OF_MODE[attrs["mode"]] == "explicit" else operands[:2],
     bodies=LazyBodies({
         "numpy": broadcast_numpy, "numpy_any": broadcast_numpy_any,
         "explicit": broadcast_explicit, "explicit_any": broadcast_explicit_any,

@@ -8,6 +8,7 @@ the axis and use ONNX Gather on a fixed axis; reshapes are free.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -46,8 +47,9 @@ def _zero_filled(data3, idx, valid, n):
 
 
 @script(ov_ext, default_opset=op)
-def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
-    # batch_dims == 0: data seen as [P, n, I], one Gather on axis 1.
+def _gather_plain_rows(data, indices, axis):
+    # batch_dims == 0: data seen as [P, n, I], one Gather on axis 1 -> [P, M, I] for the M
+    # indices; and the axis, normalised and checked ([1]).
     shape = op.Shape(data)
     rank = op.Size(shape)
     zero = op.Constant(value_int=0)
@@ -74,20 +76,27 @@ def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
         idx_normalized = op.Where(op.Less(idx, zero), op.Add(idx, n), idx)
         valid = op.And(op.GreaterOrEqual(idx_normalized, zero), op.Less(idx_normalized, n))
         gathered = _zero_filled(data3, idx_normalized, valid, n)
-    out_shape = op.Concat(
-        op.Slice(shape, op.Constant(value_ints=[0]), axis_checked),
-        op.Shape(indices),
-        op.Slice(shape, ax1, op.Constant(value_ints=[9223372036854775807])),
-        axis=0,
-    )
-    return op.Reshape(gathered, out_shape, allowzero=1)
+    return gathered, axis_checked
 
 
 @script(ov_ext, default_opset=op)
-def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
-    # Gather-8(data: T, indices: int, axis: int scalar; batch_dims: int = 0) -> T
-    # General body (any batch_dims): data seen as [B*P*n, I]; flat row indices
-    # (b*P + p)*n + idx[b, m] select rows with one Gather on axis 0.
+def gather_plain(data, indices, axis, batch_dims: int = 0, version: int = 8):
+    # batch_dims == 0, ranks unknown: the rows, reshaped to data.shape[:axis] + indices.shape + data.shape[axis+1:].
+    gathered, ax = _gather_plain_rows(data, indices, axis)
+    shape = op.Shape(data)
+    out_shape = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), ax), op.Shape(indices),
+                          op.Slice(shape, op.Add(ax, op.Constant(value_ints=[1])),
+                                   op.Constant(value_ints=[9223372036854775807])), axis=0)
+    return op.Reshape(gathered, out_shape, allowzero=1)
+
+
+
+
+@script(ov_ext, default_opset=op)
+def _gather_batched_rows(data, indices, axis, batch_dims: int):
+    # Any batch_dims: data seen as [B*P*n, I]; flat row indices (b*P + p)*n + idx[b, m] select
+    # rows with one Gather on axis 0 -> [B*P*M, I]; and batch_dims and the axis, normalised
+    # and checked ([1] each).
     shape = op.Shape(data)
     rank = op.Size(shape)
     ishape = op.Shape(indices)
@@ -114,7 +123,7 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
     b = op.Add(b, op.ReduceSum(batch_dims_equal, keepdims=1))
 
     ax1 = op.Add(ax, one)
-    n = op.Slice(shape, ax, ax1)
+    n = op.Gather(shape, ax)  # Gather, not Slice: OpenVINO then knows n has one element
     batch = op.ReduceProd(batch_shape, keepdims=1)
     bp = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[0]), ax), keepdims=1)
     p = op.ReduceProd(op.Slice(shape, b, ax), keepdims=1)
@@ -142,8 +151,65 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
             _zero_filled(op.Unsqueeze(rows, zero_1d), op.Where(valid_flat, flat, zero), valid_flat, op.Mul(bp, n)),
             zero_1d,
         )
-    out_shape = op.Concat(batch_shape, op.Slice(shape, b, ax), op.Slice(ishape, b, big), op.Slice(shape, ax1, big), axis=0)
+    return gathered, b, ax
+
+
+@script(ov_ext, default_opset=op)
+def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
+    # Gather-8(data: T, indices: int, axis: int scalar; batch_dims: int = 0) -> T
+    # General body (any batch_dims, ranks unknown): the rows, reshaped to
+    # data.shape[:axis] + indices.shape[batch_dims:] + data.shape[axis+1:].
+    gathered, b, ax = _gather_batched_rows(data, indices, axis, batch_dims=batch_dims)
+    shape = op.Shape(data)
+    big = op.Constant(value_ints=[9223372036854775807])
+    out_shape = op.Concat(op.Slice(shape, op.Constant(value_ints=[0]), ax), op.Slice(op.Shape(indices), b, big),
+                          op.Slice(shape, op.Add(ax, op.Constant(value_ints=[1])), big), axis=0)
     return op.Reshape(gathered, out_shape, allowzero=1)
+
+
+# --- bodies for known ranks and a runtime axis --------------------------------------------------
+#
+# The general bodies end with a Reshape to a shape vector whose length depends on the axis: a
+# Reshape of dynamic rank, which OpenVINO's CPU plugin refuses to compile. With the ranks r of
+# data and k of indices known (and batch_dims, normalised, b), the output has r + k - b - 1
+# dims: dim j is data dim j before the axis, then indices dim b + j - axis, then data dim
+# j - (k - b) + 1, picked from Concat(Shape(data), Shape(indices)) by one Gather at indices
+# that depend on the runtime axis. Overloads ``plain_rank{r}_{k}`` (b = 0) and
+# ``batched_rank{r}_{k}_b{b}``.
+
+_RANKED_RE = re.compile(r"^(plain|batched)_rank(\d+)_(\d+)(?:_b(\d+))?$")
+
+
+def _ranked_name(r: int, k: int, b: int) -> str:
+    return f"plain_rank{r}_{k}" if b == 0 else f"batched_rank{r}_{k}_b{b}"
+
+
+def _ranked_body(name: str):
+    match = _RANKED_RE.match(name) if isinstance(name, str) else None
+    if match is None:
+        return None
+    r, k, b = int(match[2]), int(match[3]), int(match[4] or 0)
+    if _ranked_name(r, k, b) != name or b > min(r - 1, k):
+        return None
+    g = BodyBuilder()
+    rows, ax = g.fresh("rows"), g.fresh("axis")
+    if b == 0:
+        g.nodes.append(onnx.helper.make_node(_gather_plain_rows.name, ["data", "indices", "axis"], [rows, ax],
+                                             domain=ov_ext.domain))
+    else:
+        g.nodes.append(onnx.helper.make_node(_gather_batched_rows.name, ["data", "indices", "axis"],
+                                             [rows, g.fresh("batch_dims"), ax], domain=ov_ext.domain, batch_dims=b))
+    m = k - b  # indices dims in the output
+    j = g.const(list(range(r + k - b - 1)))
+    from_indices = g("Where", g("Less", j, g("Add", ax, g.const([m]))), g("Add", g("Sub", j, ax), g.const([r + b])),
+                     g("Add", j, g.const([1 - m])))
+    pick = g("Where", g("Less", j, ax), j, from_indices)
+    out_shape = g("Gather", g("Concat", g("Shape", "data"), g("Shape", "indices"), axis=0), pick)
+    y = g("Reshape", rows, out_shape, allowzero=1)
+    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
+                          Gather.to_function_proto())
+
+
 
 
 # --- bodies specialised on a constant axis ------------------------------------------------
@@ -359,7 +425,7 @@ def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: in
     batch = int(np.prod(data.shape[:b], dtype=np.int64))
     p = int(np.prod(data.shape[b:ax], dtype=np.int64))
     inner = int(np.prod(data.shape[ax + 1 :], dtype=np.int64))
-    out_shape = data.shape[:ax] + np.shape(indices)[b:] + data.shape[ax + 1 :]
+    out_shape = output_dims(data.shape, np.shape(indices), ax, b)
     m = int(np.prod(np.shape(indices)[b:], dtype=np.int64))
     idx2, valid2 = idx.reshape(batch, m), valid.reshape(batch, m)
     if n == 0:
@@ -368,6 +434,26 @@ def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: in
     out = data4[np.arange(batch)[:, None, None], np.arange(p)[None, :, None], np.where(valid2, idx2, 0)[:, None, :]]
     out[~np.broadcast_to(valid2[:, None, :], out.shape[:3])] = 0
     return out.reshape(out_shape)
+
+
+def output_dims(data_shape: Sequence, indices_shape: Sequence, axis: int, batch_dims: int) -> tuple:
+    """The output shape for a normalised axis and batch_dims (dims may be symbolic)."""
+    return tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
+
+
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
+    """Known ranks: rank(data) + rank(indices) - batch_dims - 1 dims; with a constant axis, each one."""
+    data, indices, axis = operands
+    if data.shape is None or indices.shape is None:
+        return None
+    b = attrs["batch_dims"] + (len(indices.shape) if attrs["batch_dims"] < 0 else 0)
+    if axis.value is None:
+        rest = len(data.shape) + len(indices.shape) - 2 * b - 1
+        if rest < 0:
+            return None  # batch_dims > axis for every axis: fails at run time
+        return tuple(i if isinstance(i, int) else d for d, i in zip(data.shape[:b], indices.shape[:b])) + (None,) * rest
+    return output_dims(data.shape, indices.shape, _normalize_axis(int(np.asarray(axis.value).reshape(-1)[0]),
+                                                                 len(data.shape)), b)
 
 
 def _normalize_axis(axis: int, rank: int) -> int:
@@ -418,7 +504,10 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     general = "plain" if attrs["batch_dims"] == 0 else "batched"
     data, indices, axis = operands
     if axis.value is None or np.size(axis.value) != 1:
-        return general
+        b = attrs["batch_dims"] + (indices.rank or 0 if attrs["batch_dims"] < 0 else 0)
+        if data.rank is None or indices.rank is None or not 0 <= b <= min(data.rank - 1, indices.rank):
+            return general
+        return _ranked_name(data.rank, indices.rank, b)
     if indices.type is None or indices.type.ov not in ("i32", "i64"):
         return general  # ONNX Gather takes int32/int64 indices only: the general body casts
     a = int(np.asarray(axis.value).reshape(-1)[0])
@@ -447,8 +536,10 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
-    bodies=LazyBodies({"plain": gather_plain, "batched": Gather}, _specialised_body),
-    helpers=(_zero_filled,),
+    output_shape=output_shape,
+    bodies=LazyBodies({"plain": gather_plain, "batched": Gather},
+                      lambda name: _specialised_body(name) or _ranked_body(name)),
+    helpers=(_zero_filled, _gather_plain_rows, _gather_batched_rows),
     public=Gather,
     reference=gather_reference,
 )

@@ -430,28 +430,33 @@ def _float_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, typ
                       for x, t in zip((sd, ed, td), types))
     q = g("Div", g("Sub", ed, sd), td)
     abs_q = g("Abs", g("Add", q, g("Sub", td, td)))  # NaN if step is inf; inf, NaN fail every Less below
+    # Inside the Ifs each input goes by one name: the input itself where it already has the
+    # compute type f32, else its double. onnxruntime's CastElimination, probing whether it can
+    # replace a Cast's output by its input in the subgraphs that read it, warns (at its default
+    # log level) when a subgraph reads both names.
+    v = [x if t == c and c != f64 else xd for x, xd, t in zip(_INPUTS, (sd, ed, td), types)]
     ok = None if start is None else g("Less", abs_q, g.const(limit, np.float64))
     if start == "offset":
         fast = g.branch()
-        y = _float_values(fast, q, sd, td, types, et, c, from_zero=False)
-        return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
+        y = _float_values(fast, q, v, types, et, c, from_zero=False)
+        return _built(g, name, _or_exact(g, et, exact, ok, fast, y, v))
     if start == "from0":
         fast = g.branch()
-        y = _float_values(fast, q, sd, td, types, et, c, from_zero=True)
+        y = _float_values(fast, q, v, types, et, c, from_zero=True)
         ok = g("And", ok, g("Equal", sd, g.const(0.0, np.float64)))
-        return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
+        return _built(g, name, _or_exact(g, et, exact, ok, fast, y, v))
     # Start at run time: one If for small ranges, where the If and scalar ops cost more than
     # the pass over the output that a start of 0 saves; large ones choose in a nested If.
     small = g("Less", abs_q, g.const(float(_LARGE), np.float64))
     fast_small = g.branch()
-    y_small = _float_values(fast_small, q, sd, td, types, et, c, from_zero=False)
+    y_small = _float_values(fast_small, q, v, types, et, c, from_zero=False)
     large = g.branch()
     fast = large.branch()
     from0, offset = fast.branch(), fast.branch()
-    y = fast.if_(fast("Equal", sd, fast.const(0.0, np.float64)),
-                 from0, _float_values(from0, q, sd, td, types, et, c, from_zero=True),
-                 offset, _float_values(offset, q, sd, td, types, et, c, from_zero=False))
-    y_large = _or_exact(large, et, exact, large("Less", abs_q, large.const(limit, np.float64)), fast, y)
+    y = fast.if_(fast("Equal", v[0], _zero_like(fast, v[0], c)),
+                 from0, _float_values(from0, q, v, types, et, c, from_zero=True),
+                 offset, _float_values(offset, q, v, types, et, c, from_zero=False))
+    y_large = _or_exact(large, et, exact, large("Less", abs_q, large.const(limit, np.float64)), fast, y, v)
     return _built(g, name, g.if_(small, fast_small, y_small, large, y_large))
 
 
@@ -485,35 +490,40 @@ def _int_fast_body(g: BodyBuilder, name: str, et: ElementType, exact: str, types
     return _built(g, name, _or_exact(g, et, exact, ok, fast, y))
 
 
-def _float_values(b: BodyBuilder, q: str, sd: str, td: str, types, et: ElementType, c: ElementType,
-                  from_zero: bool) -> str:
-    """f(i) * f(step) + f(start) for i < ceil(q), in f = c, then cast to the output type.
+def _float_values(b: BodyBuilder, q: str, v, types, et: ElementType, c: ElementType, from_zero: bool) -> str:
+    """f(i) * f(step) + f(start) for i < ceil(q), in f = c, then cast to the output type; ``v``:
+    start, stop, step as the Ifs read them (c, or double).
     ``from_zero`` (start is +0 or -0): no Add. Element 0 is then start + 0 * step, which is -0
     only for -0 with step < 0, while i * step gives -0 for any step < 0: so (-i) * (-step) there."""
-    f64 = from_ov("f64")
     # (Relu: OpenVINO's Range, reading the inlined model, counts |stop - start| / |step|)
     count = b("Cast", b("Relu", b("Ceil", q)), to=c.onnx)
 
-    def in_c(x: str, xd: str, t: ElementType) -> str:  # input x (xd: in double) in the compute type
-        return xd if t == c == f64 else x if t == c else b("Cast", xd, to=c.onnx)
+    def in_c(x: str) -> str:  # v[i] in the compute type
+        return x if x in _INPUTS or c == from_ov("f64") else b("Cast", x, to=c.onnx)
 
     if from_zero:
-        zero_d = b.const(0.0, np.float64)
-        plus_zero_start = b("Greater", b("Reciprocal", sd), zero_d)  # 1 / +0 = +inf
-        d = b("Where", b("And", plus_zero_start, b("Less", td, zero_d)), b.const(-1, c.numpy), b.const(1, c.numpy))
+        plus_zero_start = b("Greater", b("Reciprocal", v[0]), _zero_like(b, v[0], c))  # 1 / +0 = +inf
+        d = b("Where", b("And", plus_zero_start, b("Less", v[2], _zero_like(b, v[2], c))),
+              b.const(-1, c.numpy), b.const(1, c.numpy))
         i = b("Range", b.const(0, c.numpy), b("Mul", count, d), d)  # 0, d, 2d, ...: exact
-        y = b("Mul", i, b("Mul", in_c("step", td, types[2]), d))
+        y = b("Mul", i, b("Mul", in_c(v[2]), d))
     else:
         i = b("Range", b.const(0, c.numpy), count, b.const(1, c.numpy))
-        y = b("Add", b("Mul", i, in_c("step", td, types[2])), in_c("start", sd, types[0]))
+        y = b("Add", b("Mul", i, in_c(v[2])), in_c(v[0]))
     return y if et == c else b("Cast", y, to=et.onnx)
 
 
-def _or_exact(host: BodyBuilder, et: ElementType, exact: str, ok: str, fast: BodyBuilder, y: str) -> str:
-    """If(ok, the branch ``fast`` giving y, the exact body ``exact``), built in ``host``."""
+def _zero_like(b: BodyBuilder, x: str, c: ElementType) -> str:
+    """The constant 0 of the type of ``x``, an input in the compute type c or a double."""
+    return b.const(0.0, c.numpy if x in _INPUTS else np.float64)
+
+
+def _or_exact(host: BodyBuilder, et: ElementType, exact: str, ok: str, fast: BodyBuilder, y: str, v=_INPUTS) -> str:
+    """If(ok, the branch ``fast`` giving y, the exact body ``exact``), built in ``host``; the
+    exact body reads v (each input, or its double: the float bodies work on the doubles)."""
     exact_path = host.branch()
     y_exact = exact_path.fresh("exact")
-    exact_path.nodes.append(onnx.helper.make_node(SPEC_BODIES[exact].name, list(_INPUTS), [y_exact],
+    exact_path.nodes.append(onnx.helper.make_node(SPEC_BODIES[exact].name, list(v), [y_exact],
                                                   domain=ov_ext.domain, output_type=et.onnx))
     return host.if_(ok, fast, y, exact_path, y_exact)
 
@@ -648,6 +658,13 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     return _exact_overload(et, types)
 
 
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
+    """1-D; its length when start, stop and step are constants."""
+    if all(o.value is not None for o in operands):
+        return (range_length(*(o.value for o in operands), attrs["output_type"]),)
+    return (None,)
+
+
 SPEC_BODIES = {
     "float": range_float,
     "half": range_half,
@@ -669,6 +686,7 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: from_onnx(attrs["output_type"]),
+    output_shape=output_shape,
     bodies=LazyBodies(SPEC_BODIES, _fast_body),
     # the exact bodies too: the fast ones call them
     helpers=(range_count_float, range_count_signed, range_count_unsigned, range_count_integer, range_values_int64,

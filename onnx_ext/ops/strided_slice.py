@@ -120,11 +120,27 @@ class SlicePlan:
         """The entries as a string: n new, e ellipsis, x shrink; slices 0, b (begin masked), f (end masked), a (both)."""
         return "".join(_CODE[(e.kind, e.begin_masked, e.end_masked)] for e in self.entries)
 
-    def output_dims(self, data_shape: Sequence) -> tuple:
-        """The output shape as far as it is known without begin/end/stride values: 1 for a
-        new axis, the data dim where it passes through (ellipsis), None where it is sliced."""
-        sliced = {a for e, a in zip(self.entries, self.axes) if e.kind == "slice"}
-        return tuple(1 if s < 0 else None if s in sliced else data_shape[s] for s in self.out_src)
+    def output_dims(self, data_shape: Sequence, begin=None, end=None, stride=None) -> tuple:
+        """The output shape as far as it is known (data dims may be symbolic or None): 1 for a
+        new axis, the data dim where it passes through (ellipsis), None where it is sliced,
+        unless begin/end/stride are given and the dim is an int, or the slice takes it whole."""
+        sliced = {a: i for i, (e, a) in enumerate(zip(self.entries, self.axes)) if e.kind == "slice"}
+        vectors = None if begin is None or end is None else _index_vectors(begin, end, stride)
+
+        def sliced_dim(axis: int):
+            if vectors is None:
+                return None
+            i, dim = sliced[axis], data_shape[axis]
+            entry, (b, e, s) = self.entries[i], (v[i] for v in vectors)
+            if isinstance(dim, int):
+                return len(slice_range(dim, b, e, s, entry.begin_masked, entry.end_masked))
+            if s == 0:
+                raise OpInputError("StridedSlice", "stride must be non-zero on slice entries")
+            whole = ((s == 1 and (entry.begin_masked or b == 0) and (entry.end_masked or e == INT64_MAX))
+                     or (s == -1 and entry.begin_masked and entry.end_masked))
+            return dim if whole else None
+
+        return tuple(1 if s < 0 else sliced_dim(s) if s in sliced else data_shape[s] for s in self.out_src)
 
     def output_shape(self, data_shape: Sequence[int], begin, end, stride=None) -> tuple[int, ...]:
         """The output shape for concrete begin/end/stride (raises OpInputError like the op)."""
@@ -806,6 +822,17 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     return _overload_name(rank, plan.code, has_stride)
 
 
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
+    """Known data rank and begin length: the plan's dims; constant begin/end/stride size the sliced ones."""
+    m, data = _num_entries(operands), operands[0]
+    if m is None or data.shape is None:
+        return None
+    plan = make_slice_plan(len(data.shape), m, attrs)
+    if any(o.value is None for o in operands[1:]):
+        return plan.output_dims(data.shape)
+    return plan.output_dims(data.shape, *(o.value for o in operands[1:]))  # shrinks: checked by check_operands
+
+
 def output_rank(attrs: dict, data_rank: int, num_entries: int) -> int:
     """The output rank (no values needed)."""
     return len(make_slice_plan(data_rank, num_entries, attrs).out_src)
@@ -826,6 +853,7 @@ SPEC = OpSpec(
     check_operands=check_operands,
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
+    output_shape=output_shape,
     bodies=_Bodies({"general": StridedSlice, "general_nostride": strided_slice_nostride}),
     helpers=(_strided_slice_general,),
     public=StridedSlice,
