@@ -109,7 +109,7 @@ def _outputs_by_name(onnx_model, compiled):
 
 
 @pytest.mark.parametrize("name, size, flavour", PARAMS)
-def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, request):
+def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, request, record_property):
     _skip_slow_unless_selected(request, name, size)
     from converters.ir_reader import read_ir
     from converters.ir_to_onnx import coverage
@@ -138,6 +138,9 @@ def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, requ
         for expected, actual, names in outputs:
             assert actual.shape == expected.shape, f"{names}: {actual.shape} vs {expected.shape}"
             assert actual.dtype == expected.dtype, f"{names}: {actual.dtype} vs {expected.dtype}"
+            if expected.size and expected.dtype.kind == "f":  # in the JUnit XML (--junitxml), for the README
+                err = float(np.max(np.abs(actual.astype(np.float64) - expected)))
+                record_property(f"max_abs_err[{index}]{sorted(names)[:1]}", f"{err:.3g} of {np.max(np.abs(expected)):.3g}")
             np.testing.assert_allclose(actual, expected, rtol=info.rtol, atol=info.atol,
                                        err_msg=f"{name}-{size}-{flavour} input shape {index}: {names}")
 

@@ -81,3 +81,30 @@ def test_import_torch_before_transformers():
     from transformers import BertModel  # the lazy import that fails without the workaround
 
     assert BertModel is not None
+
+
+@pytest.mark.parametrize("aligned", [True, False])
+def test_roi_align_matches_openvino(aligned):
+    """torchvision.ops.roi_align goes to the defined op (traceable) and agrees with OpenVINO's ROIAlign-9."""
+    tv = torchvision_cpu.import_torchvision()
+    ov = pytest.importorskip("openvino")
+    import openvino.opset9 as ops
+    import torch
+
+    rng = np.random.default_rng(7)
+    data = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
+    boxes, _ = _random_boxes(8, 5)
+    boxes = boxes / 4  # inside the 12x10 map at spatial_scale 0.5 mostly, some beyond its edge
+    batch = np.array([0, 1, 1, 0, 1], dtype=np.int64)
+    rois = np.concatenate([batch[:, None].astype(np.float32), boxes], axis=1)
+    got = tv.ops.roi_align(torch.from_numpy(data), torch.from_numpy(rois), (3, 2), spatial_scale=0.5,
+                           sampling_ratio=2, aligned=aligned).numpy()
+
+    d = ops.parameter(data.shape, np.float32)
+    # torchvision's aligned=True (a half-pixel offset, no minimum roi size) is ROIAlign-9's half_pixel_for_nn
+    node = ops.roi_align(d, ops.constant(boxes), ops.constant(batch), 3, 2, 2, 0.5, "avg",
+                         aligned_mode="half_pixel_for_nn" if aligned else "asymmetric")
+    want = ov.Core().compile_model(ov.Model([node], [d]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([data])[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert tv.ops.roi_align.__module__ == "torchvision.ops.roi_align"
+    assert torch.ops.torchvision.roi_align.default is not None

@@ -11,9 +11,12 @@ same happens there.
 library would register) with a CPU kernel written in torch before the import
 (and ``torchvision::qnms``, schema only, which the import also expects),
 and lets ``torchvision.ops.nms`` call it. OpenVINO's PyTorch frontend maps the
-op to NonMaxSuppression-9 by name, so the kernel only runs while tracing. The
-other C++ ops (roi_align, ...) keep torchvision's own Python fallbacks.
-Where torchvision's C++ library does load, nothing is changed.
+op to NonMaxSuppression-9 by name, so the kernel only runs while tracing.
+``torchvision::roi_align`` is defined the same way, its kernel being
+torchvision's own Python fallback without the ``torch.compile`` wrapper around
+it (which ``torch.jit.trace``, and so ``openvino.convert_model``, cannot go
+through); OpenVINO maps it to ROIAlign. The other C++ ops keep torchvision's
+Python fallbacks. Where torchvision's C++ library does load, nothing is changed.
 """
 
 from __future__ import annotations
@@ -59,12 +62,28 @@ def _define_nms() -> None:
     _LIBRARY.impl("nms", nms_cpu, "CPU")
     # torchvision registers a fake kernel for the quantized variant too: the schema must exist
     _LIBRARY.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    _LIBRARY.define("roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, "
+                    "SymInt pooled_width, int sampling_ratio, bool aligned) -> Tensor")
+    _LIBRARY.impl("roi_align", roi_align_cpu, "CPU")
+
+
+def roi_align_cpu(input, rois, spatial_scale: float, pooled_height: int, pooled_width: int, sampling_ratio: int,
+                  aligned: bool):
+    """torchvision's Python RoIAlign (``torchvision.ops.roi_align._roi_align``) without its torch.compile wrapper."""
+    module = importlib.import_module("torchvision.ops.roi_align")
+    return module._roi_align.__wrapped__(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+                                         aligned)
 
 
 def _ops_defined() -> None:
     """Stands in for torchvision's ``_assert_has_ops`` in ``torchvision.ops.boxes`` (a plain function:
     ``batched_nms`` is scripted while tracing, and TorchScript compiles what it calls)."""
     return None
+
+
+def _has_ops() -> bool:
+    """Stands in for torchvision's ``_has_ops`` in ``torchvision.ops.roi_align``: go to the op."""
+    return True
 
 
 def _has_native_ops() -> bool:
@@ -94,11 +113,14 @@ def import_torchvision():
             _define_nms()
     import torchvision
     from torchvision import extension
-    from torchvision.ops import boxes
+    boxes = importlib.import_module("torchvision.ops.boxes")
+    roi_align = importlib.import_module("torchvision.ops.roi_align")  # the module (torchvision.ops.roi_align is the function)
 
     if not extension._has_ops():
-        # torchvision.ops.nms refuses to run without the C++ library; ours defines its only op
+        # torchvision.ops.nms and roi_align refuse to run without the C++ library; ours defines their ops
         boxes._assert_has_ops = _ops_defined
+        roi_align._assert_has_ops = _ops_defined
+        roi_align._has_ops = _has_ops
     return torchvision
 
 
