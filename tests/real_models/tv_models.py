@@ -116,6 +116,9 @@ def build_vit_small():
     torch.manual_seed(0)
     model = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
                               num_classes=CLASSES)
+    with torch.no_grad():  # torchvision zero-initialises the head: the output would be all zeros
+        torch.nn.init.normal_(model.heads.head.weight, std=0.2)
+        torch.nn.init.normal_(model.heads.head.bias, std=0.1)
     return _convert(model, vit_inputs(0)["x"], [-1, 3, 32, 32])
 
 
