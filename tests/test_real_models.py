@@ -145,7 +145,8 @@ def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, requ
                 assert expected.size == 0 or np.any(expected != 0), f"{name}: OpenVINO's output {names} is all zeros"
             if expected.size and expected.dtype.kind == "f":  # in the JUnit XML (--junitxml), for the README
                 err = float(np.max(np.abs(actual.astype(np.float64) - expected)))
-                record_property(f"max_abs_err[{index}]{sorted(names)[:1]}", f"{err:.3g} of {np.max(np.abs(expected)):.3g}")
+                record_property(f"max_abs_err[{index}]{sorted(names)[:1]}",
+                                f"{err:.3g} of {np.max(np.abs(expected)):.3g}")
             np.testing.assert_allclose(actual, expected, rtol=info.rtol, atol=info.atol,
                                        err_msg=f"{name}-{size}-{flavour} input shape {index}: {names}")
 

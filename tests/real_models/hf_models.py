@@ -84,8 +84,8 @@ def _wrap(model, names: list[str], outputs: list[str]):
             out = self.inner(**dict(zip(names, args)))
             return tuple(getattr(out, k) for k in outputs)
 
-    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names]
-    Wrapped.forward.__signature__ = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params])
+    params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in ["self", *names]]
+    Wrapped.forward.__signature__ = inspect.Signature(params)
     return Wrapped().eval()
 
 

@@ -51,7 +51,7 @@ def nms_cpu(boxes, scores, iou_threshold: float):
     return order[torch.tensor(keep, dtype=torch.long)]
 
 
-def _define_nms() -> None:
+def _define_ops() -> None:
     global _LIBRARY
     import torch
 
@@ -106,15 +106,17 @@ def import_torchvision():
     import torch  # noqa: F401 - torch first: torchvision's extension loads into it
 
     if not _has_native_ops():
-        # the C++ library may still load (a CPU build): try it before defining the op ourselves
+        # the C++ library may still load (a CPU build): try it before defining the ops ourselves
         try:
             torch.ops.load_library(_extension_path())
         except (OSError, RuntimeError, ImportError):
-            _define_nms()
+            _define_ops()
     import torchvision
     from torchvision import extension
+
     boxes = importlib.import_module("torchvision.ops.boxes")
-    roi_align = importlib.import_module("torchvision.ops.roi_align")  # the module (torchvision.ops.roi_align is the function)
+    # the module: the attribute torchvision.ops.roi_align is the function
+    roi_align = importlib.import_module("torchvision.ops.roi_align")
 
     if not extension._has_ops():
         # torchvision.ops.nms and roi_align refuse to run without the C++ library; ours defines their ops
