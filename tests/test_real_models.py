@@ -252,3 +252,23 @@ def test_builder_cli_lists_layers(tmp_path, capsys, ir_cache):
     out = capsys.readouterr().out
     assert "Convolution-opset1" in out and (tmp_path / "inv.json").exists()
     importlib.import_module("json").loads((tmp_path / "inv.json").read_text())
+
+
+def test_detections_are_compared_as_sorted_rows():
+    """The detection comparison ignores the order of tied rows and nothing else."""
+    rng = np.random.default_rng(0)
+    boxes = rng.uniform(0, 50, (6, 4)).astype(np.float32)
+    scores = np.array([0.9, 0.5, 0.5, 0.3, 0.3, 0.1], dtype=np.float32)  # two ties
+    labels = np.array([1, 2, 2, 1, 3, 1], dtype=np.int64)
+    perm = np.array([0, 2, 1, 4, 3, 5])  # the tied rows swapped
+    want = [(boxes, boxes[perm], {"boxes"}), (scores, scores[perm], {"scores"}), (labels, labels[perm], {"labels"})]
+    for expected, actual, _ in _sorted_detections(want):
+        np.testing.assert_array_equal(actual, expected)
+    shifted = boxes[perm].copy()
+    shifted[1, 0] += 1.0  # one box moved: still caught after sorting
+    pairs = _sorted_detections([(boxes, shifted, {"boxes"}), (scores, scores[perm], {"scores"}),
+                                (labels, labels[perm], {"labels"})])
+    assert not np.array_equal(pairs[0][0], pairs[0][1])
+    with pytest.raises(AssertionError, match="detections"):
+        _sorted_detections([(boxes, boxes[:5], {"boxes"}), (scores, scores[:5], {"scores"}),
+                            (labels, labels[:5], {"labels"})])
