@@ -22,6 +22,12 @@ Models (``MODELS``):
 
 Each comes in two sizes: ``small`` (CI) and ``large`` (tests marked slow).
 
+The matrix (issue 10) adds one size of each of: torchvision classification,
+segmentation and detection models (``tv_models.py``), transformers models from
+tiny configs (``hf_models.py``) and Keras applications (``keras_models.py``);
+``MODELS`` marks the ones beyond the default set ``slow``. torchvision is
+imported through ``torchvision_cpu.py`` (its wheel is a CUDA build).
+
 CLI::
 
     python -m tests.real_models.build_models --out /tmp/ir [--size large] [--only bert,tf]
@@ -45,6 +51,11 @@ from typing import Callable
 
 import numpy as np
 
+from . import hf_models as hf
+from . import keras_models as keras
+from . import tv_models as tv
+from .torchvision_cpu import import_torch
+
 SIZES = ("small", "large")
 COMPRESSIONS = {"f32": False, "f16": True}  # IR flavour -> compress_to_fp16
 
@@ -56,6 +67,20 @@ class ModelInfo:
     build: Callable[[str], object]  # size -> openvino.Model
     inputs: Callable[[str, int], dict[str, np.ndarray]]  # (size, shape index) -> feeds
     shapes: int = 2  # how many input shapes the tests run
+    sizes: tuple[str, ...] = SIZES
+    slow: bool = False  # the small size too runs only with -m slow
+    family: str = ""  # what the matrix groups it under (README)
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    detections: bool = False  # outputs (boxes, scores, labels) after NMS: compared as sorted rows
+    domain_ops: bool = False  # the ONNX model must use onnx-ext's domain
+
+
+def matrix_model(name: str, family: str, needs: tuple[str, ...], build: Callable[[], object],
+                 inputs: Callable[[int], dict[str, np.ndarray]], **kwargs) -> ModelInfo:
+    """A model of the matrix: one size ("small"), built and fed by size-less functions."""
+    return ModelInfo(name, needs, lambda size: build(), lambda size, index: inputs(index), sizes=("small",),
+                     family=family, **kwargs)
 
 
 # --------------------------------------------------------------------------- BERT
@@ -90,7 +115,7 @@ def _text_inputs(vocab: int, size: str, index: int, token_types: bool) -> dict[s
 
 
 def build_bert(size: str = "small"):
-    import torch
+    torch = import_torch()  # before transformers, which imports torchvision
     from transformers import BertConfig, BertModel
 
     ov = _ov()
@@ -117,7 +142,7 @@ _GPT2 = {
 
 
 def build_gpt2(size: str = "small"):
-    import torch
+    torch = import_torch()
     from transformers import GPT2Config, GPT2LMHeadModel
 
     ov = _ov()
@@ -153,7 +178,7 @@ _IMAGE_SHAPES = {"small": [(1, 3, 32, 32), (2, 3, 48, 40)], "large": [(1, 3, 224
 
 
 def build_resnet(size: str = "small"):
-    import torch
+    torch = import_torch()
     from torch import nn
 
     ov = _ov()
@@ -276,12 +301,72 @@ def tf_inputs(size: str, index: int) -> dict[str, np.ndarray]:
             "idx": rng.integers(0, time_, (batch, k), dtype=np.int32)}
 
 
+_NEEDS_TORCH, _NEEDS_HF, _NEEDS_TV, _NEEDS_TF = ("torch",), ("torch", "transformers"), ("torch", "torchvision"), \
+    ("tensorflow",)
+
 MODELS: dict[str, ModelInfo] = {
-    "bert": ModelInfo("bert", ("torch", "transformers"), build_bert, bert_inputs),
-    "gpt2": ModelInfo("gpt2", ("torch", "transformers"), build_gpt2, gpt2_inputs),
-    "resnet": ModelInfo("resnet", ("torch",), build_resnet, resnet_inputs),
-    "tf": ModelInfo("tf", ("tensorflow",), build_tf, tf_inputs),
+    "bert": ModelInfo("bert", _NEEDS_HF, build_bert, bert_inputs, family="transformers: encoder", domain_ops=True),
+    "gpt2": ModelInfo("gpt2", _NEEDS_HF, build_gpt2, gpt2_inputs, family="transformers: decoder", domain_ops=True),
+    "resnet": ModelInfo("resnet", _NEEDS_TORCH, build_resnet, resnet_inputs, family="torch: CNN"),
+    "tf": ModelInfo("tf", _NEEDS_TF, build_tf, tf_inputs, family="TensorFlow", domain_ops=True),
 }
+
+# The matrix (issue 10): the default set covers every family; the rest is marked slow.
+_MATRIX = [
+    # torchvision classification
+    matrix_model("tv_mobilenet_v3_small", "torchvision: classification", _NEEDS_TV, tv.build_mobilenet_v3_small,
+                 tv.image_inputs),
+    matrix_model("tv_vit", "torchvision: classification", _NEEDS_TV, tv.build_vit_small, tv.vit_inputs),
+    matrix_model("tv_resnet18", "torchvision: classification", _NEEDS_TV, tv.build_resnet18, tv.image_inputs,
+                 slow=True),
+    matrix_model("tv_efficientnet_b0", "torchvision: classification", _NEEDS_TV, tv.build_efficientnet_b0,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_regnet_y_400mf", "torchvision: classification", _NEEDS_TV, tv.build_regnet_y_400mf,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_shufflenet_v2_x0_5", "torchvision: classification", _NEEDS_TV, tv.build_shufflenet_v2_x0_5,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_squeezenet1_1", "torchvision: classification", _NEEDS_TV, tv.build_squeezenet1_1,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_convnext_tiny", "torchvision: classification", _NEEDS_TV, tv.build_convnext_tiny,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_densenet121", "torchvision: classification", _NEEDS_TV, tv.build_densenet121,
+                 tv.image_inputs, slow=True),
+    matrix_model("tv_swin_t", "torchvision: classification", _NEEDS_TV, tv.build_swin_t, tv.image_inputs, slow=True),
+    # torchvision segmentation
+    matrix_model("tv_lraspp_mobilenet_v3_large", "torchvision: segmentation", _NEEDS_TV,
+                 tv.build_lraspp_mobilenet_v3_large, tv.image_inputs),
+    matrix_model("tv_deeplabv3_mobilenet_v3_large", "torchvision: segmentation", _NEEDS_TV,
+                 tv.build_deeplabv3_mobilenet_v3_large, tv.image_inputs, slow=True),
+    matrix_model("tv_fcn_resnet50", "torchvision: segmentation", _NEEDS_TV, tv.build_fcn_resnet50, tv.image_inputs,
+                 slow=True),
+    # torchvision detection: one static image, outputs after NMS
+    matrix_model("tv_ssdlite320_mobilenet_v3_large", "torchvision: detection", _NEEDS_TV,
+                 tv.build_ssdlite320_mobilenet_v3_large, tv.detection_inputs, shapes=1, detections=True),
+    matrix_model("tv_fasterrcnn_mobilenet_v3_large_320_fpn", "torchvision: detection", _NEEDS_TV,
+                 tv.build_fasterrcnn_mobilenet_v3_large_320_fpn, tv.detection_inputs, shapes=1, detections=True,
+                 slow=True),
+    matrix_model("tv_retinanet_resnet50_fpn", "torchvision: detection", _NEEDS_TV, tv.build_retinanet_resnet50_fpn,
+                 tv.detection_inputs, shapes=1, detections=True, slow=True),
+    # transformers
+    matrix_model("hf_llama", "transformers: decoder", _NEEDS_HF, hf.build_llama, hf.text_inputs),
+    matrix_model("hf_qwen2", "transformers: decoder", _NEEDS_HF, hf.build_qwen2, hf.text_inputs, slow=True),
+    matrix_model("hf_mistral", "transformers: decoder", _NEEDS_HF, hf.build_mistral, hf.text_inputs, slow=True),
+    matrix_model("hf_gemma", "transformers: decoder", _NEEDS_HF, hf.build_gemma, hf.text_inputs, slow=True),
+    matrix_model("hf_phi3", "transformers: decoder", _NEEDS_HF, hf.build_phi3, hf.text_inputs, slow=True),
+    matrix_model("hf_t5", "transformers: encoder-decoder", _NEEDS_HF, hf.build_t5, hf.seq2seq_inputs),
+    matrix_model("hf_bart", "transformers: encoder-decoder", _NEEDS_HF, hf.build_bart, hf.seq2seq_inputs, slow=True),
+    matrix_model("hf_whisper", "transformers: speech encoder-decoder", _NEEDS_HF, hf.build_whisper, hf.whisper_inputs),
+    matrix_model("hf_wav2vec2", "transformers: speech encoder", _NEEDS_HF, hf.build_wav2vec2, hf.audio_inputs),
+    matrix_model("hf_vit", "transformers: vision", _NEEDS_HF, hf.build_vit, hf.image_inputs),
+    matrix_model("hf_clip", "transformers: text + vision", _NEEDS_HF, hf.build_clip, hf.clip_inputs),
+    matrix_model("hf_distilbert", "transformers: encoder", _NEEDS_HF, hf.build_distilbert, hf.text_inputs, slow=True),
+    # Keras
+    matrix_model("keras_mobilenet_v3_small", "Keras applications", _NEEDS_TF, keras.build_keras_mobilenet_v3_small,
+                 keras.image_inputs),
+    matrix_model("keras_efficientnet_b0", "Keras applications", _NEEDS_TF, keras.build_keras_efficientnet_b0,
+                 keras.image_inputs, slow=True),
+]
+MODELS.update((m.name, m) for m in _MATRIX)
 
 
 # --------------------------------------------------------------------------- IR files
@@ -334,10 +419,17 @@ def _main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(MODELS), help="comma-separated model names")
     parser.add_argument("--json", type=Path, help="also write the inventory as JSON here")
     args = parser.parse_args(argv)
-    report = {}
+    report, status = {}, 0
     for name in args.only.split(","):
+        if args.size not in MODELS[name].sizes:
+            continue
         start = time.perf_counter()
-        paths = build_ir(name, args.size, args.out)
+        try:
+            paths = build_ir(name, args.size, args.out)
+        except Exception as exc:  # noqa: BLE001 - report it and go on with the next model
+            print(f"== {name}-{args.size}: FAILED {type(exc).__name__}: {str(exc).splitlines()[0]}")
+            status = 1
+            continue
         took = time.perf_counter() - start
         print(f"== {name}-{args.size}: {took:.1f} s")
         for flavour, path in paths.items():
@@ -347,7 +439,7 @@ def _main(argv: list[str] | None = None) -> int:
             print("    " + ", ".join(f"{t}-{v} x{n}" for (t, v), n in sorted(inv.items())))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True))
-    return 0
+    return status
 
 
 if __name__ == "__main__":
