@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from . import build_models as bm
+from .torchvision_cpu import import_torch
 
 WEIGHT_MODES = ("INT8_ASYM", "INT8_SYM", "INT4_SYM", "INT4_ASYM")
 GROUP_SIZE = 16
@@ -31,7 +32,7 @@ def _f32_model(name: str, cache: Path):
     import openvino as ov
 
     if name == "gpt2":
-        _importable_transformers()
+        import_torch()  # transformers imports torchvision: its CPU workaround first
     return ov.Core().read_model(str(bm.build_ir(name, "small", cache)["f32"]))
 
 
@@ -42,33 +43,6 @@ def _resnet_int8(cache: Path):
     rng = np.random.default_rng(7)
     samples = [rng.standard_normal((1, 3, 32, 32)).astype(np.float32) for _ in range(CALIBRATION_SAMPLES)]
     return nncf.quantize(model, nncf.Dataset(samples), subset_size=CALIBRATION_SAMPLES)
-
-
-_TORCHVISION_LIB = []
-
-
-def _importable_transformers() -> None:
-    """transformers imports torchvision when installed; torchvision 0.28.0's wheel is a CUDA
-    build that fails to import on a CPU-only machine until its ``nms`` op exists. Define the
-    op (with a CPU kernel) only when that import fails."""
-    import importlib.util
-    import sys
-
-    if importlib.util.find_spec("torchvision") is None:
-        return
-    try:
-        import torchvision  # noqa: F401
-        return
-    except (RuntimeError, ImportError, OSError):
-        for key in [k for k in sys.modules if k == "torchvision" or k.startswith("torchvision.")]:
-            del sys.modules[key]
-    import torch
-
-    lib = torch.library.Library("torchvision", "DEF")
-    lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    lib.impl("nms", lambda dets, scores, iou: torch.arange(dets.shape[0]), "CPU")  # GPT-2 never calls it
-    lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")  # the import registers a fake
-    _TORCHVISION_LIB.append(lib)  # the definition lives as long as the library object
 
 
 def _gpt2_compressed(mode: str, cache: Path):
