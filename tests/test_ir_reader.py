@@ -15,9 +15,9 @@ from converters.ir import IRError
 from converters.ir_reader import parse_list, read_ir, split_names
 from converters.ir_to_onnx import convert_ir_file
 
-ov = pytest.importorskip("openvino")
-import openvino.opset1 as o1  # noqa: E402
-import openvino.opset8 as o8  # noqa: E402
+import openvino as ov
+import openvino.opset1 as o1
+import openvino.opset8 as o8
 
 from ir_testing import save_ir  # noqa: E402
 

@@ -15,7 +15,7 @@ from converters.ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 from converters.ir_writer import PRECISIONS, serialize, write_ir
 from onnx_ext.types import ELEMENT_TYPES, from_ov
 
-ov = pytest.importorskip("openvino")
+import openvino as ov
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 

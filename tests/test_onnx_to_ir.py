@@ -38,7 +38,7 @@ from converters.onnx_to_ir import (
 )
 from helpers import one_node_model
 
-ov = pytest.importorskip("openvino")
+import openvino as ov
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 DOMAIN = onnx_ext.DOMAIN
