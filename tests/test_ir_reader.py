@@ -87,9 +87,17 @@ def test_dims_names_and_lists():
 def test_question_mark_and_range_dims(base_xml):
     text = base_xml.read_text()
     text = text.replace("<dim>-1</dim>", "<dim>?</dim>", 1).replace("<dim>2</dim>", "<dim>1..4</dim>", 1)
-    base_xml.write_text(text)
+    base_xml.write_text(text.replace('shape="2,?"', 'shape="1..,-1"'))
     x = next(layer for layer in read_ir(base_xml).layers if layer.type == "Parameter")
     assert x.outputs[0].dims == [None, None]
+
+
+def test_parameter_type_and_shape_come_from_data(base_xml):
+    """OpenVINO reads a Parameter's <data> element_type and shape; the port's are hints."""
+    text = base_xml.read_text()
+    base_xml.write_text(text.replace('shape="2,?" element_type="f32"', 'shape="3,5" element_type="f16"'))
+    x = next(layer for layer in read_ir(base_xml).layers if layer.type == "Parameter")
+    assert x.outputs[0].dims == [3, 5] and x.outputs[0].element_type.ov == "f16"
 
 
 # --- bad files: each gives one IRError naming the file and the layer ----------------------
