@@ -169,7 +169,7 @@ def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0) -
     _check_type_attributes(layer, where)
     rt_el = el.find("rt_info")
     if rt_el is not None:
-        layer.rt_info = _rt_info(rt_el)
+        layer.rt_info = _rt_info(rt_el, where)
     for section, ports, is_input in (("input", layer.inputs, True), ("output", layer.outputs, False)):
         section_el = el.find(section)
         if section_el is None:
@@ -211,27 +211,39 @@ def _parameter_from_data(layer: Layer, where: str) -> None:
     if not layer.outputs:
         raise IRError(f"{where}: Parameter has no output port")
     port = layer.outputs[0]
-    port.element_type = element_type(layer.data["element_type"], f"{where}: <data> element_type")
+    et = element_type(layer.data["element_type"], f"{where}: <data> element_type")
     shape = layer.data["shape"].strip()
     if shape == "...":  # dynamic rank: the port's (empty) dims say nothing more
-        return
-    port.dims = [] if not shape else [_dim(d, f"{where}: <data> shape {shape!r}") for d in shape.split(",")]
+        dims = port.dims
+    else:
+        dims = [] if not shape else [_dim(d, f"{where}: <data> shape {shape!r}", open_below=True)
+                                     for d in shape.split(",")]
+    # OpenVINO writes the port as the <data>; a difference means an edited file whose other
+    # layers' ports (which the translators read) follow one or the other.
+    if port.element_type is not None and et is not None and port.element_type != et:
+        raise IRError(f"{where}: Parameter element_type {et.ov} differs from its port's precision {port.element_type.ov}")
+    if dims != port.dims:
+        raise IRError(f"{where}: Parameter shape {shape!r} differs from its port's dims {port.dims}")
+    port.element_type = et
     _check_element_count([port], where)
 
 
 def _check_element_count(ports: list[Port], where: str) -> None:
+    """No tensor of 2^63 bytes or more (no machine holds one; ONNX and OpenVINO overflow)."""
     for port in ports:
-        static = [d for d in port.dims if d is not None]
-        if math.prod(static) > MAX_DIM:
-            raise IRError(f"{where}: port {port.id} declares {port.dims}: more than 2^63 elements")
+        itemsize = port.element_type.numpy.itemsize if port.element_type is not None else 1
+        if math.prod(d for d in port.dims if d is not None) * itemsize > MAX_DIM:
+            raise IRError(f"{where}: port {port.id} declares {port.dims}: 2^63 bytes or more")
 
 
-def _rt_info(el: Element) -> dict[str, str]:
+def _rt_info(el: Element, where: str) -> dict[str, str]:
     """<attribute name="decompression" version="0"/> children -> {"decompression": ""}; anything else is skipped."""
     info = {}
     for child in el:
         name = child.get("name")
         if child.tag in ("attribute", "info") and name:
+            if name in info:  # OpenVINO refuses this
+                raise IRError(f"{where}: <rt_info> has {name!r} twice")
             info[name] = child.get("value", "")
     return info
 
@@ -257,9 +269,10 @@ def element_type(text: str, where: str) -> ElementType | None:
         raise IRError(f"{where}: unknown or unsupported element type {text!r}") from None
 
 
-def _dim(text: str, where: str) -> int | None:
-    """A dimension: a number, -1 or ? (dynamic), or an interval ``lo..hi`` (dynamic here; hi may
-    be left out, as OpenVINO allows); None for dynamic ones."""
+def _dim(text: str, where: str, *, open_below: bool = False) -> int | None:
+    """A dimension: a number, -1 or ? (dynamic), or an interval ``lo..hi`` (dynamic here; ``hi``
+    may be left out, and in a Parameter's <data> shape ``lo`` too, as OpenVINO allows); None
+    for dynamic ones."""
     t = text.strip()
     if t == "":
         raise IRError(f"{where}: empty dimension")
@@ -267,13 +280,12 @@ def _dim(text: str, where: str) -> int | None:
         return None
     lo, interval, hi = t.partition("..")
     try:
-        value = int(lo)
-        if interval and hi.strip():
-            int(hi)
+        value = int(lo) if lo.strip() or not (interval and open_below) else 0
+        upper = int(hi) if interval and hi.strip() else None
     except ValueError:
         raise IRError(f"{where}: bad dimension {text!r}") from None
-    if value < -1 or value > MAX_DIM:
-        raise IRError(f"{where}: bad dimension {text!r} (must be -1 to 2^63-1)")
+    if value < -1 or value > MAX_DIM or (upper is not None and not max(value, 0) <= upper <= MAX_DIM):
+        raise IRError(f"{where}: bad dimension {text!r} (must be -1 to 2^63-1, intervals lo..hi with lo <= hi)")
     return None if interval or value == -1 else value
 
 

@@ -92,12 +92,14 @@ def test_question_mark_and_range_dims(base_xml):
     assert x.outputs[0].dims == [None, None]
 
 
-def test_parameter_type_and_shape_come_from_data(base_xml):
-    """OpenVINO reads a Parameter's <data> element_type and shape; the port's are hints."""
+def test_parameter_data_and_port_must_agree(base_xml):
+    """OpenVINO reads a Parameter's <data> element_type and shape and writes its port alike;
+    a file where they differ is refused (the other layers' ports follow one or the other)."""
     text = base_xml.read_text()
-    base_xml.write_text(text.replace('shape="2,?" element_type="f32"', 'shape="3,5" element_type="f16"'))
-    x = next(layer for layer in read_ir(base_xml).layers if layer.type == "Parameter")
-    assert x.outputs[0].dims == [3, 5] and x.outputs[0].element_type.ov == "f16"
+    for data, what in (('shape="3,?" element_type="f32"', "shape"), ('shape="2,?" element_type="f16"', "element_type")):
+        base_xml.write_text(text.replace('shape="2,?" element_type="f32"', data))
+        with pytest.raises(IRError, match=f"Parameter {what} .* differs from its port"):
+            read_ir(base_xml)
 
 
 # --- bad files: each gives one IRError naming the file and the layer ----------------------

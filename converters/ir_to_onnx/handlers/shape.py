@@ -52,6 +52,8 @@ def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> 
 def shape_of(ctx: Context, layer) -> None:
     v = ctx.input(0)
     out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    if out_type.ov not in ("i32", "i64"):  # as OpenVINO's node checks
+        raise ctx.error(f"output_type {out_type.ov} is not i32 or i64")
     if v.static_shape:  # known now: a constant, which later shape arithmetic can use
         ctx.set_const(0, np.array(v.shape, dtype=np.int64).astype(out_type.numpy))
         return
