@@ -229,6 +229,8 @@ def _mutate_ir_xml(root: ET.Element, draw) -> None:
             el.set(key, draw(st.sampled_from(ELEMENT_TYPES)))
     elif kind == "huge_shape":
         layer = pick([e for e in elements if e.tag == "layer"])
+        if layer is None:
+            return
         huge = draw(st.sampled_from(HUGE))
         for dim in layer.iter("dim"):
             dim.text = str(huge)
@@ -248,13 +250,16 @@ def _mutate_ir_xml(root: ET.Element, draw) -> None:
             el.set(key, str(draw(st.sampled_from(ids + [-1, 10**6]))))
     elif kind == "delete":
         el = pick([e for e in elements if e is not root])
-        parents[el].remove(el)
+        if el is not None:
+            parents[el].remove(el)
     elif kind == "duplicate":
         el = pick([e for e in elements if e is not root])
-        parents[el].append(copy.deepcopy(el))
+        if el is not None:
+            parents[el].append(copy.deepcopy(el))
     elif kind == "nest":
         layer = pick([e for e in elements if e.tag == "layer"])
-        layer.append(ET.Element("fuzz_nest", depth=str(draw(st.sampled_from([1, 3, 40, 1200, 5000])))))
+        if layer is not None:
+            layer.append(ET.Element("fuzz_nest", depth=str(draw(st.sampled_from([1, 3, 40, 1200, 5000])))))
 
 
 @st.composite
