@@ -22,7 +22,7 @@ def _flag(layer, name: str, default: bool) -> bool:
 
 def _int(ctx: Context, layer, name: str, default: int | None = None) -> int:
     text = layer.data.get(name)
-    if text is None or not str(text).strip():
+    if text is None:  # absent; written but blank is an error, as in OpenVINO
         if default is None:
             raise ctx.error(f"attribute {name!r} is missing")
         return default
