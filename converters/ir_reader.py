@@ -36,6 +36,11 @@ from onnx_ext.types import ElementType, UnknownElementType, from_ov
 from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 
 SUPPORTED_IR_VERSIONS = (10, 11)
+#: Sub-graph bodies (If, Loop, TensorIterator) nested deeper than this are refused (real models
+#: nest a few levels; the reader and translators recurse once per level).
+MAX_BODY_DEPTH = 64
+#: The largest dimension and element count ONNX (int64 dims) and OpenVINO can declare.
+MAX_DIM = 2**63 - 1
 
 #: Port ``precision`` spellings of IR files (legacy upper-case names) -> element type names.
 _PRECISION_ALIASES = {
@@ -79,15 +84,17 @@ def _all_layers(ir: IRModel):
             yield from _all_layers(body)
 
 
-def _graph(el: Element, ir: IRModel) -> None:
+def _graph(el: Element, ir: IRModel, depth: int = 0) -> None:
     """Layers and edges of ``el`` (<net> or a sub-graph body section) into ``ir``, checked."""
     src = ir.source
+    if depth > MAX_BODY_DEPTH:
+        raise IRError(f"{src}: sub-graph bodies nested more than {MAX_BODY_DEPTH} deep")
     layers_el = el.find("layers")
     if layers_el is None:
         raise IRError(f"{src}: no <layers> section")
     seen: dict[int, Layer] = {}
     for index, layer_el in enumerate(layers_el.findall("layer")):
-        layer = _layer(layer_el, index, src, ir.ir_version)
+        layer = _layer(layer_el, index, src, ir.ir_version, depth)
         if layer.id in seen:
             raise IRError(f"{src}: {layer.describe()}: layer id {layer.id} is used twice (also by {seen[layer.id].describe()})")
         seen[layer.id] = layer
@@ -146,7 +153,7 @@ def _int_attr(el: Element, name: str, where: str, *, default: int | None = None,
     return value
 
 
-def _layer(el: Element, index: int, src: str, ir_version: int) -> Layer:
+def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0) -> Layer:
     where = f"{src}: layer #{index}" + (f" {el.get('name')!r}" if el.get("name") is not None else "")
     layer_id = _int_attr(el, "id", where)
     layer_type = el.get("type")
@@ -159,9 +166,10 @@ def _layer(el: Element, index: int, src: str, ir_version: int) -> Layer:
     data_el = el.find("data")
     if data_el is not None:
         layer.data = dict(data_el.attrib)
+    _check_type_attributes(layer, where)
     rt_el = el.find("rt_info")
     if rt_el is not None:
-        layer.rt_info = _rt_info(rt_el)
+        layer.rt_info = _rt_info(rt_el, where)
     for section, ports, is_input in (("input", layer.inputs, True), ("output", layer.outputs, False)):
         section_el = el.find(section)
         if section_el is None:
@@ -171,22 +179,71 @@ def _layer(el: Element, index: int, src: str, ir_version: int) -> Layer:
             if any(p.id == port.id for p in layer.inputs + layer.outputs):
                 raise IRError(f"{where}: port id {port.id} is used twice")
             ports.append(port)
+        _check_element_count(ports, where)
+    if layer.type == "Parameter":
+        _parameter_from_data(layer, where)
     for child in el:
         if child.find("layers") is not None:  # a sub-graph body: then_body, else_body, body
             body = IRModel(name=child.tag, ir_version=ir_version, source=f"{where} {child.tag}")
-            _graph(child, body)
+            _graph(child, body, depth + 1)
             layer.bodies[child.tag] = body
         elif child.tag.endswith("port_map") or child.tag == "back_edges":
             layer.maps[child.tag] = [MapEntry(entry.tag, dict(entry.attrib)) for entry in child]
     return layer
 
 
-def _rt_info(el: Element) -> dict[str, str]:
+#: <data> attributes that name an element type (OpenVINO refuses a name it does not know).
+_TYPE_ATTRIBUTES = ("element_type", "destination_type", "output_type", "index_element_type")
+
+
+def _check_type_attributes(layer: Layer, where: str) -> None:
+    for key in _TYPE_ATTRIBUTES:
+        if key in layer.data:
+            element_type(layer.data[key], f"{where}: <data> {key}")
+
+
+def _parameter_from_data(layer: Layer, where: str) -> None:
+    """A Parameter's type and shape are its <data> element_type and shape (OpenVINO reads those;
+    the port's precision and dims are hints): the output port gets them."""
+    for key in ("element_type", "shape"):
+        if key not in layer.data:
+            raise IRError(f"{where}: Parameter has no {key!r} in <data>")
+    if not layer.outputs:
+        raise IRError(f"{where}: Parameter has no output port")
+    port = layer.outputs[0]
+    et = element_type(layer.data["element_type"], f"{where}: <data> element_type")
+    shape = layer.data["shape"].strip()
+    if shape == "...":  # dynamic rank: the port's (empty) dims say nothing more
+        dims = port.dims
+    else:
+        dims = [] if not shape else [_dim(d, f"{where}: <data> shape {shape!r}", open_below=True)
+                                     for d in shape.split(",")]
+    # OpenVINO writes the port as the <data>; a difference means an edited file whose other
+    # layers' ports (which the translators read) follow one or the other.
+    if port.element_type is not None and et is not None and port.element_type != et:
+        raise IRError(f"{where}: Parameter element_type {et.ov} differs from its port's precision {port.element_type.ov}")
+    if dims != port.dims:
+        raise IRError(f"{where}: Parameter shape {shape!r} differs from its port's dims {port.dims}")
+    port.element_type = et
+    _check_element_count([port], where)
+
+
+def _check_element_count(ports: list[Port], where: str) -> None:
+    """No tensor of 2^63 bytes or more (no machine holds one; ONNX and OpenVINO overflow)."""
+    for port in ports:
+        itemsize = port.element_type.numpy.itemsize if port.element_type is not None else 1
+        if math.prod(d for d in port.dims if d is not None) * itemsize > MAX_DIM:
+            raise IRError(f"{where}: port {port.id} declares {port.dims}: 2^63 bytes or more")
+
+
+def _rt_info(el: Element, where: str) -> dict[str, str]:
     """<attribute name="decompression" version="0"/> children -> {"decompression": ""}; anything else is skipped."""
     info = {}
     for child in el:
         name = child.get("name")
         if child.tag in ("attribute", "info") and name:
+            if name in info:  # OpenVINO refuses this
+                raise IRError(f"{where}: <rt_info> has {name!r} twice")
             info[name] = child.get("value", "")
     return info
 
@@ -212,19 +269,24 @@ def element_type(text: str, where: str) -> ElementType | None:
         raise IRError(f"{where}: unknown or unsupported element type {text!r}") from None
 
 
-def _dim(text: str, where: str) -> int | None:
+def _dim(text: str, where: str, *, open_below: bool = False) -> int | None:
+    """A dimension: a number, -1 or ? (dynamic), or an interval ``lo..hi`` (dynamic here; ``hi``
+    may be left out, and in a Parameter's <data> shape ``lo`` too, as OpenVINO allows); None
+    for dynamic ones."""
     t = text.strip()
-    if t in ("-1", "?", "") or ".." in t:
-        if t == "":
-            raise IRError(f"{where}: empty <dim>")
+    if t == "":
+        raise IRError(f"{where}: empty dimension")
+    if t == "?":
         return None
+    lo, interval, hi = t.partition("..")
     try:
-        value = int(t)
+        value = int(lo) if lo.strip() or not (interval and open_below) else 0
+        upper = int(hi) if interval and hi.strip() else None
     except ValueError:
         raise IRError(f"{where}: bad dimension {text!r}") from None
-    if value < -1:
-        raise IRError(f"{where}: bad dimension {text!r} (must be >= -1)")
-    return value
+    if value < -1 or value > MAX_DIM or (upper is not None and not max(value, 0) <= upper <= MAX_DIM):
+        raise IRError(f"{where}: bad dimension {text!r} (must be -1 to 2^63-1, intervals lo..hi with lo <= hi)")
+    return None if interval or value == -1 else value
 
 
 def split_names(text: str) -> list[str]:

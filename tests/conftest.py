@@ -5,9 +5,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ONNX_EXT_SHARED", ROOT.parent / "shared"))
-VECTORS = SHARED / "vectors"
+# OpenVINO's op test vectors, vendored (see tests/data/vectors/PROVENANCE.md)
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -18,7 +17,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 @pytest.fixture(scope="session")
 def ov_reference():
-    pytest.importorskip("openvino")
     from ov_reference import OVReference
 
     ref = OVReference()
@@ -28,10 +26,7 @@ def ov_reference():
 
 def load_vectors(op: str, errors: bool = False) -> list[dict]:
     name = "openvino-op-tests-errors.json" if errors else "openvino-op-tests.json"
-    path = VECTORS / name
-    if not path.exists():
-        pytest.skip(f"{path} is not there (../shared beside the checkout)")
-    return [v for v in json.loads(path.read_text()) if v["op"] == op]
+    return [v for v in json.loads((VECTORS / name).read_text()) if v["op"] == op]
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -6,8 +6,6 @@ import numpy as np
 import onnx
 import pytest
 
-pytest.importorskip("openvino")
-
 import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402

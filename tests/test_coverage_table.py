@@ -47,7 +47,6 @@ def test_write_and_check(tmp_path):
 
 
 def test_table_lists_what_the_single_layer_cases_emit(tmp_path):
-    pytest.importorskip("openvino")
     import test_ir_nn_handlers as cases
     from converters.ir_reader import read_ir
     from converters.ir_to_onnx import ir_to_onnx
@@ -68,7 +67,6 @@ def test_table_lists_what_the_single_layer_cases_emit(tmp_path):
 
 def test_table_lists_what_the_ir_to_onnx_cases_emit(tmp_path):
     """The same over the IR -> ONNX cases of tests/test_ir_to_onnx.py."""
-    pytest.importorskip("openvino")
     import test_ir_to_onnx as cases
     from converters.ir import IRError
     from converters.ir_reader import read_ir

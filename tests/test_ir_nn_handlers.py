@@ -18,8 +18,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("openvino")
-
 import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402
 import openvino.opset6 as o6  # noqa: E402

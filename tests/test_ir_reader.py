@@ -15,9 +15,9 @@ from converters.ir import IRError
 from converters.ir_reader import parse_list, read_ir, split_names
 from converters.ir_to_onnx import convert_ir_file
 
-ov = pytest.importorskip("openvino")
-import openvino.opset1 as o1  # noqa: E402
-import openvino.opset8 as o8  # noqa: E402
+import openvino as ov
+import openvino.opset1 as o1
+import openvino.opset8 as o8
 
 from ir_testing import save_ir  # noqa: E402
 
@@ -87,9 +87,19 @@ def test_dims_names_and_lists():
 def test_question_mark_and_range_dims(base_xml):
     text = base_xml.read_text()
     text = text.replace("<dim>-1</dim>", "<dim>?</dim>", 1).replace("<dim>2</dim>", "<dim>1..4</dim>", 1)
-    base_xml.write_text(text)
+    base_xml.write_text(text.replace('shape="2,?"', 'shape="1..,-1"'))
     x = next(layer for layer in read_ir(base_xml).layers if layer.type == "Parameter")
     assert x.outputs[0].dims == [None, None]
+
+
+def test_parameter_data_and_port_must_agree(base_xml):
+    """OpenVINO reads a Parameter's <data> element_type and shape and writes its port alike;
+    a file where they differ is refused (the other layers' ports follow one or the other)."""
+    text = base_xml.read_text()
+    for data, what in (('shape="3,?" element_type="f32"', "shape"), ('shape="2,?" element_type="f16"', "element_type")):
+        base_xml.write_text(text.replace('shape="2,?" element_type="f32"', data))
+        with pytest.raises(IRError, match=f"Parameter {what} .* differs from its port"):
+            read_ir(base_xml)
 
 
 # --- bad files: each gives one IRError naming the file and the layer ----------------------

@@ -9,8 +9,6 @@ import numpy as np
 import onnx
 import pytest
 
-pytest.importorskip("openvino")
-
 import ml_dtypes  # noqa: E402
 import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402

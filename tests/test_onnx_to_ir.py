@@ -21,7 +21,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-ov = pytest.importorskip("openvino")
+import openvino as ov  # noqa: E402
 
 import onnx_backend  # noqa: E402
 import onnx_ext  # noqa: E402

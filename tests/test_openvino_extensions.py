@@ -19,7 +19,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-ov = pytest.importorskip("openvino")
+import openvino as ov  # noqa: E402
 
 import onnx_ext  # noqa: E402
 from conftest import load_vectors  # noqa: E402

@@ -60,7 +60,6 @@ def _evaluate_in_openvino(path: str, feeds: list) -> list:
 
 @pytest.fixture(scope="module")
 def worker():
-    pytest.importorskip("openvino")
     ctx = mp.get_context("spawn")
     pool = ctx.Pool(1)
     yield pool

@@ -30,9 +30,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("openvino")
-
-from real_models import build_models as bm  # noqa: E402
+from real_models import build_models as bm
 
 RTOL, ATOL = 1e-4, 1e-5  # the default; a model of the matrix may state its own (build_models.MODELS)
 

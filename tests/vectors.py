@@ -1,4 +1,4 @@
-"""Read the shared OpenVINO test vectors into numpy arrays."""
+"""Read the vendored OpenVINO test vectors (tests/data/vectors) into numpy arrays."""
 
 import numpy as np
 

@@ -30,7 +30,7 @@ def _flag(layer, name: str, default: bool) -> bool:
 def binary_inputs(ctx: Context, layer) -> tuple[str, str, Value, Value]:
     """The two inputs, the second reshaped for pdpd broadcasting."""
     a, b = ctx.input(0), ctx.input(1)
-    mode = layer.data.get("auto_broadcast", "numpy").strip().lower() or "numpy"
+    mode = layer.data.get("auto_broadcast", "numpy").strip().lower()  # "" is refused, as by OpenVINO
     if mode in ("numpy", "none", "explicit"):
         return a.name, b.name, a, b
     if mode != "pdpd":
@@ -217,7 +217,7 @@ def bitwise_not(ctx: Context, layer) -> None:
 @handler("Select", "opset1")
 def select(ctx: Context, layer) -> None:
     cond, then, other = ctx.input(0), ctx.input(1), ctx.input(2)
-    mode = layer.data.get("auto_broadcast", "numpy").strip().lower() or "numpy"
+    mode = layer.data.get("auto_broadcast", "numpy").strip().lower()  # "" is refused, as by OpenVINO
     if mode not in ("numpy", "none"):
         raise ctx.error(f"Select with auto_broadcast={mode!r} is not supported (numpy and none are)")
     where(ctx, ctx.cast(cond.name, cond.type, _BOOL), then, other, ctx.out(0))

@@ -22,7 +22,7 @@ def _flag(layer, name: str, default: bool) -> bool:
 
 def _int(ctx: Context, layer, name: str, default: int | None = None) -> int:
     text = layer.data.get(name)
-    if text is None or not str(text).strip():
+    if text is None:  # absent; written but blank is an error, as in OpenVINO
         if default is None:
             raise ctx.error(f"attribute {name!r} is missing")
         return default
@@ -52,6 +52,8 @@ def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> 
 def shape_of(ctx: Context, layer) -> None:
     v = ctx.input(0)
     out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    if out_type.ov not in ("i32", "i64"):  # as OpenVINO's node checks
+        raise ctx.error(f"output_type {out_type.ov} is not i32 or i64")
     if v.static_shape:  # known now: a constant, which later shape arithmetic can use
         ctx.set_const(0, np.array(v.shape, dtype=np.int64).astype(out_type.numpy))
         return
