@@ -252,6 +252,8 @@ def _port(el: Element, where: str, is_input: bool) -> Port:
     port_id = _int_attr(el, "id", where)
     where = f"{where}: {'input' if is_input else 'output'} port {port_id}"
     precision = el.get("precision")
+    if precision is None and not is_input:  # OpenVINO's reader requires it on output ports
+        raise IRError(f"{where}: no precision attribute")
     et = None if precision is None else element_type(precision, where)
     dims = [_dim(d.text or "", where) for d in el.findall("dim")]
     names = split_names(el.get("names", ""))

@@ -65,8 +65,27 @@ def read_onnx(path: Path):
         model = frontend.convert(frontend.load(str(path)))
     except Exception as e:  # noqa: BLE001 - OpConversionFailure, GeneralFailure, RuntimeError, ...
         raise OnnxExtError(f"{path}: OpenVINO cannot read it: {one_line(e)}") from None
+    _check_inputs_present(model, path)
     model.set_friendly_name(path.stem)
     return model
+
+
+def _check_inputs_present(model, path: Path) -> None:
+    """The frontend stands an empty input name ("") in for by a NullNode, also where the op
+    needs the input; save_model would write a layer no reader takes."""
+    for op in _ops_with_bodies(model):
+        if op.get_type_name() == "NullNode":
+            users = [t.get_node() for o in op.outputs() for t in o.get_target_inputs()]
+            what = f"{users[0].get_type_name()} {users[0].get_friendly_name()!r}" if users else "a node"
+            raise OnnxExtError(f"{path}: {what} lacks a required input (its name is empty)")
+
+
+def _ops_with_bodies(model):
+    for op in model.get_ordered_ops():
+        yield op
+        if hasattr(op, "get_function"):  # If (then, else), Loop and TensorIterator (body)
+            for body in (op.get_function(0), op.get_function(1)) if op.get_type_name() == "If" else (op.get_function(),):
+                yield from _ops_with_bodies(body)
 
 
 @lru_cache(maxsize=1)

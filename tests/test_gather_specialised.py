@@ -101,7 +101,8 @@ def test_batched_batch_dims_differ_when_known():
 @pytest.mark.parametrize("name, parsed", [
     ("axis0", (0, 0, None, None)), ("axism1_n7", (0, -1, 7, None)), ("batch2_axis2_n5", (2, 2, 5, None)),
     ("axis3", (0, 3, None, None)), ("axis0_zi", (0, 0, None, "i")), ("axism2_n7_zf", (0, -2, 7, "f")),
-    ("batch1_axis1_zf", (1, 1, None, "f")),
+    ("batch1_axis1_zf", (1, 1, None, "f")), ("axis0_n4_inrange", (0, 0, 4, "inrange")),
+    ("batch1_axis1_n3_inrange", (1, 1, 3, "inrange")),
 ])
 def test_overload_names_round_trip(name, parsed):
     from onnx_ext.ops.gather import _parse_specialised, _specialised_name
@@ -113,7 +114,8 @@ def test_overload_names_round_trip(name, parsed):
 
 
 @pytest.mark.parametrize("name", ["axis", "axis-1", "axism0", "axis01", "batch0_axis0", "batch1_axis2", "axis1_n",
-                                  "axis1_nx", "axis1_n3_x", "plainx", "axis0_z", "axis0_zx", "axis0_zf_n3", "axis0_zi_zf"])
+                                  "axis1_nx", "axis1_n3_x", "plainx", "axis0_z", "axis0_zx", "axis0_zf_n3", "axis0_zi_zf",
+                                  "axis0_inrange", "axis0_n3_inrange_zi"])
 def test_unknown_overload_names_are_refused(name):
     assert name not in SPEC.bodies
 
@@ -162,6 +164,9 @@ def test_constant_indices_leave_one_node(tmp_path, batch_dims, want):
     idx = np.array([[0, 5, -6], [1, 2, 3], [0, 0, 0], [-1, -2, -3]], np.int64)
     inputs = [data, idx, np.array(1, np.int64)]
     model = one_node_model("Gather", inputs, {"batch_dims": batch_dims}, const=[False, True, True], known_shapes=True)
+    assert model.graph.node[0].overload.endswith("_n6_inrange")
+    body = next(f for f in model.functions if f.overload == model.graph.node[0].overload)
+    assert "If" not in {n.op_type for n in body.node}  # no check left to fold
     assert _optimised_nodes(model, tmp_path) == want
     for how, got in run_three_ways(model, inputs).items():
         assert_same(got, gather_reference(*inputs, batch_dims=batch_dims), how)

@@ -229,6 +229,21 @@ def _unsupported_model():
     return model
 
 
+def _empty_input_model(where: str):
+    """A Relu whose input name is empty, in the graph or in an If branch (the frontend makes a NullNode)."""
+    f32 = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, [2])  # noqa: E731
+    relu = helper.make_node("Relu", [""], ["y"], name="the_relu")
+    if where == "graph":
+        nodes, inputs = [relu], [f32("x")]
+    else:
+        branch = lambda node: helper.make_graph([node], "b", [], [f32(node.output[0])])  # noqa: E731
+        other = helper.make_node("Relu", ["x"], ["y"])
+        nodes = [helper.make_node("If", ["c"], ["y"], then_branch=branch(relu), else_branch=branch(other))]
+        inputs = [f32("x"), helper.make_tensor_value_info("c", TensorProto.BOOL, [])]
+    graph = helper.make_graph(nodes, "g", inputs, [f32("y")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
 def _bad_domain_node_model():
     model = _gather_model()
     (version,) = [a for a in model.graph.node[0].attribute if a.name == "version"]
@@ -243,6 +258,8 @@ def _bad_domain_node_model():
     ("truncated", "not an ONNX model|OpenVINO cannot read it"),
     ("unsupported", "OpenVINO cannot read it: .*No conversion rule found for operations: my.domain.Frobnicate"),
     ("bad_domain_node", "OpenVINO cannot read it: .*Gather: attribute 'version' is 5"),
+    ("empty_input", "Relu 'y' lacks a required input"),
+    ("empty_input_in_branch", "Relu 'y\\w*' lacks a required input"),
 ])
 def test_bad_input_is_one_line_naming_the_file_and_writes_nothing(kind, message, tmp_path):
     src = tmp_path / f"{kind}.onnx"
@@ -256,6 +273,8 @@ def test_bad_input_is_one_line_naming_the_file_and_writes_nothing(kind, message,
         onnx.save(_unsupported_model(), src)
     elif kind == "bad_domain_node":
         onnx.save(_bad_domain_node_model(), src)
+    elif kind.startswith("empty_input"):
+        onnx.save(_empty_input_model("graph" if kind == "empty_input" else "branch"), src)
     out = tmp_path / "out"
     out.mkdir()
     (out / "m.xml").write_text("old xml")

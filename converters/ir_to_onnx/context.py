@@ -306,10 +306,11 @@ class Context:
             return self.one("Identity", [name], output) if output else name
         return self.one("Cast", [name], output, to=dst.onnx)
 
-    def as_i64(self, v: Value, flat: bool = False) -> str:
+    def as_i64(self, v: Value, flat: bool = False, floats: bool = False) -> str:
         """``v`` as int64 (a Cast unless it is already); ``flat``: reshaped to 1-D. ``v`` holds axes,
-        a shape or indices, which OpenVINO requires to be integers."""
-        if v.type is not None and v.type.kind not in ("int", "uint"):
+        a shape or indices, which OpenVINO requires to be integers unless ``floats`` (then
+        truncated, as C++ casts them: ReverseSequence's lengths)."""
+        if v.type is not None and v.type.kind not in ("int", "uint") and not (floats and v.type.is_float):
             raise self.error(f"input {v.name!r} is {v.type.ov}: axes, shapes and indices must be integers")
         if v.const is not None and not (v.type is not None and v.type.ov == "i64" and (not flat or v.rank == 1)):
             arr = np.asarray(v.const).astype(np.int64)

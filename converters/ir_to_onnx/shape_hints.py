@@ -60,8 +60,12 @@ def relax_declared_shapes(model: onnx.ModelProto, owners: dict[str, str], source
             if declared is None or found is None:
                 continue
             shape = out.type.tensor_type.shape
-            if len(declared) != len(found):
-                out.type.tensor_type.ClearField("shape")
+            if len(declared) != len(found):  # the op's rank, its dims as far as inference knows them
+                shape.CopyFrom(got.type.tensor_type.shape)
+                for i, d in enumerate(shape.dim):
+                    if not d.HasField("dim_value"):
+                        d.Clear()
+                        d.dim_param = f"{out.name}_d{i}"
             elif any(a is not None and b is not None and a != b for a, b in zip(declared, found)):
                 for i, (a, b) in enumerate(zip(declared, found)):
                     if a is not None and b is not None and a != b:

@@ -238,8 +238,10 @@ _ZERO_BY_MUL = {"i": ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"), "f"
 
 
 def _specialised_name(batch_dims: int, axis: int, n: int | None, zero: str | None = None) -> str:
+    """``zero``: "i"/"f" (see above) or "inrange": the indices are constants within [-n, n-1]."""
     name = f"axis{int_token(axis)}" if batch_dims == 0 else f"batch{batch_dims}_axis{axis}"
-    return name + ("" if n is None else f"_n{n}") + ("" if zero is None else f"_z{zero}")
+    suffix = "_inrange" if zero == "inrange" else f"_z{zero}" if zero else ""
+    return name + ("" if n is None else f"_n{n}") + suffix
 
 
 def _parse_specialised(name: str):
@@ -256,8 +258,8 @@ def _parse_specialised(name: str):
         n = None
         if parts and parts[0].startswith("n"):
             n = int(parts.pop(0)[1:])
-        zero = parts.pop(0)[1:] if parts and parts[0] in ("zi", "zf") else None
-        if parts or (b and a != b):
+        zero = {"zi": "i", "zf": "f", "inrange": "inrange"}.get(parts.pop(0)) if parts else None
+        if parts or (b and a != b) or (zero == "inrange" and n is None):
             return None
     except ValueError:
         return None
@@ -272,6 +274,8 @@ def _specialised_body(name: str):
         return None
     b, a, n_static, zero_by_mul = parsed
     g = BodyBuilder()
+    if zero_by_mul == "inrange":
+        return _in_range_body(name, b, a)
     # n, the size of the gathered axis, as a scalar
     if n_static is not None:
         n = g.const(n_static)
@@ -280,10 +284,7 @@ def _specialised_body(name: str):
     lo = g("Cast", g("ReduceMin", "indices", keepdims=0), to=INT64.dtype)  # empty indices: the type's max
     hi = g("Cast", g("ReduceMax", "indices", keepdims=0), to=INT64.dtype)
     if b:
-        # OpenVINO wants equal leading batch dims (GatherND only checks that they divide).
-        same = g("Equal", g("Shape", "data", start=0, end=b), g("Shape", "indices", start=0, end=b))
-        ok = g("Equal", g("ReduceSum", g("Cast", g("Not", same), to=INT64.dtype), keepdims=0), g.const(0))
-        lo = g("Add", lo, g.check("batch_dims_equal", ok))
+        lo = g("Add", lo, _batch_dims_equal(g, b))
     in_range = g("And", g("GreaterOrEqual", lo, g("Neg", n)), g("Less", hi, n))
 
     plain = g.branch()
@@ -329,6 +330,28 @@ def _specialised_body(name: str):
             y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
             orelse = outer_if
     y = g.if_(in_range, plain, y_plain, orelse, y_else)
+    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
+                          Gather.to_function_proto())
+
+
+def _batch_dims_equal(g: BodyBuilder, b: int) -> str:
+    """0, after a check that data and indices have equal leading batch dims (OpenVINO wants
+    them equal; GatherND only checks that they divide)."""
+    same = g("Equal", g("Shape", "data", start=0, end=b), g("Shape", "indices", start=0, end=b))
+    ok = g("Equal", g("ReduceSum", g("Cast", g("Not", same), to=INT64.dtype), keepdims=0), g.const(0))
+    return g.check("batch_dims_equal", ok)
+
+
+def _in_range_body(name: str, b: int, a: int):
+    """Constant indices within [-n, n-1]: one Gather / GatherND, no If (onnxruntime's load-time
+    shape inference mishandles the data its If nodes propagate: a Resize reading a size from
+    such a Gather fails to load). ONNX Gather fails on an index out of range: never a wrong result."""
+    g = BodyBuilder()
+    if b:
+        indices = g("Add", g("Cast", "indices", to=INT64.dtype), _batch_dims_equal(g, b))
+        y = g("GatherND", "data", g("Unsqueeze", indices, g.const([-1])), batch_dims=b)
+    else:
+        y = g("Gather", "data", "indices", axis=a)
     return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
                           Gather.to_function_proto())
 
@@ -515,6 +538,8 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
         a = _normalize_axis(a, data.rank)
     n = data.shape[a] if data.shape is not None and isinstance(data.shape[a], int) else None
     zero = next((z for z, types in _ZERO_BY_MUL.items() if data.type is not None and data.type.ov in types), None)
+    if n is not None and indices.value is not None and np.all((-n <= indices.value) & (indices.value < n)):
+        zero = "inrange"
     b = attrs["batch_dims"]
     if b == 0:
         return _specialised_name(0, a, n, zero)

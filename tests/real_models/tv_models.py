@@ -47,12 +47,33 @@ def _randomise_batch_norm(model) -> None:
                 mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=gen) * 1.5 + 0.5)
 
 
-def _convert(model, example: np.ndarray, shape: list[int], outputs=None):
+def _calibrate_batch_norm(model, images: list[np.ndarray]) -> None:
+    """Batch-norm statistics measured on ``images`` (random-weight detectors): with arbitrary
+    statistics their activations grow through the network until the class scores saturate,
+    and hundreds of anchors tie exactly (TopK and NMS then pick among equal scores in whatever
+    order each runtime's rounding gives). Calibrated, the scores are distinct."""
+    torch = import_torch()
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in norms:
+        m.train()
+        m.momentum = None  # a cumulative average over the batch
+        m.reset_running_stats()
+    with torch.no_grad():
+        model([torch.from_numpy(image) for image in images])
+    for m in norms:
+        m.eval()
+
+
+def _convert(model, example: np.ndarray, shape: list[int], outputs=None, calibrate: bool = False):
     import openvino as ov
 
     torch = import_torch()
     model = model.eval()
-    _randomise_batch_norm(model)
+    if calibrate:
+        rng = np.random.default_rng(7)
+        _calibrate_batch_norm(model, [rng.standard_normal(shape[1:]).astype(np.float32) for _ in range(4)])
+    else:
+        _randomise_batch_norm(model)
     if outputs is not None:
         model = outputs(model)
     with torch.no_grad():
@@ -168,7 +189,7 @@ def _detection(name: str, **kwargs):
 
     torch.manual_seed(0)
     model = getattr(detection, name)(weights=None, weights_backbone=None, num_classes=CLASSES, **kwargs)
-    return _convert(model, detection_inputs(0)["x"], list(DETECTION_SHAPE), outputs=Boxes)
+    return _convert(model, detection_inputs(0)["x"], list(DETECTION_SHAPE), outputs=Boxes, calibrate=True)
 
 
 def build_ssdlite320_mobilenet_v3_large():

@@ -144,7 +144,7 @@ def reverse_sequence(ctx: Context, layer) -> None:
     batch, seq = _normalize(ctx, [_int(ctx, layer, "batch_axis", 0), _int(ctx, layer, "seq_axis", 1)], data.rank)
     if batch == seq:
         raise ctx.error(f"batch_axis and seq_axis are both {batch}")
-    lens = ctx.as_i64(lengths, flat=True)
+    lens = ctx.as_i64(lengths, flat=True, floats=True)  # any numeric type (ReverseSequence-1's T_IND)
     if {batch, seq} == {0, 1}:
         ctx.emit("ReverseSequence", [data.name], data.type, ctx.out(0), extra=[lens], batch_axis=batch,
                  time_axis=seq)

@@ -45,19 +45,10 @@ def result(ctx: Context, layer) -> None:
     name = ctx.result_names[layer.id]
     if v.name != name:
         ctx.one("Identity", [v.name], name)
-    info = value_info(name, Value(name, v.type, _declared_output_shape(ctx, v)))
+    # The IR's dims: hints, relaxed where the ops contradict them (shape_hints.py).
+    info = value_info(name, Value(name, v.type, v.shape))
     ctx.result_infos[layer.id] = info
     ctx.outputs.append(info)
-
-
-def _declared_output_shape(ctx: Context, v: Value):
-    """The dims a graph output declares: known ones for a constant or a graph input; else the
-    rank with symbolic dims. The IR's output dims are hints that OpenVINO recomputes (and its
-    own writer can get wrong); onnxruntime refuses a model whose declared dims contradict its
-    inference, so they are not copied."""
-    if v.shape is None or v.const is not None or any(v.name == i.name for i in ctx.inputs):
-        return v.shape
-    return (None,) * len(v.shape)
 
 
 @handler("Identity", "opset16")
