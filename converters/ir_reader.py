@@ -159,6 +159,9 @@ def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0) -
     layer_type = el.get("type")
     if not layer_type:
         raise IRError(f"{src}: layer {layer_id} {el.get('name', '')!r}: no type attribute")
+    for name in ("name", "version"):  # OpenVINO's reader requires them too
+        if el.get(name) is None:
+            raise IRError(f"{src}: layer {layer_id}: no {name} attribute")
     extra = {k: v for k, v in el.attrib.items() if k not in ("id", "name", "type", "version")}
     layer = Layer(id=layer_id, name=el.get("name", f"layer_{layer_id}"), type=layer_type,
                   version=el.get("version", ""), extra=extra)

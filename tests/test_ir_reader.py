@@ -243,6 +243,21 @@ def bad_unknown_layer_types(xml):
     return [str(xml), "2 layers of 2 unsupported", "Frobnicate-opset1 x1", "Reshape-opset99 x1"]
 
 
+def bad_layer_without_name(xml):
+    _edit(xml, r'(<layer id="\d+") name="[^"]+" (type="Multiply")', r"\1 \2")
+    return [str(xml), "no name attribute"]
+
+
+def bad_layer_without_version(xml):
+    _edit(xml, r'(type="Multiply") version="opset1"', r"\1")
+    return [str(xml), "no version attribute"]
+
+
+def bad_output_port_without_precision(xml):
+    _edit(xml, r'(<output>\s*<port id="\d+") precision="FP32"', r"\1")
+    return [str(xml), LAYER, "no precision attribute"]
+
+
 BAD = {name.removeprefix("bad_"): fn for name, fn in list(globals().items()) if name.startswith("bad_")}
 
 
@@ -282,3 +297,15 @@ def test_rt_info_is_skipped_safely(base_xml):
     mul = next(layer for layer in ir.layers if layer.type == "Multiply")
     assert mul.rt_info == {"fused_names": "a,b", "old_api_map_order": "0,2,1"}
     assert mul.outputs[0].dims == [2, 3]
+
+
+@pytest.mark.parametrize("output_type", ["f32", "dynamic"])
+def test_shape_of_output_type_must_be_i32_or_i64(output_type, tmp_path):
+    """OpenVINO's ShapeOf-3 refuses any other output_type, a dynamic one too."""
+    import openvino.opset3 as o3
+
+    x = o8.parameter([-1, 3], ov.Type.f32, name="x")
+    xml = save_ir(ov.Model([o3.shape_of(x, "i32")], [x], "m"), tmp_path)
+    _edit(xml, r'output_type="i32"', f'output_type="{output_type}"')
+    with pytest.raises(IRError, match=rf"ShapeOf-opset3\): output_type {output_type} is not i32 or i64"):
+        convert_ir_file(xml, tmp_path / "m.onnx")

@@ -338,7 +338,7 @@ _MATRIX = [
     matrix_model("tv_deeplabv3_mobilenet_v3_large", "torchvision: segmentation", _NEEDS_TV,
                  tv.build_deeplabv3_mobilenet_v3_large, tv.image_inputs, slow=True),
     matrix_model("tv_fcn_resnet50", "torchvision: segmentation", _NEEDS_TV, tv.build_fcn_resnet50, tv.image_inputs,
-                 slow=True),
+                 atol=5e-5, slow=True),  # ResNet-50's sums: 1.7e-5 apart near 0 on outputs of magnitude 2-4
     # torchvision detection: one static image, outputs after NMS; boxes in pixels, within 1e-3 of one
     matrix_model("tv_ssdlite320_mobilenet_v3_large", "torchvision: detection", _NEEDS_TV,
                  tv.build_ssdlite320_mobilenet_v3_large, tv.detection_inputs, shapes=1, detections=True, atol=1e-3),

@@ -202,4 +202,7 @@ def build_fasterrcnn_mobilenet_v3_large_320_fpn():
 
 
 def build_retinanet_resnet50_fpn():
-    return _detection("retinanet_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160)
+    # Its head starts at the prior score 0.01 (below the default threshold 0.05): with random
+    # weights nothing would be detected.
+    return _detection("retinanet_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160,
+                      score_thresh=0.001)

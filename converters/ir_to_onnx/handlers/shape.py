@@ -51,9 +51,10 @@ def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> 
 @handler("ShapeOf", "opset1", "opset3")
 def shape_of(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
-    if out_type.ov not in ("i32", "i64"):  # as OpenVINO's node checks
-        raise ctx.error(f"output_type {out_type.ov} is not i32 or i64")
+    text = layer.data.get("output_type", "i64")  # ShapeOf-1 has none
+    out_type = element_type(text, ctx.where)
+    if out_type is None or out_type.ov not in ("i32", "i64"):  # as OpenVINO's node checks
+        raise ctx.error(f"output_type {text} is not i32 or i64")
     if v.static_shape:  # known now: a constant, which later shape arithmetic can use
         ctx.set_const(0, np.array(v.shape, dtype=np.int64).astype(out_type.numpy))
         return
