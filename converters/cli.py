@@ -54,9 +54,9 @@ Convert IR (.xml + .bin) to ONNX, or ONNX to IR; the suffixes give the direction
 With several sources, a directory source, or a DST that is a directory or has no
 suffix, every model found (directories are searched recursively) is converted to
 the other format, or to --to, under DST, keeping its path relative to its source
-directory. Files are
-converted in parallel processes (--jobs), with a progress bar on a terminal and a
-summary table (file, status, time, message); one bad file does not stop the rest.
+directory. Files are converted in parallel processes (--jobs), with a progress bar
+on a terminal and a summary table (file, status, time, message); one bad file does
+not stop the rest.
 Outputs are written to a temporary file and renamed: no partial files."""
 
 VERIFY_DESCRIPTION = """\
@@ -142,8 +142,8 @@ def _parser() -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", formatter_class=fmt, epilog=EPILOG,
                             help="run an IR and an ONNX model on the same inputs and compare",
                             description=VERIFY_DESCRIPTION)
-    verify.add_argument("xml", type=Path)
-    verify.add_argument("onnx", type=Path)
+    verify.add_argument("xml", type=Path, help="the IR's .xml (its .bin beside it)")
+    verify.add_argument("onnx", type=Path, help="the ONNX model")
     _add_output_flags(verify)
     _add_input_flags(verify)
     verify.set_defaults(func=_verify)
@@ -163,7 +163,8 @@ def _add_input_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dynamic-size", type=int, default=3, help="size of every dynamic dim (default 3)")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of one symbolic dim (IR -> ONNX names them INPUT_d0, INPUT_d1, ...)")
-    g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"))
+    g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"),
+                   help="floats uniform in [LO, HI) (default -1 1)")
     g.add_argument("--int-range", nargs=2, type=int, default=(0, 4), metavar=("LO", "HI"),
                    help="integers in [LO, HI) (default 0 4: small, as they often feed shapes and indices)")
     g.add_argument("--backend", choices=["reference", "cpu", "numpy"],
