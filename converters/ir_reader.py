@@ -42,17 +42,13 @@ MAX_BODY_DEPTH = 64
 #: The largest dimension and element count ONNX (int64 dims) and OpenVINO can declare.
 MAX_DIM = 2**63 - 1
 
-#: Port ``precision`` spellings of IR files (legacy upper-case names) -> element type names.
-_PRECISION_ALIASES = {
-    "fp16": "f16",
-    "fp32": "f32",
-    "fp64": "f64",
-    "bf16": "bf16",
-    "bool": "boolean",
-    "boolean": "boolean",
-}
+#: Port ``precision`` spellings of IR files (legacy upper-case names) that are not simply the
+#: upper-case type name, -> element type names. OpenVINO takes a precision spelled exactly so,
+#: or in lower case, and a <data> element type in any case but no legacy spelling.
+_PRECISION_ALIASES = {"FP16": "f16", "FP32": "f32", "FP64": "f64", "BOOL": "boolean", "UNSPECIFIED": "undefined"}
+_NOT_UPPER = ("F16", "F32", "F64", "BOOLEAN", "UNDEFINED", "DYNAMIC")  # their legacy spellings only
 #: Element types that mean "not known" (ports of dynamically typed tensors).
-_UNDEFINED_TYPES = {"dynamic", "undefined", "unspecified", "?"}
+_UNDEFINED_TYPES = {"dynamic", "undefined"}
 
 
 def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> IRModel:
@@ -257,21 +253,29 @@ def _port(el: Element, where: str, is_input: bool) -> Port:
     precision = el.get("precision")
     if precision is None and not is_input:  # OpenVINO's reader requires it on output ports
         raise IRError(f"{where}: no precision attribute")
-    et = None if precision is None else element_type(precision, where)
+    et = None if precision is None else element_type(precision, where, precision=True)
     dims = [_dim(d.text or "", where) for d in el.findall("dim")]
     names = split_names(el.get("names", ""))
     return Port(id=port_id, element_type=et, dims=dims, names=names)
 
 
-def element_type(text: str, where: str) -> ElementType | None:
-    """An IR element type name (``f32``, ``FP32``, ``boolean``, ...); None for dynamic types."""
-    key = text.strip().lower()
+def element_type(text: str, where: str, *, precision: bool = False) -> ElementType | None:
+    """An IR element type name as OpenVINO reads it: in <data> (``f32``, ``I64``, ``boolean``),
+    or (``precision``) a port's precision (``f32`` or ``FP32``, ``BOOL``, ``I64``); None for
+    dynamic types."""
+    if precision:
+        key = _PRECISION_ALIASES.get(text, text.lower() if text.isupper() and text not in _NOT_UPPER else text)
+    else:
+        key = text.lower()
     if key in _UNDEFINED_TYPES:
         return None
     try:
-        return from_ov(_PRECISION_ALIASES.get(key, key))
+        et = from_ov(key)
     except UnknownElementType:
-        raise IRError(f"{where}: unknown or unsupported element type {text!r}") from None
+        et = None
+    if et is None or et.ov != key:  # from_ov is lenient ("bool", " f32"); OpenVINO is not
+        raise IRError(f"{where}: unknown or unsupported element type {text!r}")
+    return et
 
 
 def _dim(text: str, where: str, *, open_below: bool = False) -> int | None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from converters.ir import IRError
-from converters.ir_reader import parse_list, read_ir, split_names
+from converters.ir_reader import element_type, parse_list, read_ir, split_names
 from converters.ir_to_onnx import convert_ir_file
 
 import openvino as ov
@@ -309,3 +309,39 @@ def test_shape_of_output_type_must_be_i32_or_i64(output_type, tmp_path):
     _edit(xml, r'output_type="i32"', f'output_type="{output_type}"')
     with pytest.raises(IRError, match=rf"ShapeOf-opset3\): output_type {output_type} is not i32 or i64"):
         convert_ir_file(xml, tmp_path / "m.onnx")
+
+
+_SPELLINGS = ["i64", "I64", "I64 ", "boolean", "Boolean", "BOOLEAN", "BOOL", "bool", "bf16", "BF16", "Bf16", "f32",
+              "F32", "FP32", "fp32", "Fp32", "f16", "FP16", "F16", "dynamic", "DYNAMIC", "undefined", "UNSPECIFIED",
+              "?", "u8", "U8", "i4", "U4"]
+
+
+@pytest.mark.parametrize("where", ["data", "precision"])
+def test_element_type_spellings_are_read_as_openvino_reads_them(where, tmp_path):
+    """<data> element types in any case but no legacy spelling; port precisions exactly as a legacy
+    name (FP32, BOOL, I64) or in lower case: each spelling accepted or refused as OpenVINO does."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml"
+    text = example.read_text()
+    key = 'element_type="' if where == "data" else 'precision="'
+    start = text.index(key) + len(key)
+    end = text.index('"', start)
+    core = ov.Core()
+
+    def openvino_takes(spelling: str) -> bool:
+        xml = tmp_path / "m.xml"
+        xml.write_text(text[:start] + spelling + text[end:])
+        try:
+            core.read_model(str(xml), str(example.with_suffix(".bin")))
+        except RuntimeError as e:  # refused for its type, or (a type it takes) for another reason
+            return not re.search("not a member of enum|Unsupported element type", str(e))
+        return True
+
+    def we_take(spelling: str) -> bool:
+        try:
+            element_type(spelling, "here", precision=where == "precision")
+        except IRError:
+            return False
+        return True
+
+    differ = [s for s in _SPELLINGS if openvino_takes(s) != we_take(s)]
+    assert not differ
