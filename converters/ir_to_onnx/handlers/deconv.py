@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
+from ..registry import translator
 from .nn import _ints, _spatial_rank
 from .shape import const_ints
 
@@ -76,7 +76,7 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
              dilations=dilations, pads=pads, output_padding=output_padding, group=group)
 
 
-@handler("ConvolutionBackpropData", "opset1")
+@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose",))
 def convolution_backprop_data(ctx: Context, layer) -> None:
     filters = ctx.input(1)
     if filters.rank is None or filters.rank < 3:
@@ -84,7 +84,7 @@ def convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, filters.name, list(filters.shape[2:]), None)
 
 
-@handler("GroupConvolutionBackpropData", "opset1")
+@translator("GroupConvolutionBackpropData", since=1, emits=("Concat", "ConvTranspose", "Reshape", "Shape"))
 def group_convolution_backprop_data(ctx: Context, layer) -> None:
     filters = ctx.input(1)
     if filters.rank is None or filters.rank < 4:

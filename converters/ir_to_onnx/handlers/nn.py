@@ -30,7 +30,7 @@ from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type, parse_list
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import handler
+from ..registry import translator
 from .shape import const_ints
 
 _I64 = from_ov("i64")
@@ -140,7 +140,7 @@ def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) ->
              kernel_shape=kernel, group=group, **attrs)
 
 
-@handler("Convolution", "opset1")
+@translator("Convolution", since=1, emits=("Conv",))
 def convolution(ctx: Context, layer) -> None:
     filters = ctx.input(1)
     if filters.rank is None or filters.rank < 3:
@@ -148,7 +148,7 @@ def convolution(ctx: Context, layer) -> None:
     _conv(ctx, layer, filters.name, list(filters.shape[2:]), None)
 
 
-@handler("GroupConvolution", "opset1")
+@translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape"))
 def group_convolution(ctx: Context, layer) -> None:
     """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
     filters = ctx.input(1)
@@ -210,6 +210,10 @@ def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], stride
     attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
 
 
+#: What _max_pool may emit.
+_MAX_POOL_OPS = ("Cast", "Identity", "MaxPool", "Mod", "ReduceProd", "Shape")
+
+
 def _max_pool(ctx: Context, layer, version: int) -> None:
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
@@ -242,17 +246,17 @@ def _max_pool(ctx: Context, layer, version: int) -> None:
     ctx.cast(idx, _I64, idx_type, ctx.out(1))
 
 
-@handler("MaxPool", "opset1")
+@translator("MaxPool", since=1, emits=_MAX_POOL_OPS)
 def max_pool_1(ctx: Context, layer) -> None:
     _max_pool(ctx, layer, 1)
 
 
-@handler("MaxPool", "opset8")
+@translator("MaxPool", since=8, emits=_MAX_POOL_OPS)
 def max_pool_8(ctx: Context, layer) -> None:
     _max_pool(ctx, layer, 8)
 
 
-@handler("MaxPool", "opset14")
+@translator("MaxPool", since=14, emits=_MAX_POOL_OPS)
 def max_pool_14(ctx: Context, layer) -> None:
     _max_pool(ctx, layer, 14)
 
@@ -267,12 +271,12 @@ def _avg_pool(ctx: Context, layer) -> None:
              count_include_pad=int(not exclude), **attrs)
 
 
-@handler("AvgPool", "opset1")
+@translator("AvgPool", since=1, emits=("AveragePool",))
 def avg_pool_1(ctx: Context, layer) -> None:
     _avg_pool(ctx, layer)
 
 
-@handler("AvgPool", "opset14")
+@translator("AvgPool", since=14, until=14, emits=("AveragePool",))
 def avg_pool_14(ctx: Context, layer) -> None:
     _avg_pool(ctx, layer)
 
@@ -284,7 +288,8 @@ def _scalar(ctx: Context, value: float, et: ElementType) -> str:
     return ctx.const(np.array(value, dtype=et.numpy))
 
 
-@handler("MVN", "opset6")
+@translator("MVN", since=6,
+            emits=("Add", "Cast", "Div", "Identity", "LayerNormalization", "Mul", "ReduceMean", "Sqrt", "Sub"))
 def mvn_6(ctx: Context, layer) -> None:
     data, axes_v = ctx.input(0), ctx.input(1)
     et = data.type
@@ -308,7 +313,7 @@ def mvn_6(ctx: Context, layer) -> None:
                     inside)
 
 
-@handler("MVN", "opset2")
+@translator("MVN", since=2, emits=("Add", "Cast", "Div", "Identity", "Mul", "ReduceMean", "Sqrt", "Sub"))
 def mvn_1(ctx: Context, layer) -> None:
     """MVN-1 (written ``opset2``): ``reduction_axes``, or all dims from 1
     (``across_channels``) or from 2 on; the eps is added to the variance."""
@@ -352,12 +357,12 @@ def _batch_norm(ctx: Context, layer, order: tuple[int, int, int, int, int]) -> N
              epsilon=eps)
 
 
-@handler("BatchNormInference", "opset5")
+@translator("BatchNormInference", since=5, emits=("BatchNormalization",))
 def batch_norm_5(ctx: Context, layer) -> None:
     _batch_norm(ctx, layer, (0, 1, 2, 3, 4))
 
 
-@handler("BatchNormInference", "opset1")
+@translator("BatchNormInference", since=1, emits=("BatchNormalization",))
 def batch_norm_1(ctx: Context, layer) -> None:
     _batch_norm(ctx, layer, (2, 0, 1, 3, 4))  # gamma, beta, data, mean, variance
 
@@ -365,7 +370,9 @@ def batch_norm_1(ctx: Context, layer) -> None:
 # --- attention ------------------------------------------------------------------------
 
 
-@handler("ScaledDotProductAttention", "opset13")
+@translator("ScaledDotProductAttention", since=13,
+            emits=("Add", "Cast", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal", "Shape", "Softmax",
+                   "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
 def scaled_dot_product_attention(ctx: Context, layer) -> None:
     """softmax(Q @ K^T * scale + bias) @ V (OpenVINO's pseudo-code): the bias is a causal
     triu(-inf, 1) over [L, S], or the mask (boolean: 0 where true, -inf where false)."""
@@ -423,7 +430,7 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
 # --- the rest -------------------------------------------------------------------------
 
 
-@handler("Einsum", "opset7")
+@translator("Einsum", since=7, emits=("Einsum",))
 def einsum(ctx: Context, layer) -> None:
     equation = (layer.data.get("equation") or "").replace(" ", "")
     if not equation:
@@ -433,7 +440,7 @@ def einsum(ctx: Context, layer) -> None:
     ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), equation=equation)
 
 
-@handler("GatherElements", "opset6")
+@translator("GatherElements", since=6, emits=("Cast", "GatherElements"))
 def gather_elements(ctx: Context, layer) -> None:
     data, indices = ctx.input(0), ctx.input(1)
     axis = int(layer.data.get("axis", "0") or 0)

@@ -18,7 +18,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
+from ..registry import translator
 from .nn import _float
 from .shape import _int, _normalize, const_ints
 
@@ -39,7 +39,7 @@ def _compute(ctx: Context, v: Value) -> tuple[str, object]:
     return ctx.cast(v.name, v.type, ct), ct
 
 
-@handler("NormalizeL2", "opset1")
+@translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
 def normalize_l2(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
@@ -60,7 +60,7 @@ def normalize_l2(ctx: Context, layer) -> None:
     ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))
 
 
-@handler("LRN", "opset1")
+@translator("LRN", since=1, emits=("Add", "AveragePool", "Cast", "Div", "Identity", "LRN", "Mul", "Pow"))
 def lrn(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
@@ -87,7 +87,7 @@ def lrn(ctx: Context, layer) -> None:
     ctx.cast(ctx.one("Div", [x, scale]), ct, et, ctx.out(0))
 
 
-@handler("GRN", "opset1")
+@translator("GRN", since=1, emits=("Add", "Cast", "Div", "Identity", "ReduceSumSquare", "Sqrt"))
 def grn(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
@@ -107,7 +107,8 @@ def _float_type(ctx: Context, v):
     return v.type if v.type.ov in _FLOATS else from_ov("f32")
 
 
-@handler("GroupNormalization", "opset12")
+@translator("GroupNormalization", since=12,
+            emits=("Add", "Cast", "Div", "Identity", "Mul", "ReduceMean", "Reshape", "Shape", "Sqrt", "Sub"))
 def group_normalization(ctx: Context, layer) -> None:
     """[N, C, ...] seen as [N, G, C/G * ...]: normalised per (n, g), then scale and bias
     per channel."""

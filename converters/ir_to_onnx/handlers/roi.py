@@ -16,7 +16,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context
-from ..registry import handler
+from ..registry import translator
 from .nn import _float
 from .shape import _int
 
@@ -48,11 +48,11 @@ def _roi_align(ctx: Context, layer, aligned: str) -> None:
                      coordinate_transformation_mode=_MODES[aligned]), ct, et, ctx.out(0))
 
 
-@handler("ROIAlign", "opset3")
+@translator("ROIAlign", since=3, emits=("Add", "Cast", "Identity", "RoiAlign"))
 def roi_align_3(ctx: Context, layer) -> None:
     _roi_align(ctx, layer, "asymmetric")
 
 
-@handler("ROIAlign", "opset9")
+@translator("ROIAlign", since=9, emits=("Add", "Cast", "Identity", "RoiAlign"))
 def roi_align_9(ctx: Context, layer) -> None:
     _roi_align(ctx, layer, (layer.data.get("aligned_mode", "asymmetric") or "asymmetric").strip().lower())
