@@ -59,26 +59,25 @@ def prelu(ctx: Context, layer) -> None:
     ctx.one("Where", [negative, scaled, data.name], ctx.out(0))
 
 
+def _constant_attributes(ctx: Context, op: str, names: tuple[str, str], what: str) -> None:
+    """``op`` with inputs 1 and 2, constant one-element tensors, as its attributes ``names``."""
+    data, a, b = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if any(v.const is None or v.const.size != 1 for v in (a, b)):
+        raise ctx.error(f"{op} needs constant one-element {what} (ONNX's are attributes)")
+    ctx.emit(op, [data.name], et, ctx.out(0), **{name: float(v.const.reshape(())) for name, v in zip(names, (a, b))})
+
+
 @translator("Selu", since=1, emits=("Selu",))
 def selu(ctx: Context, layer) -> None:
     """Constant alpha and lambda (what frontends write; OpenVINO's CPU plugin runs no other)."""
-    data, alpha, lam = (ctx.input(i) for i in range(3))
-    et = _float_data(ctx, data)
-    if alpha.const is None or lam.const is None or alpha.const.size != 1 or lam.const.size != 1:
-        raise ctx.error("Selu needs constant one-element alpha and lambda (ONNX's are attributes)")
-    ctx.emit("Selu", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
-             gamma=float(lam.const.reshape(())))
+    _constant_attributes(ctx, "Selu", ("alpha", "gamma"), "alpha and lambda")
 
 
 @translator("HardSigmoid", since=1, emits=("HardSigmoid",))
 def hard_sigmoid(ctx: Context, layer) -> None:
     """max(0, min(1, alpha * x + beta)), constant alpha and beta (ONNX's attributes)."""
-    data, alpha, beta = (ctx.input(i) for i in range(3))
-    et = _float_data(ctx, data)
-    if alpha.const is None or beta.const is None or alpha.const.size != 1 or beta.const.size != 1:
-        raise ctx.error("HardSigmoid needs constant one-element alpha and beta (ONNX's are attributes)")
-    ctx.emit("HardSigmoid", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
-             beta=float(beta.const.reshape(())))
+    _constant_attributes(ctx, "HardSigmoid", ("alpha", "beta"), "alpha and beta")
 
 
 @translator("IsNaN", since=10, emits=("IsNaN",))

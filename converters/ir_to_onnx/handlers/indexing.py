@@ -178,22 +178,22 @@ def eye(ctx: Context, layer) -> None:
 # --- BatchToSpace / SpaceToBatch ----------------------------------------------------------------
 
 
-def _blocks(ctx: Context, data: Value, what: str) -> list[int]:
+def _block_inputs(ctx: Context, begin_name: str, end_name: str) -> tuple[Value, list[int], list[int], list[int]]:
+    """The data, the block shape past its leading 1, and the constant begin and end amounts per dim
+    (crops or pads) of BatchToSpace and SpaceToBatch."""
+    data = ctx.input(0)
     if data.rank is None:
         raise ctx.error(f"{ctx.layer.type} needs data of known rank")
     block = const_ints(ctx, ctx.input(1), "the block_shape")
     if len(block) != data.rank or block[0] != 1 or any(b < 1 for b in block):
         raise ctx.error(f"block_shape {block} must have {data.rank} entries >= 1, the first 1")
-    return block
+    return data, block[1:], const_ints(ctx, ctx.input(2), begin_name), const_ints(ctx, ctx.input(3), end_name)
 
 
 @translator("BatchToSpace", since=2, emits=("Concat", "Div", "Mul", "Reshape", "Shape", "Slice", "Sub", "Transpose"))
 def batch_to_space(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    block = _blocks(ctx, data, "BatchToSpace")
-    begin = const_ints(ctx, ctx.input(2), "crops_begin")
-    end = const_ints(ctx, ctx.input(3), "crops_end")
-    n, blocks = data.rank, block[1:]
+    data, blocks, begin, end = _block_inputs(ctx, "crops_begin", "crops_end")
+    n = data.rank
     prod = int(np.prod(blocks))
     dims = _shape_of(ctx, data)
     batch = ctx.one("Div", [dims[0], ctx.i64([prod])])
@@ -211,11 +211,8 @@ def batch_to_space(ctx: Context, layer) -> None:
 
 @translator("SpaceToBatch", since=2, emits=("Concat", "Div", "Mul", "Pad", "Reshape", "Shape", "Transpose"))
 def space_to_batch(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    block = _blocks(ctx, data, "SpaceToBatch")
-    begin = const_ints(ctx, ctx.input(2), "pads_begin")
-    end = const_ints(ctx, ctx.input(3), "pads_end")
-    n, blocks = data.rank, block[1:]
+    data, blocks, begin, end = _block_inputs(ctx, "pads_begin", "pads_end")
+    n = data.rank
     x = data.name
     if any(begin) or any(end):
         x = ctx.emit("Pad", [x], data.type, extra=[ctx.i64(begin + end)])

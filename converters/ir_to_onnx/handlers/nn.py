@@ -128,13 +128,41 @@ def _padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[
 # --- convolutions ---------------------------------------------------------------------
 
 
-def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
+def conv_filters(ctx: Context, channels: str, grouped_op: str | None = None) -> tuple[str, list, int | None]:
+    """The filters input as ONNX's Conv and ConvTranspose take it, its spatial dims and the group count.
+    ``channels`` names the two channel dims (for the message); grouped filters [GROUPS, A, B, spatial...]
+    (of the op ``grouped_op``) are folded into [GROUPS * A, B, spatial...]."""
+    filters = ctx.input(1)
+    lead = 2 if grouped_op is None else 3
+    if filters.rank is None or filters.rank < lead + 1:
+        layout = channels if grouped_op is None else f"GROUPS, {channels}"
+        raise ctx.error(f"filters of shape {filters.shape} are not [{layout}, spatial...]")
+    kernel = list(filters.shape[lead:])
+    if grouped_op is None:
+        return filters.name, kernel, None
+    group = filters.shape[0]
+    if group is None:
+        raise ctx.error(f"{grouped_op} needs a static number of groups")
+    if filters.const is not None:
+        arr = np.asarray(filters.const)
+        w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
+    else:
+        shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
+        w = ctx.one("Reshape", [filters.name, shape])
+    return w, kernel, int(group)
+
+
+def conv_window(ctx: Context, layer, kernel: list) -> tuple[Value, list[int], list[int]]:
+    """The data input, strides and dilations of a convolution with spatial ``kernel``."""
     data = ctx.input(0)
     n = _spatial_rank(ctx, data)
     if len(kernel) != n or any(k is None for k in kernel):
         raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
-    strides = _ints(ctx, layer, "strides", n, [1] * n)
-    dilations = _ints(ctx, layer, "dilations", n, [1] * n)
+    return data, _ints(ctx, layer, "strides", n, [1] * n), _ints(ctx, layer, "dilations", n, [1] * n)
+
+
+def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
+    data, strides, dilations = conv_window(ctx, layer, kernel)
     attrs = _padding(ctx, layer, data, kernel, strides, dilations)
     ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
              kernel_shape=kernel, group=group, **attrs)
@@ -142,28 +170,13 @@ def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) ->
 
 @translator("Convolution", since=1, emits=("Conv",))
 def convolution(ctx: Context, layer) -> None:
-    filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 3:
-        raise ctx.error(f"filters of shape {filters.shape} are not [C_OUT, C_IN, spatial...]")
-    _conv(ctx, layer, filters.name, list(filters.shape[2:]), None)
+    _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN"))
 
 
 @translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape"))
 def group_convolution(ctx: Context, layer) -> None:
     """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
-    filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 4:
-        raise ctx.error(f"filters of shape {filters.shape} are not [GROUPS, C_OUT, C_IN, spatial...]")
-    group = filters.shape[0]
-    if group is None:
-        raise ctx.error("GroupConvolution needs a static number of groups")
-    if filters.const is not None:
-        arr = np.asarray(filters.const)
-        w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
-    else:
-        shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
-        w = ctx.one("Reshape", [filters.name, shape])
-    _conv(ctx, layer, w, list(filters.shape[3:]), int(group))
+    _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN", grouped_op="GroupConvolution"))
 
 
 # --- pooling --------------------------------------------------------------------------

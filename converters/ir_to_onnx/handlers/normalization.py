@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx_ext.types import from_ov
+from onnx_ext.types import ElementType, from_ov
 
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
@@ -39,13 +39,18 @@ def _compute(ctx: Context, v: Value) -> tuple[str, object]:
     return ctx.cast(v.name, v.type, ct), ct
 
 
-@translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
-def normalize_l2(ctx: Context, layer) -> None:
+def _data_and_axes(ctx: Context, op: str) -> tuple[Value, ElementType, list[int]]:
+    """The floating-point data of known rank, its element type and the constant axes input."""
     data = ctx.input(0)
     et = _float_data(ctx, data)
     if data.rank is None:
-        raise ctx.error("NormalizeL2 needs data of known rank")
-    axes = _normalize(ctx, const_ints(ctx, ctx.input(1), "the NormalizeL2 axes"), data.rank)
+        raise ctx.error(f"{op} needs data of known rank")
+    return data, et, _normalize(ctx, const_ints(ctx, ctx.input(1), f"the {op} axes"), data.rank)
+
+
+@translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
+def normalize_l2(ctx: Context, layer) -> None:
+    data, et, axes = _data_and_axes(ctx, "NormalizeL2")
     eps = _float(ctx, layer, "eps")
     mode = (layer.data.get("eps_mode", "add") or "add").strip().lower()
     if mode not in ("add", "max"):
@@ -62,11 +67,8 @@ def normalize_l2(ctx: Context, layer) -> None:
 
 @translator("LRN", since=1, emits=("Add", "AveragePool", "Cast", "Div", "Identity", "LRN", "Mul", "Pow"))
 def lrn(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    et = _float_data(ctx, data)
-    if data.rank is None:
-        raise ctx.error("LRN needs data of known rank")
-    axes = sorted(set(_normalize(ctx, const_ints(ctx, ctx.input(1), "the LRN axes"), data.rank)))
+    data, et, axes = _data_and_axes(ctx, "LRN")
+    axes = sorted(set(axes))
     alpha, beta, bias = (_float(ctx, layer, k) for k in ("alpha", "beta", "bias"))
     size = _int(ctx, layer, "size")
     if size % 2 == 0:  # OpenVINO's CPU plugin sums other windows than the spec's; onnxruntime refuses them
