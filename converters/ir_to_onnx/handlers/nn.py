@@ -30,7 +30,7 @@ from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type, parse_list
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import translator
+from ..registry import op_version, translator
 from .shape import const_ints
 
 _I64 = from_ov("i64")
@@ -223,11 +223,9 @@ def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], stride
     attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
 
 
-#: What _max_pool may emit.
-_MAX_POOL_OPS = ("Cast", "Identity", "MaxPool", "Mod", "ReduceProd", "Shape")
-
-
-def _max_pool(ctx: Context, layer, version: int) -> None:
+@translator("MaxPool", since=1, emits=("Cast", "Identity", "MaxPool", "Mod", "ReduceProd", "Shape"))
+def max_pool(ctx: Context, layer) -> None:
+    version = op_version(layer)
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
     if rounding != "floor":
@@ -259,22 +257,8 @@ def _max_pool(ctx: Context, layer, version: int) -> None:
     ctx.cast(idx, _I64, idx_type, ctx.out(1))
 
 
-@translator("MaxPool", since=1, emits=_MAX_POOL_OPS)
-def max_pool_1(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 1)
-
-
-@translator("MaxPool", since=8, emits=_MAX_POOL_OPS)
-def max_pool_8(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 8)
-
-
-@translator("MaxPool", since=14, emits=_MAX_POOL_OPS)
-def max_pool_14(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 14)
-
-
-def _avg_pool(ctx: Context, layer) -> None:
+@translator("AvgPool", since=1, until=14, emits=("AveragePool",))
+def avg_pool(ctx: Context, layer) -> None:
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=False)
     if rounding != "floor":
@@ -282,16 +266,6 @@ def _avg_pool(ctx: Context, layer) -> None:
     exclude = _flag(layer, "exclude-pad", False)
     ctx.emit("AveragePool", [data.name], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
              count_include_pad=int(not exclude), **attrs)
-
-
-@translator("AvgPool", since=1, emits=("AveragePool",))
-def avg_pool_1(ctx: Context, layer) -> None:
-    _avg_pool(ctx, layer)
-
-
-@translator("AvgPool", since=14, until=14, emits=("AveragePool",))
-def avg_pool_14(ctx: Context, layer) -> None:
-    _avg_pool(ctx, layer)
 
 
 # --- normalisation --------------------------------------------------------------------
@@ -363,21 +337,14 @@ def _mvn_decomposed(ctx: Context, data: Value, axes: str, variance: bool, eps: f
         ctx.cast(ctx.one("Div", [d, denom]), ct, et, ctx.out(0))
 
 
-def _batch_norm(ctx: Context, layer, order: tuple[int, int, int, int, int]) -> None:
+@translator("BatchNormInference", since=1, emits=("BatchNormalization",))
+def batch_norm_inference(ctx: Context, layer) -> None:
+    # BatchNormInference-1 takes gamma, beta, data, mean, variance; BatchNormInference-5 the data first
+    order = (0, 1, 2, 3, 4) if op_version(layer) >= 5 else (2, 0, 1, 3, 4)
     data, gamma, beta, mean, var = (ctx.input(i) for i in order)
     eps = _float(ctx, layer, "epsilon")
     ctx.emit("BatchNormalization", [data.name, gamma.name, beta.name, mean.name, var.name], data.type, ctx.out(0),
              epsilon=eps)
-
-
-@translator("BatchNormInference", since=5, emits=("BatchNormalization",))
-def batch_norm_5(ctx: Context, layer) -> None:
-    _batch_norm(ctx, layer, (0, 1, 2, 3, 4))
-
-
-@translator("BatchNormInference", since=1, emits=("BatchNormalization",))
-def batch_norm_1(ctx: Context, layer) -> None:
-    _batch_norm(ctx, layer, (2, 0, 1, 3, 4))  # gamma, beta, data, mean, variance
 
 
 # --- attention ------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value, compute_type
-from ..registry import translator
+from ..registry import op_version, translator
 from .layout import _mode
 from .nn import _flag
 from .shape import _int, const_ints
@@ -38,7 +38,9 @@ def _indices(ctx: Context, v: Value) -> str:
 # --- GatherND -------------------------------------------------------------------------
 
 
-def _gather_nd(ctx: Context, layer, keep_batch_dims: bool) -> None:
+@translator("GatherND", since=5, emits=("Cast", "Concat", "GatherND", "Reshape", "Shape"))
+def gather_nd(ctx: Context, layer) -> None:
+    keep_batch_dims = op_version(layer) >= 8  # GatherND-5 folds the batch dims into one
     data, indices = ctx.input(0), ctx.input(1)
     batch_dims = _int(ctx, layer, "batch_dims", 0)
     if batch_dims < 0:
@@ -49,16 +51,6 @@ def _gather_nd(ctx: Context, layer, keep_batch_dims: bool) -> None:
     out = ctx.one("GatherND", [data.name, _indices(ctx, indices)], batch_dims=batch_dims)
     shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [out], start=batch_dims)], axis=0)
     ctx.one("Reshape", [out, shape], ctx.out(0))
-
-
-@translator("GatherND", since=5, emits=("Cast", "Concat", "GatherND", "Reshape", "Shape"))
-def gather_nd_5(ctx: Context, layer) -> None:
-    _gather_nd(ctx, layer, keep_batch_dims=False)
-
-
-@translator("GatherND", since=8, emits=("Cast", "Concat", "GatherND", "Reshape", "Shape"))
-def gather_nd_8(ctx: Context, layer) -> None:
-    _gather_nd(ctx, layer, keep_batch_dims=True)
 
 
 # --- ScatterUpdate --------------------------------------------------------------------
