@@ -2,24 +2,26 @@
 
     @translator("Gather", since=1, emits=("onnx_ext.Gather",))
     def gather(ctx, layer):
-        version = op_version(layer)  # 1, 7 or 8
+        version = op_version(layer)  # 1, 7 or 8: the op version the layer resolved to
         ...
 
-A translator is a function ``(ctx, layer)``. It serves the versions of its op from ``since``
-up to ``until`` (inclusive) or, without ``until``, up to the next translator of the same type:
-``@translator("MaxPool", since=8)`` serves MaxPool-8 and any later version until one is
-registered for it. ``emits`` names every ONNX op the translator may emit (``onnx_ext.Name`` for
-the onnx-ext domain's): the coverage table is made of them, and the tests check every model
-they convert against them (``coverage.unlisted_ops``).
+A translator is a function ``(ctx, layer)`` that adds the layer's ONNX nodes to ``ctx``. It
+serves the op versions from ``since`` up to ``until`` (inclusive) or, without ``until``, up to
+the next translator registered for the type (``@translator("Squeeze", since=1, until=1)`` and
+``@translator("Squeeze", since=15)`` would split Squeeze-1 from Squeeze-15); a translator that
+serves several versions reads ``op_version(layer)``. ``emits`` names every ONNX op the
+translator may emit (``onnx_ext.Name`` for the domain's ops): the coverage table is made of
+them, and the tests fail on a converted model with an op its translator does not declare
+(``coverage.unlisted_ops``).
 
 A layer is found by its type, case-insensitively as OpenVINO's reader does (``ReLU`` and
 ``Relu`` are the same op; the IR's ``Constant`` is ``Const``), and its version ``opsetN``, the
 opset the layer was taken from. Its op version is the one opset N holds in OpenVINO's opset
 tables (``openvino_ops.json``): ``Add`` written ``opset8`` is Add-1, ``Gather`` written
-``opset9`` is Gather-8. Where the tables do not hold the op in opset N (an op OpenVINO dropped
-from later opsets, a version older releases wrote, opset17), it is the newest version of the
-op, in the tables or registered, at or before N. Any other version (``opset99``,
-``extension``) has no translator.
+``opset9`` is Gather-8. Where the tables do not hold the op in opset N (Reverse, dropped after
+opset1, written ``opset5``; Acosh written ``opset3`` as older releases did; any op written
+``opset17``), it is the newest version of the op, in the tables or registered, at or before N.
+Any other version (``opset99``, ``extension``) has no translator.
 """
 
 from __future__ import annotations
