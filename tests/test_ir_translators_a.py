@@ -515,7 +515,8 @@ def test_every_translator_of_these_modules_has_a_case(tmp_path):
     seen = set()
     for name, (builder, *_rest) in CASES.items():
         seen |= {(t.lower(), v) for t, v in layer_inventory(save_ir(builder(), tmp_path, name))}
-    mine = {key for key, fn in registry.HANDLERS.items() if fn.__module__ in modules or key[0] in OTHER_TYPES}
+    mine = {(t.op_type.lower(), f"opset{v}") for t in registry.translators() for v in t.versions()
+            if t.translate.__module__ in modules or t.op_type.lower() in OTHER_TYPES}
     assert mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"
 
 

@@ -287,14 +287,9 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
     examples: dict[str, list[str]] = {}
     kinds: dict[str, str] = {}
     for layer in _with_bodies(layers):
-        fn = lookup(layer.type, layer.version)
-        needs = getattr(fn, "domain_op", None)
-        if fn is None or (needs is not None and needs not in onnx_ext.SPECS):
+        if lookup(layer.type, layer.version) is None:
             key = f"{layer.type}-{layer.version or '(no version)'}"
-            if fn is not None:
-                key += f" (onnx_ext has no {needs} op yet)"
-            kinds[key] = ("no ONNX equivalent" if fn is None and no_onnx_equivalent(layer.type) else
-                          "not translated yet")
+            kinds[key] = "no ONNX equivalent" if no_onnx_equivalent(layer.type) else "not translated yet"
             missing[key] += 1
             examples.setdefault(key, []).append(f"{layer.id} {layer.name!r}")
     if not missing:

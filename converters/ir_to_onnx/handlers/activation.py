@@ -16,7 +16,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import handler
+from ..registry import translator
 
 _BOOL = from_ov("boolean")
 
@@ -35,7 +35,7 @@ def _float_data(ctx: Context, v: Value):
     return v.type
 
 
-@handler("PRelu", "opset1")
+@translator("PRelu", since=1, emits=("Identity", "Less", "Mul", "PRelu", "Reshape", "Where"))
 def prelu(ctx: Context, layer) -> None:
     data, slope = ctx.input(0), ctx.input(1)
     et = data.type
@@ -59,29 +59,28 @@ def prelu(ctx: Context, layer) -> None:
     ctx.one("Where", [negative, scaled, data.name], ctx.out(0))
 
 
-@handler("Selu", "opset1")
+def _constant_attributes(ctx: Context, op: str, names: tuple[str, str], what: str) -> None:
+    """``op`` with inputs 1 and 2, constant one-element tensors, as its attributes ``names``."""
+    data, a, b = (ctx.input(i) for i in range(3))
+    et = _float_data(ctx, data)
+    if any(v.const is None or v.const.size != 1 for v in (a, b)):
+        raise ctx.error(f"{op} needs constant one-element {what} (ONNX's are attributes)")
+    ctx.emit(op, [data.name], et, ctx.out(0), **{name: float(v.const.reshape(())) for name, v in zip(names, (a, b))})
+
+
+@translator("Selu", since=1, emits=("Selu",))
 def selu(ctx: Context, layer) -> None:
     """Constant alpha and lambda (what frontends write; OpenVINO's CPU plugin runs no other)."""
-    data, alpha, lam = (ctx.input(i) for i in range(3))
-    et = _float_data(ctx, data)
-    if alpha.const is None or lam.const is None or alpha.const.size != 1 or lam.const.size != 1:
-        raise ctx.error("Selu needs constant one-element alpha and lambda (ONNX's are attributes)")
-    ctx.emit("Selu", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
-             gamma=float(lam.const.reshape(())))
+    _constant_attributes(ctx, "Selu", ("alpha", "gamma"), "alpha and lambda")
 
 
-@handler("HardSigmoid", "opset1")
+@translator("HardSigmoid", since=1, emits=("HardSigmoid",))
 def hard_sigmoid(ctx: Context, layer) -> None:
     """max(0, min(1, alpha * x + beta)), constant alpha and beta (ONNX's attributes)."""
-    data, alpha, beta = (ctx.input(i) for i in range(3))
-    et = _float_data(ctx, data)
-    if alpha.const is None or beta.const is None or alpha.const.size != 1 or beta.const.size != 1:
-        raise ctx.error("HardSigmoid needs constant one-element alpha and beta (ONNX's are attributes)")
-    ctx.emit("HardSigmoid", [data.name], et, ctx.out(0), alpha=float(alpha.const.reshape(())),
-             beta=float(beta.const.reshape(())))
+    _constant_attributes(ctx, "HardSigmoid", ("alpha", "beta"), "alpha and beta")
 
 
-@handler("IsNaN", "opset10")
+@translator("IsNaN", since=10, emits=("IsNaN",))
 def is_nan(ctx: Context, layer) -> None:
     data = ctx.input(0)
     ctx.emit("IsNaN", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL)
@@ -93,7 +92,7 @@ def _inf_flags(layer) -> tuple[int, int]:
     return flag("detect_negative"), flag("detect_positive")
 
 
-@handler("IsInf", "opset10")
+@translator("IsInf", since=10, emits=("IsInf",))
 def is_inf(ctx: Context, layer) -> None:
     data = ctx.input(0)
     negative, positive = _inf_flags(layer)
@@ -101,7 +100,7 @@ def is_inf(ctx: Context, layer) -> None:
              detect_negative=negative, detect_positive=positive)
 
 
-@handler("IsFinite", "opset10")
+@translator("IsFinite", since=10, emits=("IsInf", "IsNaN", "Not", "Or"))
 def is_finite(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
@@ -110,7 +109,7 @@ def is_finite(ctx: Context, layer) -> None:
     ctx.one("Not", [ctx.one("Or", [nan, inf])], ctx.out(0))
 
 
-@handler("Swish", "opset4")
+@translator("Swish", since=4, emits=("Cast", "Identity", "Mul", "Sigmoid"))
 def swish(ctx: Context, layer) -> None:
     """x * sigmoid(beta * x), beta 1 when the input is absent."""
     data = ctx.input(0)

@@ -13,7 +13,7 @@ AdaptiveMaxPool's indices output is refused when anything reads it.
 from __future__ import annotations
 
 from ..context import Context
-from ..registry import emits, handler
+from ..registry import translator
 from .nn import _consumed, _spatial_rank
 from .shape import const_ints
 
@@ -60,14 +60,14 @@ def _adaptive(ctx: Context, layer, reduce_op: str, pool_op: str) -> None:
         ctx.one("Identity", [data.name], ctx.out(0))
 
 
-@handler("AdaptiveAvgPool", "opset8")
-@emits("ReduceMean", "AveragePool")
+@translator("AdaptiveAvgPool", since=8,
+            emits=("Add", "AveragePool", "Concat", "Div", "Identity", "Mul", "ReduceMean", "Shape", "Slice"))
 def adaptive_avg_pool(ctx: Context, layer) -> None:
     _adaptive(ctx, layer, "ReduceMean", "AveragePool")
 
 
-@handler("AdaptiveMaxPool", "opset8")
-@emits("ReduceMax", "MaxPool")
+@translator("AdaptiveMaxPool", since=8,
+            emits=("Add", "Concat", "Div", "Identity", "MaxPool", "Mul", "ReduceMax", "Shape", "Slice"))
 def adaptive_max_pool(ctx: Context, layer) -> None:
     if len(layer.outputs) > 1 and _consumed(ctx, 1):
         raise ctx.error("the indices output of AdaptiveMaxPool is not translated")

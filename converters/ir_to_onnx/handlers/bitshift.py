@@ -17,7 +17,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context
-from ..registry import handler
+from ..registry import translator
 
 _UNSIGNED = {"i8": "u8", "i16": "u32", "i32": "u32", "i64": "u64", "u8": "u8", "u16": "u32", "u32": "u32",
              "u64": "u64"}
@@ -47,11 +47,11 @@ def _shift(ctx: Context, layer, direction: str) -> None:
     ctx.one("BitwiseXor", [shifted, mask], ctx.out(0))
 
 
-@handler("BitwiseLeftShift", "opset15")
+@translator("BitwiseLeftShift", since=15, emits=("BitShift", "BitwiseXor", "Cast", "Identity", "Less", "Neg"))
 def bitwise_left_shift(ctx: Context, layer) -> None:
     _shift(ctx, layer, "LEFT")
 
 
-@handler("BitwiseRightShift", "opset15")
+@translator("BitwiseRightShift", since=15, emits=("BitShift", "BitwiseXor", "Cast", "Identity", "Less", "Neg"))
 def bitwise_right_shift(ctx: Context, layer) -> None:
     _shift(ctx, layer, "RIGHT")

@@ -7,14 +7,14 @@ from __future__ import annotations
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context
-from ..registry import handler
+from ..registry import translator
 from .nn import _ints
 
 _F32 = from_ov("f32")
 ORT_KERNELS.setdefault("Col2Im", frozenset({"f32"}))
 
 
-@handler("Col2Im", "opset15")
+@translator("Col2Im", since=15, emits=("Cast", "Col2Im", "Squeeze", "Unsqueeze"))
 def col2im(ctx: Context, layer) -> None:
     data, size, kernel = ctx.input(0), ctx.input(1), ctx.input(2)
     if data.rank not in (2, 3):

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ..context import Context
 from ..convert import translate_body
-from ..registry import handler
+from ..registry import translator
 
 
-@handler("If", "opset8")
+@translator("If", since=8, emits=("If",))
 def if_(ctx: Context, layer) -> None:
     branches = {}
     for body_key, map_key in (("then_body", "then_port_map"), ("else_body", "else_port_map")):

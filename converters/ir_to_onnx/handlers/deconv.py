@@ -15,11 +15,9 @@ same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) an
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
-from .nn import _ints, _spatial_rank
+from ..registry import translator
+from .nn import _ints, conv_filters, conv_window
 from .shape import const_ints
 
 ORT_KERNELS.setdefault("ConvTranspose", frozenset({"f16", "f32"}))
@@ -64,38 +62,19 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
 
 
 def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
-    data = ctx.input(0)
-    n = _spatial_rank(ctx, data)
-    if len(kernel) != n or any(k is None for k in kernel):
-        raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
-    strides = _ints(ctx, layer, "strides", n, [1] * n)
-    dilations = _ints(ctx, layer, "dilations", n, [1] * n)
+    data, strides, dilations = conv_window(ctx, layer, kernel)
+    n = len(kernel)
     output_padding = _ints(ctx, layer, "output_padding", n, [0] * n)
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
     ctx.emit("ConvTranspose", [data.name, filters], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
              dilations=dilations, pads=pads, output_padding=output_padding, group=group)
 
 
-@handler("ConvolutionBackpropData", "opset1")
+@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose",))
 def convolution_backprop_data(ctx: Context, layer) -> None:
-    filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 3:
-        raise ctx.error(f"filters of shape {filters.shape} are not [C_IN, C_OUT, spatial...]")
-    _conv_transpose(ctx, layer, filters.name, list(filters.shape[2:]), None)
+    _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT"))
 
 
-@handler("GroupConvolutionBackpropData", "opset1")
+@translator("GroupConvolutionBackpropData", since=1, emits=("Concat", "ConvTranspose", "Reshape", "Shape"))
 def group_convolution_backprop_data(ctx: Context, layer) -> None:
-    filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 4:
-        raise ctx.error(f"filters of shape {filters.shape} are not [GROUPS, C_IN, C_OUT, spatial...]")
-    group = filters.shape[0]
-    if group is None:
-        raise ctx.error("GroupConvolutionBackpropData needs a static number of groups")
-    if filters.const is not None:
-        arr = np.asarray(filters.const)
-        w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
-    else:
-        shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
-        w = ctx.one("Reshape", [filters.name, shape])
-    _conv_transpose(ctx, layer, w, list(filters.shape[3:]), int(group))
+    _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT", grouped_op="GroupConvolutionBackpropData"))

@@ -25,7 +25,7 @@ from onnx_ext.types import from_ov
 
 from ...ir_reader import element_type
 from ..context import Context, Value
-from ..registry import handler
+from ..registry import op_version, translator
 from .layout import _mode, i64_vector
 from .nn import _flag
 
@@ -99,7 +99,11 @@ def _dynamic_rows(ctx: Context, i: int, et) -> None:
     ctx.values[(ctx.layer.id, port.id)] = Value(ctx.out(i), et, (None, 3))
 
 
-def _nms(ctx: Context, layer, version: int) -> None:
+@translator("NonMaxSuppression", since=1,
+            emits=("Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Less", "Min", "Mul",
+                   "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
+def non_max_suppression(ctx: Context, layer) -> None:
+    version = op_version(layer)
     out_type = _I64 if version == 1 else element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
     rows, scores_f = _selected(ctx, layer, version)
     ctx.cast(rows, _I64, out_type, ctx.out(0))
@@ -113,18 +117,3 @@ def _nms(ctx: Context, layer, version: int) -> None:
     ctx.cast(triples, _F32, score_type, ctx.out(1))
     _dynamic_rows(ctx, 1, score_type)
     ctx.cast(ctx.one("Shape", [rows], start=0, end=1), _I64, out_type, ctx.out(2))
-
-
-@handler("NonMaxSuppression", "opset1")
-def nms_1(ctx: Context, layer) -> None:
-    _nms(ctx, layer, 1)
-
-
-@handler("NonMaxSuppression", "opset3", "opset4")
-def nms_3(ctx: Context, layer) -> None:
-    _nms(ctx, layer, 3)
-
-
-@handler("NonMaxSuppression", "opset5", "opset9")
-def nms_5(ctx: Context, layer) -> None:
-    _nms(ctx, layer, 5)

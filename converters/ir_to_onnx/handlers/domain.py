@@ -8,11 +8,11 @@ node gets the overload of its body that fits.
 from __future__ import annotations
 
 import onnx_ext
-from onnx_ext.ops import Operand
+from onnx_ext.ops import Operand, broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
 
 from ...ir_reader import element_type, parse_list
 from ..context import Context, Value
-from ..registry import HANDLERS, handler, resolve_version
+from ..registry import op_version, translator
 
 
 def operand(v: Value) -> Operand:
@@ -26,22 +26,7 @@ def domain_node(ctx: Context, op_type: str, values: list[Value], outputs: list[s
     ctx.domain_used = True
 
 
-def op_version(layer) -> int:
-    """2 for a layer written ``opset2`` whose op is Gather-1, etc."""
-    version = layer.version if (layer.type.lower(), layer.version) in HANDLERS else resolve_version(layer.type, layer.version)
-    return int((version or layer.version).removeprefix("opset"))
-
-
-def _needs(op_type: str):
-    """Mark a translator as needing the domain op (listed as unsupported until it is registered)."""
-    def mark(fn):
-        fn.domain_op = op_type
-        return fn
-    return mark
-
-
-@handler("Gather", "opset8", "opset7", "opset1")
-@_needs("Gather")
+@translator("Gather", since=gather_op.VERSIONS[0], until=gather_op.VERSIONS[-1], emits=("onnx_ext.Gather",))
 def gather(ctx: Context, layer) -> None:
     version = op_version(layer)
     batch_dims = 0 if version == 1 else int(layer.data.get("batch_dims", "0") or 0)
@@ -49,8 +34,7 @@ def gather(ctx: Context, layer) -> None:
     domain_node(ctx, "Gather", values, [ctx.out(0)], batch_dims=batch_dims, version=version)
 
 
-@handler("Range", "opset4", "opset1")
-@_needs("Range")
+@translator("Range", since=1, emits=("onnx_ext.Range",))
 def range_(ctx: Context, layer) -> None:
     if op_version(layer) == 4:
         et = element_type(layer.data.get("output_type", ""), ctx.where)
@@ -62,16 +46,12 @@ def range_(ctx: Context, layer) -> None:
     domain_node(ctx, "Range", values, [ctx.out(0)], output_type=et.onnx)
 
 
-_BROADCAST_MODES = {1: ("numpy", "explicit", "none", "pdpd"), 3: ("numpy", "explicit", "none", "bidirectional", "pdpd")}
-
-
-@handler("Broadcast", "opset3", "opset1")
-@_needs("Broadcast")
+@translator("Broadcast", since=broadcast_op.VERSIONS[0], until=broadcast_op.VERSIONS[-1], emits=("onnx_ext.Broadcast",))
 def broadcast(ctx: Context, layer) -> None:
     version = op_version(layer)
     mode = (layer.data.get("mode", "numpy") or "numpy").strip().lower()
-    if mode not in _BROADCAST_MODES[version]:
-        raise ctx.error(f"mode {mode!r} is not a Broadcast-{version} mode ({', '.join(_BROADCAST_MODES[version])})")
+    if mode not in broadcast_op.MODES[version]:
+        raise ctx.error(f"mode {mode!r} is not a Broadcast-{version} mode ({', '.join(broadcast_op.MODES[version])})")
     n = 3 if mode in ("explicit", "none") else 2
     if ctx.n_inputs() < n:
         raise ctx.error(f"mode {mode} needs {n} inputs, the layer has {ctx.n_inputs()}")
@@ -88,14 +68,10 @@ def broadcast(ctx: Context, layer) -> None:
     domain_node(ctx, "Broadcast", values, [ctx.out(0)], **attrs)
 
 
-_MASKS = ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")
-
-
-@handler("StridedSlice", "opset1")
-@_needs("StridedSlice")
+@translator("StridedSlice", since=1, emits=("onnx_ext.StridedSlice",))
 def strided_slice(ctx: Context, layer) -> None:
     masks = {}
-    for name in _MASKS:
+    for name in strided_slice_op.MASKS:
         try:
             masks[name] = parse_list(layer.data.get(name, ""))
         except ValueError:

@@ -14,7 +14,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value, compute_type
-from ..registry import handler
+from ..registry import translator
 
 _BOOL = from_ov("boolean")
 _F64 = from_ov("f64")
@@ -66,6 +66,10 @@ def pdpd_align(ctx: Context, a: Value, b: Value, axis: int) -> str:
     return ctx.one("Reshape", [b.name, shape])
 
 
+#: The ops pdpd_align may emit (declared by the translators of binary ops).
+_PDPD = ("Concat", "Reshape", "Shape")
+
+
 def _by_type(table: dict, layer):
     """``table[layer.type]``, with OpenVINO's case-insensitive type names."""
     return {k.lower(): v for k, v in table.items()}[layer.type.lower()]
@@ -89,11 +93,11 @@ def _arith(ctx: Context, layer) -> None:
     ctx.emit(onnx_op, [x, y], _data_type(ctx, a), ctx.out(0), kind=kind)
 
 
-for _op in _ARITH:
-    handler(_op, "opset1")(_arith)
+for _op, (_onnx_op, _) in _ARITH.items():
+    translator(_op, since=1, emits=(_onnx_op, *_PDPD))(_arith)
 
 
-@handler("SquaredDifference", "opset1")
+@translator("SquaredDifference", since=1, emits=("Mul", "Sub", *_PDPD))
 def squared_difference(ctx: Context, layer) -> None:
     x, y, a, _ = binary_inputs(ctx, layer)
     et = _data_type(ctx, a)
@@ -101,7 +105,7 @@ def squared_difference(ctx: Context, layer) -> None:
     ctx.emit("Mul", [d, d], et, ctx.out(0), kind="bits")
 
 
-@handler("Divide", "opset1")
+@translator("Divide", since=1, emits=("And", "Cast", "Div", "Equal", "Less", "Mul", "Not", "Sub", "Xor", *_PDPD))
 def divide(ctx: Context, layer) -> None:
     x, y, a, _ = binary_inputs(ctx, layer)
     et = _data_type(ctx, a)
@@ -120,7 +124,7 @@ def divide(ctx: Context, layer) -> None:
     ctx.emit("Sub", [q, step], et, ctx.out(0))
 
 
-@handler("FloorMod", "opset1")
+@translator("FloorMod", since=1, emits=("Cast", "Div", "Floor", "Identity", "Mod", "Mul", "Sub", *_PDPD))
 def floor_mod(ctx: Context, layer) -> None:
     x, y, a, _ = binary_inputs(ctx, layer)
     et = _data_type(ctx, a)
@@ -134,7 +138,7 @@ def floor_mod(ctx: Context, layer) -> None:
     ctx.cast(res, _F64, et, ctx.out(0))
 
 
-@handler("Mod", "opset1")
+@translator("Mod", since=1, emits=("Div", "Mod", "Mul", "Sub", *_PDPD))
 def mod(ctx: Context, layer) -> None:
     """The remainder with the dividend's sign (C fmod). onnxruntime's Mod(fmod=1) goes
     through double even for integers (wrong beyond 2^53): integers use x - trunc(x/y)*y."""
@@ -160,11 +164,11 @@ def _compare(ctx: Context, layer) -> None:
     ctx.emit(_by_type(_COMPARE, layer), [x, y], _data_type(ctx, a), ctx.out(0), result_type=_BOOL)
 
 
-for _op in _COMPARE:
-    handler(_op, "opset1")(_compare)
+for _op, _onnx_op in _COMPARE.items():
+    translator(_op, since=1, emits=(_onnx_op, *_PDPD))(_compare)
 
 
-@handler("NotEqual", "opset1")
+@translator("NotEqual", since=1, emits=("Equal", "Not", *_PDPD))
 def not_equal(ctx: Context, layer) -> None:
     x, y, a, _ = binary_inputs(ctx, layer)
     eq = ctx.emit("Equal", [x, y], _data_type(ctx, a), result_type=_BOOL)
@@ -180,11 +184,11 @@ def _logic(ctx: Context, layer) -> None:
     ctx.one(_by_type(_LOGIC, layer), [x, y], ctx.out(0))
 
 
-for _op in _LOGIC:
-    handler(_op, "opset1")(_logic)
+for _op, _onnx_op in _LOGIC.items():
+    translator(_op, since=1, emits=(_onnx_op, "Cast", *_PDPD))(_logic)
 
 
-@handler("LogicalNot", "opset1")
+@translator("LogicalNot", since=1, emits=("Cast", "Not"))
 def logical_not(ctx: Context, layer) -> None:
     v = ctx.input(0)
     ctx.one("Not", [ctx.cast(v.name, v.type, _BOOL)], ctx.out(0))
@@ -203,18 +207,18 @@ def _bitwise(ctx: Context, layer) -> None:
         ctx.emit(int_op, [x, y], et, ctx.out(0), kind="bits")
 
 
-for _op in _BITWISE:
-    handler(_op, "opset13")(_bitwise)
+for _op, _onnx_ops in _BITWISE.items():
+    translator(_op, since=13, emits=(*_onnx_ops, *_PDPD))(_bitwise)
 
 
-@handler("BitwiseNot", "opset13")
+@translator("BitwiseNot", since=13, emits=("BitwiseNot", "Not"))
 def bitwise_not(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
     ctx.one("Not" if et.kind == "bool" else "BitwiseNot", [v.name], ctx.out(0))
 
 
-@handler("Select", "opset1")
+@translator("Select", since=1, emits=("Cast", "Identity", "Where"))
 def select(ctx: Context, layer) -> None:
     cond, then, other = ctx.input(0), ctx.input(1), ctx.input(2)
     mode = layer.data.get("auto_broadcast", "numpy").strip().lower()  # "" is refused, as by OpenVINO
@@ -240,8 +244,7 @@ _UNARY_FLOAT = {"Sqrt": "Sqrt", "Exp": "Exp", "Log": "Log", "Sigmoid": "Sigmoid"
                 "Sinh": "Sinh", "Cosh": "Cosh", "Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh",
                 "SoftPlus": "Softplus", "HSwish": "HardSwish", "Mish": "Mish", "SoftSign": "Softsign"}
 # Asinh/Acosh/Atanh are version 3 ops that save_model writes as opset4.
-_UNARY_OPSET = {"Asinh": ("opset3", "opset4"), "Acosh": ("opset3", "opset4"), "Atanh": ("opset3", "opset4"),
-                "SoftPlus": ("opset4",), "HSwish": ("opset4",), "Mish": ("opset4",), "SoftSign": ("opset9",)}
+_UNARY_SINCE = {"Asinh": 3, "Acosh": 3, "Atanh": 3, "SoftPlus": 4, "HSwish": 4, "Mish": 4, "SoftSign": 9}
 
 
 def _unary_float(ctx: Context, layer) -> None:
@@ -249,23 +252,23 @@ def _unary_float(ctx: Context, layer) -> None:
     ctx.emit(_by_type(_UNARY_FLOAT, layer), [v.name], _data_type(ctx, v), ctx.out(0))
 
 
-for _op in _UNARY_FLOAT:
-    handler(_op, *_UNARY_OPSET.get(_op, ("opset1",)))(_unary_float)
+for _op, _onnx_op in _UNARY_FLOAT.items():
+    translator(_op, since=_UNARY_SINCE.get(_op, 1), emits=(_onnx_op,))(_unary_float)
 
 
-@handler("Abs", "opset1")
+@translator("Abs", since=1, emits=("Abs",))
 def abs_(ctx: Context, layer) -> None:
     v = ctx.input(0)
     ctx.emit("Abs", [v.name], _data_type(ctx, v), ctx.out(0))
 
 
-@handler("Sign", "opset1")
+@translator("Sign", since=1, emits=("Sign",))
 def sign(ctx: Context, layer) -> None:
     v = ctx.input(0)
     ctx.emit("Sign", [v.name], _data_type(ctx, v), ctx.out(0))
 
 
-@handler("Negative", "opset1")
+@translator("Negative", since=1, emits=("Neg", "Sub"))
 def negative(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
@@ -286,11 +289,11 @@ def _round_like(onnx_op: str):
     return translate
 
 
-handler("Floor", "opset1")(_round_like("Floor"))
-handler("Ceiling", "opset1")(_round_like("Ceil"))
+translator("Floor", since=1, emits=("Floor", "Identity"))(_round_like("Floor"))
+translator("Ceiling", since=1, emits=("Ceil", "Identity"))(_round_like("Ceil"))
 
 
-@handler("Round", "opset5")
+@translator("Round", since=5, emits=("Abs", "Add", "Floor", "Identity", "Mul", "Round", "Sign"))
 def round_(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
@@ -308,7 +311,7 @@ def round_(ctx: Context, layer) -> None:
         raise ctx.error(f"Round mode {mode!r} is not half_to_even or half_away_from_zero")
 
 
-@handler("ReLU", "opset1")
+@translator("ReLU", since=1, emits=("Identity", "Max", "Relu"))
 def relu(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
@@ -320,7 +323,7 @@ def relu(ctx: Context, layer) -> None:
         ctx.emit("Max", [v.name, ctx.const(np.zeros((), et.numpy))], et, ctx.out(0))
 
 
-@handler("Clamp", "opset1")
+@translator("Clamp", since=1, emits=("Cast", "Clip", "Identity"))
 def clamp(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
@@ -337,19 +340,19 @@ def clamp(ctx: Context, layer) -> None:
         ctx.cast(out, ct, et, ctx.out(0))
 
 
-@handler("Elu", "opset1")
+@translator("Elu", since=1, emits=("Elu",))
 def elu(ctx: Context, layer) -> None:
     v = ctx.input(0)
     ctx.emit("Elu", [v.name], _data_type(ctx, v), ctx.out(0), alpha=float(layer.data.get("alpha", "1")))
 
 
-@handler("HSigmoid", "opset5")
+@translator("HSigmoid", since=5, emits=("HardSigmoid",))
 def hsigmoid(ctx: Context, layer) -> None:
     v = ctx.input(0)
     ctx.emit("HardSigmoid", [v.name], _data_type(ctx, v), ctx.out(0), alpha=1.0 / 6.0, beta=0.5)
 
 
-@handler("Gelu", "opset2", "opset7")
+@translator("Gelu", since=2, emits=("Gelu",))
 def gelu(ctx: Context, layer) -> None:
     v = ctx.input(0)
     mode = layer.data.get("approximation_mode", "erf").strip().lower()

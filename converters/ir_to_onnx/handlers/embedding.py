@@ -19,7 +19,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value
-from ..registry import handler
+from ..registry import translator
 
 _F32 = from_ov("f32")
 
@@ -51,6 +51,10 @@ def _weighted_rows(ctx: Context, table: str, indices: Value, weights: Value | No
     w = ctx.one("Unsqueeze", [w, ctx.one("Range", [ctx.one("Size", [ctx.one("Shape", [w])]),
                                                    ctx.one("Size", [ctx.one("Shape", [rows])]), ctx.i64(1)])])
     return ctx.one("Mul", [rows, w])
+
+
+#: What _packed may emit.
+_PACKED_OPS = ("Cast", "Gather", "Identity", "Mul", "Range", "ReduceMean", "ReduceSum", "Shape", "Size", "Unsqueeze")
 
 
 def _packed(ctx: Context, layer, mean: bool) -> None:
@@ -87,6 +91,11 @@ def _positions(ctx: Context, indices: Value) -> str:
     return ctx.one("Range", [ctx.i64(0), k, ctx.i64(1)])
 
 
+#: What _offsets may emit.
+_OFFSETS_OPS = ("Cast", "Concat", "Div", "Equal", "Gather", "Identity", "LessOrEqual", "MatMul", "Max", "Mul", "Range",
+                "ReduceSum", "Reshape", "Shape", "Size", "Squeeze", "Sub", "Unsqueeze", "Where")
+
+
 def _offsets(ctx: Context, layer, mean: bool) -> None:
     table, t, ct = _table(ctx)
     indices, offsets = ctx.input(1), ctx.input(2)
@@ -102,27 +111,29 @@ def _offsets(ctx: Context, layer, mean: bool) -> None:
     _bags(ctx, table, t, ct, indices, member, weights, default, mean)
 
 
-@handler("EmbeddingBagPackedSum", "opset3")
+@translator("EmbeddingBagPackedSum", since=3, emits=_PACKED_OPS)
 def embedding_bag_packed_sum(ctx: Context, layer) -> None:
     _packed(ctx, layer, mean=False)
 
 
-@handler("EmbeddingBagPacked", "opset15")
+@translator("EmbeddingBagPacked", since=15, emits=_PACKED_OPS)
 def embedding_bag_packed(ctx: Context, layer) -> None:
     _packed(ctx, layer, _reduction(ctx, layer))
 
 
-@handler("EmbeddingBagOffsetsSum", "opset3")
+@translator("EmbeddingBagOffsetsSum", since=3, emits=_OFFSETS_OPS)
 def embedding_bag_offsets_sum(ctx: Context, layer) -> None:
     _offsets(ctx, layer, mean=False)
 
 
-@handler("EmbeddingBagOffsets", "opset15")
+@translator("EmbeddingBagOffsets", since=15, emits=_OFFSETS_OPS)
 def embedding_bag_offsets(ctx: Context, layer) -> None:
     _offsets(ctx, layer, _reduction(ctx, layer))
 
 
-@handler("EmbeddingSegmentsSum", "opset3")
+@translator("EmbeddingSegmentsSum", since=3,
+            emits=("Cast", "Concat", "Div", "Equal", "Gather", "Identity", "MatMul", "Max", "Mul", "Range", "ReduceSum",
+                   "Reshape", "Shape", "Size", "Unsqueeze", "Where"))
 def embedding_segments_sum(ctx: Context, layer) -> None:
     table, t, ct = _table(ctx)
     indices, segments, count = ctx.input(1), ctx.input(2), ctx.input(3)

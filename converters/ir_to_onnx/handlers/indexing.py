@@ -25,7 +25,7 @@ from onnx_ext.types import from_ov
 
 from ...ir_reader import element_type
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import emits, handler
+from ..registry import translator
 from .elementwise import where
 from .shape import _flag, _int, _normalize, const_ints
 
@@ -50,7 +50,8 @@ def _shape_of(ctx: Context, v: Value) -> list[str]:
 # --- OneHot -------------------------------------------------------------------------------------
 
 
-@handler("OneHot", "opset1", "opset16")
+@translator("OneHot", since=1,
+            emits=("Add", "Cast", "Equal", "Identity", "Less", "Range", "Reshape", "Unsqueeze", "Where"))
 def one_hot(ctx: Context, layer) -> None:
     """OneHot-16's ``negative_indices_mode`` normalize counts negative indices from the end
     (index + depth); ignore_negative (and OneHot-1) leaves them all "off"."""
@@ -78,7 +79,7 @@ def one_hot(ctx: Context, layer) -> None:
 # --- Roll ---------------------------------------------------------------------------------------
 
 
-@handler("Roll", "opset7")
+@translator("Roll", since=7, emits=("Concat", "Identity", "Mod", "Shape", "Slice", "Sub"))
 def roll(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank is None:
@@ -119,7 +120,7 @@ def _roll_axis(ctx: Context, data: Value, x: str, axis: int, shift: int, output:
 # --- Bucketize ----------------------------------------------------------------------------------
 
 
-@handler("Bucketize", "opset3")
+@translator("Bucketize", since=3, emits=("Cast", "Greater", "GreaterOrEqual", "Identity", "ReduceSum", "Unsqueeze"))
 def bucketize(ctx: Context, layer) -> None:
     data, buckets = ctx.input(0), ctx.input(1)
     out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
@@ -136,7 +137,7 @@ def bucketize(ctx: Context, layer) -> None:
 # --- ReverseSequence ----------------------------------------------------------------------------
 
 
-@handler("ReverseSequence", "opset1")
+@translator("ReverseSequence", since=1, emits=("Cast", "ReverseSequence", "Transpose"))
 def reverse_sequence(ctx: Context, layer) -> None:
     data, lengths = ctx.input(0), ctx.input(1)
     if data.rank is None or data.rank < 2:
@@ -158,8 +159,8 @@ def reverse_sequence(ctx: Context, layer) -> None:
 # --- Eye ----------------------------------------------------------------------------------------
 
 
-@handler("Eye", "opset9")
-@emits("Reshape")  # ctx.as_i64(flat=True)
+@translator("Eye", since=9,
+            emits=("Cast", "Concat", "Equal", "Expand", "Identity", "Range", "Reshape", "Squeeze", "Sub", "Unsqueeze"))
 def eye(ctx: Context, layer) -> None:
     rows, cols, diag = (ctx.as_i64(ctx.input(i), flat=True) for i in range(3))
     out_type = ctx.out_type(0)
@@ -177,22 +178,22 @@ def eye(ctx: Context, layer) -> None:
 # --- BatchToSpace / SpaceToBatch ----------------------------------------------------------------
 
 
-def _blocks(ctx: Context, data: Value, what: str) -> list[int]:
+def _block_inputs(ctx: Context, begin_name: str, end_name: str) -> tuple[Value, list[int], list[int], list[int]]:
+    """The data, the block shape past its leading 1, and the constant begin and end amounts per dim
+    (crops or pads) of BatchToSpace and SpaceToBatch."""
+    data = ctx.input(0)
     if data.rank is None:
         raise ctx.error(f"{ctx.layer.type} needs data of known rank")
     block = const_ints(ctx, ctx.input(1), "the block_shape")
     if len(block) != data.rank or block[0] != 1 or any(b < 1 for b in block):
         raise ctx.error(f"block_shape {block} must have {data.rank} entries >= 1, the first 1")
-    return block
+    return data, block[1:], const_ints(ctx, ctx.input(2), begin_name), const_ints(ctx, ctx.input(3), end_name)
 
 
-@handler("BatchToSpace", "opset2")
+@translator("BatchToSpace", since=2, emits=("Concat", "Div", "Mul", "Reshape", "Shape", "Slice", "Sub", "Transpose"))
 def batch_to_space(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    block = _blocks(ctx, data, "BatchToSpace")
-    begin = const_ints(ctx, ctx.input(2), "crops_begin")
-    end = const_ints(ctx, ctx.input(3), "crops_end")
-    n, blocks = data.rank, block[1:]
+    data, blocks, begin, end = _block_inputs(ctx, "crops_begin", "crops_end")
+    n = data.rank
     prod = int(np.prod(blocks))
     dims = _shape_of(ctx, data)
     batch = ctx.one("Div", [dims[0], ctx.i64([prod])])
@@ -208,13 +209,10 @@ def batch_to_space(ctx: Context, layer) -> None:
     ctx.one("Slice", [x, starts, ends, ctx.i64(list(range(n)))], ctx.out(0))
 
 
-@handler("SpaceToBatch", "opset2")
+@translator("SpaceToBatch", since=2, emits=("Concat", "Div", "Mul", "Pad", "Reshape", "Shape", "Transpose"))
 def space_to_batch(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    block = _blocks(ctx, data, "SpaceToBatch")
-    begin = const_ints(ctx, ctx.input(2), "pads_begin")
-    end = const_ints(ctx, ctx.input(3), "pads_end")
-    n, blocks = data.rank, block[1:]
+    data, blocks, begin, end = _block_inputs(ctx, "pads_begin", "pads_end")
+    n = data.rank
     x = data.name
     if any(begin) or any(end):
         x = ctx.emit("Pad", [x], data.type, extra=[ctx.i64(begin + end)])
@@ -235,7 +233,7 @@ def space_to_batch(ctx: Context, layer) -> None:
 # --- Unique -------------------------------------------------------------------------------------
 
 
-@handler("Unique", "opset10")
+@translator("Unique", since=10, emits=("Cast", "Identity", "Reshape", "Unique"))
 def unique(ctx: Context, layer) -> None:
     data = ctx.input(0)
     attrs = {"sorted": int(_flag(layer, "sorted", True))}
@@ -259,7 +257,7 @@ def unique(ctx: Context, layer) -> None:
 # --- SearchSorted, Reverse ----------------------------------------------------------------------
 
 
-@handler("SearchSorted", "opset15")
+@translator("SearchSorted", since=15, emits=("Cast", "Greater", "GreaterOrEqual", "Identity", "ReduceSum", "Unsqueeze"))
 def search_sorted(ctx: Context, layer) -> None:
     """The count of sorted values below each value (right_mode: below or equal), over the
     last axis; a 1-D sequence serves every value."""
@@ -277,7 +275,7 @@ def search_sorted(ctx: Context, layer) -> None:
     ctx.cast(count, _I64, ctx.out_type(0), ctx.out(0))
 
 
-@handler("Reverse", "opset1")
+@translator("Reverse", since=1, emits=("Identity", "Slice"))
 def reverse(ctx: Context, layer) -> None:
     """Reverse-1: the axes as indices (mode index) or a boolean mask over the dims (mode mask)."""
     data, axes_v = ctx.input(0), ctx.input(1)

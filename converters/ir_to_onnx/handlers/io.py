@@ -8,12 +8,12 @@ from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type
 from ..context import LARGE_INITIALIZER_BYTES, Context, Value, value_info
-from ..registry import handler
+from ..registry import translator
 
 _I64 = from_ov("i64")
 
 
-@handler("Parameter", "opset1")
+@translator("Parameter", since=1)
 def parameter(ctx: Context, layer) -> None:
     port = layer.outputs[0]
     if ctx.in_body:  # stands for the outer value the body's port map connects
@@ -32,14 +32,14 @@ def parameter(ctx: Context, layer) -> None:
     ctx.inputs.append(value_info(v.name, v))
 
 
-@handler("Const", "opset1")
+@translator("Const", since=1)
 def const(ctx: Context, layer) -> None:
     if layer.value is None:
         raise ctx.error("Const has no value (was the .bin read?)")
     ctx.set_const(0, layer.value)
 
 
-@handler("Result", "opset1")
+@translator("Result", since=1, emits=("Identity",))
 def result(ctx: Context, layer) -> None:
     v = ctx.input(0)
     name = ctx.result_names[layer.id]
@@ -51,12 +51,12 @@ def result(ctx: Context, layer) -> None:
     ctx.outputs.append(info)
 
 
-@handler("Identity", "opset16")
+@translator("Identity", since=16, emits=("Identity",))
 def identity(ctx: Context, layer) -> None:
     ctx.one("Identity", [ctx.input(0).name], ctx.out(0))
 
 
-@handler("Convert", "opset1")
+@translator("Convert", since=1, emits=("Cast", "Identity"))
 def convert(ctx: Context, layer) -> None:
     dst = element_type(layer.data.get("destination_type", ""), f"{ctx.ir.source}: {layer.describe()}")
     if dst is None:
@@ -64,7 +64,7 @@ def convert(ctx: Context, layer) -> None:
     _convert_to(ctx, ctx.input(0), dst)
 
 
-@handler("ConvertLike", "opset1")
+@translator("ConvertLike", since=1, emits=("Cast", "Identity"))
 def convert_like(ctx: Context, layer) -> None:
     like = ctx.input(1)
     if like.type is None:

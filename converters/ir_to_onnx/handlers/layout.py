@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import handler
+from ..registry import translator
 from .shape import _int as _int_attr
 
 _BIG = np.iinfo(np.int64).max
@@ -37,7 +37,7 @@ def _rank(ctx: Context, data: Value, at_least: int) -> int:
 # --- Pad ------------------------------------------------------------------------------
 
 
-@handler("Pad", "opset1", "opset12")
+@translator("Pad", since=1, emits=("Cast", "Concat", "Identity", "Pad", "Reshape", "Slice"))
 def pad(ctx: Context, layer) -> None:
     data, begin_v, end_v = ctx.input(0), ctx.input(1), ctx.input(2)
     mode = _mode(ctx, layer, "pad_mode", ("constant", "edge", "reflect", "symmetric"), "constant")
@@ -116,7 +116,7 @@ def _spatial_dims(ctx: Context, data: Value) -> str:
     return ctx.i64(data.shape[2:]) if data.static_shape else ctx.one("Shape", [data.name], start=2)
 
 
-@handler("DepthToSpace", "opset1")
+@translator("DepthToSpace", since=1, emits=("Concat", "Mul", "Reshape", "Shape", "Transpose"))
 def depth_to_space(ctx: Context, layer) -> None:
     """[N, C, D1..DK] -> [N, C/bs^K, D1*bs..DK*bs] (OpenVINO's spec: reshape, transpose, reshape)."""
     data = ctx.input(0)
@@ -136,7 +136,7 @@ def depth_to_space(ctx: Context, layer) -> None:
     ctx.one("Reshape", [ctx.one("Transpose", [x], perm=perm), merged], ctx.out(0))
 
 
-@handler("SpaceToDepth", "opset1")
+@translator("SpaceToDepth", since=1, emits=("Concat", "Div", "Reshape", "Shape", "Transpose", "Unsqueeze"))
 def space_to_depth(ctx: Context, layer) -> None:
     """[N, C, D1..DK] -> [N, C*bs^K, D1/bs..DK/bs]."""
     data = ctx.input(0)
@@ -154,7 +154,7 @@ def space_to_depth(ctx: Context, layer) -> None:
     ctx.one("Reshape", [ctx.one("Transpose", [x], perm=perm), merged], ctx.out(0))
 
 
-@handler("ShuffleChannels", "opset1")
+@translator("ShuffleChannels", since=1, emits=("Concat", "ReduceProd", "Reshape", "Shape", "Transpose"))
 def shuffle_channels(ctx: Context, layer) -> None:
     """[pre, group, C/group, post] transposed to [pre, C/group, group, post]."""
     data = ctx.input(0)

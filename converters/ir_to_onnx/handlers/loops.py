@@ -35,7 +35,7 @@ from onnx_ext.types import from_ov
 
 from ..context import Context, Value, value_info
 from ..convert import translate_body
-from ..registry import handler
+from ..registry import translator
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -207,7 +207,8 @@ def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int, output: str) 
     ctx.one("Reshape", [moved, ctx.one("Concat", parts, axis=0)], output)
 
 
-@handler("Loop", "opset5")
+@translator("Loop", since=5,
+            emits=("Cast", "Concat", "Div", "Identity", "Loop", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
 def loop(ctx: Context, layer) -> None:
     trip_v, cond_v = ctx.input(0), ctx.input(1)
     if trip_v.const is not None and int(np.asarray(trip_v.const).reshape(-1)[0]) < 0:
@@ -218,6 +219,7 @@ def loop(ctx: Context, layer) -> None:
     _loop(ctx, layer, trip, cond, tensor_iterator=False)
 
 
-@handler("TensorIterator", "opset1")
+@translator("TensorIterator", since=1,
+            emits=("Concat", "Div", "Identity", "Loop", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
 def tensor_iterator(ctx: Context, layer) -> None:
     _loop(ctx, layer, "", "", tensor_iterator=True)

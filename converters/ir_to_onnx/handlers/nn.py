@@ -30,7 +30,7 @@ from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type, parse_list
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import handler
+from ..registry import op_version, translator
 from .shape import const_ints
 
 _I64 = from_ov("i64")
@@ -128,42 +128,55 @@ def _padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[
 # --- convolutions ---------------------------------------------------------------------
 
 
-def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
-    data = ctx.input(0)
-    n = _spatial_rank(ctx, data)
-    if len(kernel) != n or any(k is None for k in kernel):
-        raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
-    strides = _ints(ctx, layer, "strides", n, [1] * n)
-    dilations = _ints(ctx, layer, "dilations", n, [1] * n)
-    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
-    ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
-             kernel_shape=kernel, group=group, **attrs)
-
-
-@handler("Convolution", "opset1")
-def convolution(ctx: Context, layer) -> None:
+def conv_filters(ctx: Context, channels: str, grouped_op: str | None = None) -> tuple[str, list, int | None]:
+    """The filters input as ONNX's Conv and ConvTranspose take it, its spatial dims and the group count.
+    ``channels`` names the two channel dims (for the message); grouped filters [GROUPS, A, B, spatial...]
+    (of the op ``grouped_op``) are folded into [GROUPS * A, B, spatial...]."""
     filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 3:
-        raise ctx.error(f"filters of shape {filters.shape} are not [C_OUT, C_IN, spatial...]")
-    _conv(ctx, layer, filters.name, list(filters.shape[2:]), None)
-
-
-@handler("GroupConvolution", "opset1")
-def group_convolution(ctx: Context, layer) -> None:
-    """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
-    filters = ctx.input(1)
-    if filters.rank is None or filters.rank < 4:
-        raise ctx.error(f"filters of shape {filters.shape} are not [GROUPS, C_OUT, C_IN, spatial...]")
+    lead = 2 if grouped_op is None else 3
+    if filters.rank is None or filters.rank < lead + 1:
+        layout = channels if grouped_op is None else f"GROUPS, {channels}"
+        raise ctx.error(f"filters of shape {filters.shape} are not [{layout}, spatial...]")
+    kernel = list(filters.shape[lead:])
+    if grouped_op is None:
+        return filters.name, kernel, None
     group = filters.shape[0]
     if group is None:
-        raise ctx.error("GroupConvolution needs a static number of groups")
+        raise ctx.error(f"{grouped_op} needs a static number of groups")
     if filters.const is not None:
         arr = np.asarray(filters.const)
         w = ctx.const(arr.reshape((arr.shape[0] * arr.shape[1],) + arr.shape[2:]), hint="filters")
     else:
         shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [filters.name], start=2)], axis=0)
         w = ctx.one("Reshape", [filters.name, shape])
-    _conv(ctx, layer, w, list(filters.shape[3:]), int(group))
+    return w, kernel, int(group)
+
+
+def conv_window(ctx: Context, layer, kernel: list) -> tuple[Value, list[int], list[int]]:
+    """The data input, strides and dilations of a convolution with spatial ``kernel``."""
+    data = ctx.input(0)
+    n = _spatial_rank(ctx, data)
+    if len(kernel) != n or any(k is None for k in kernel):
+        raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
+    return data, _ints(ctx, layer, "strides", n, [1] * n), _ints(ctx, layer, "dilations", n, [1] * n)
+
+
+def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
+    data, strides, dilations = conv_window(ctx, layer, kernel)
+    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
+    ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
+             kernel_shape=kernel, group=group, **attrs)
+
+
+@translator("Convolution", since=1, emits=("Conv",))
+def convolution(ctx: Context, layer) -> None:
+    _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN"))
+
+
+@translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape"))
+def group_convolution(ctx: Context, layer) -> None:
+    """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
+    _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN", grouped_op="GroupConvolution"))
 
 
 # --- pooling --------------------------------------------------------------------------
@@ -210,7 +223,9 @@ def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], stride
     attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
 
 
-def _max_pool(ctx: Context, layer, version: int) -> None:
+@translator("MaxPool", since=1, emits=("Cast", "Identity", "MaxPool", "Mod", "ReduceProd", "Shape"))
+def max_pool(ctx: Context, layer) -> None:
+    version = op_version(layer)
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
     if rounding != "floor":
@@ -242,22 +257,8 @@ def _max_pool(ctx: Context, layer, version: int) -> None:
     ctx.cast(idx, _I64, idx_type, ctx.out(1))
 
 
-@handler("MaxPool", "opset1")
-def max_pool_1(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 1)
-
-
-@handler("MaxPool", "opset8")
-def max_pool_8(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 8)
-
-
-@handler("MaxPool", "opset14")
-def max_pool_14(ctx: Context, layer) -> None:
-    _max_pool(ctx, layer, 14)
-
-
-def _avg_pool(ctx: Context, layer) -> None:
+@translator("AvgPool", since=1, until=14, emits=("AveragePool",))
+def avg_pool(ctx: Context, layer) -> None:
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=False)
     if rounding != "floor":
@@ -267,16 +268,6 @@ def _avg_pool(ctx: Context, layer) -> None:
              count_include_pad=int(not exclude), **attrs)
 
 
-@handler("AvgPool", "opset1")
-def avg_pool_1(ctx: Context, layer) -> None:
-    _avg_pool(ctx, layer)
-
-
-@handler("AvgPool", "opset14")
-def avg_pool_14(ctx: Context, layer) -> None:
-    _avg_pool(ctx, layer)
-
-
 # --- normalisation --------------------------------------------------------------------
 
 
@@ -284,7 +275,8 @@ def _scalar(ctx: Context, value: float, et: ElementType) -> str:
     return ctx.const(np.array(value, dtype=et.numpy))
 
 
-@handler("MVN", "opset6")
+@translator("MVN", since=6,
+            emits=("Add", "Cast", "Div", "Identity", "LayerNormalization", "Mul", "ReduceMean", "Sqrt", "Sub"))
 def mvn_6(ctx: Context, layer) -> None:
     data, axes_v = ctx.input(0), ctx.input(1)
     et = data.type
@@ -308,7 +300,7 @@ def mvn_6(ctx: Context, layer) -> None:
                     inside)
 
 
-@handler("MVN", "opset2")
+@translator("MVN", since=2, emits=("Add", "Cast", "Div", "Identity", "Mul", "ReduceMean", "Sqrt", "Sub"))
 def mvn_1(ctx: Context, layer) -> None:
     """MVN-1 (written ``opset2``): ``reduction_axes``, or all dims from 1
     (``across_channels``) or from 2 on; the eps is added to the variance."""
@@ -345,27 +337,22 @@ def _mvn_decomposed(ctx: Context, data: Value, axes: str, variance: bool, eps: f
         ctx.cast(ctx.one("Div", [d, denom]), ct, et, ctx.out(0))
 
 
-def _batch_norm(ctx: Context, layer, order: tuple[int, int, int, int, int]) -> None:
+@translator("BatchNormInference", since=1, emits=("BatchNormalization",))
+def batch_norm_inference(ctx: Context, layer) -> None:
+    # BatchNormInference-1 takes gamma, beta, data, mean, variance; BatchNormInference-5 the data first
+    order = (0, 1, 2, 3, 4) if op_version(layer) >= 5 else (2, 0, 1, 3, 4)
     data, gamma, beta, mean, var = (ctx.input(i) for i in order)
     eps = _float(ctx, layer, "epsilon")
     ctx.emit("BatchNormalization", [data.name, gamma.name, beta.name, mean.name, var.name], data.type, ctx.out(0),
              epsilon=eps)
 
 
-@handler("BatchNormInference", "opset5")
-def batch_norm_5(ctx: Context, layer) -> None:
-    _batch_norm(ctx, layer, (0, 1, 2, 3, 4))
-
-
-@handler("BatchNormInference", "opset1")
-def batch_norm_1(ctx: Context, layer) -> None:
-    _batch_norm(ctx, layer, (2, 0, 1, 3, 4))  # gamma, beta, data, mean, variance
-
-
 # --- attention ------------------------------------------------------------------------
 
 
-@handler("ScaledDotProductAttention", "opset13")
+@translator("ScaledDotProductAttention", since=13,
+            emits=("Add", "Cast", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal", "Shape", "Softmax",
+                   "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
 def scaled_dot_product_attention(ctx: Context, layer) -> None:
     """softmax(Q @ K^T * scale + bias) @ V (OpenVINO's pseudo-code): the bias is a causal
     triu(-inf, 1) over [L, S], or the mask (boolean: 0 where true, -inf where false)."""
@@ -423,7 +410,7 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
 # --- the rest -------------------------------------------------------------------------
 
 
-@handler("Einsum", "opset7")
+@translator("Einsum", since=7, emits=("Einsum",))
 def einsum(ctx: Context, layer) -> None:
     equation = (layer.data.get("equation") or "").replace(" ", "")
     if not equation:
@@ -433,7 +420,7 @@ def einsum(ctx: Context, layer) -> None:
     ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), equation=equation)
 
 
-@handler("GatherElements", "opset6")
+@translator("GatherElements", since=6, emits=("Cast", "GatherElements"))
 def gather_elements(ctx: Context, layer) -> None:
     data, indices = ctx.input(0), ctx.input(1)
     axis = int(layer.data.get("axis", "0") or 0)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx_ext.types import from_ov
+from onnx_ext.types import ElementType, from_ov
 
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
+from ..registry import translator
 from .nn import _float
 from .shape import _int, _normalize, const_ints
 
@@ -39,13 +39,18 @@ def _compute(ctx: Context, v: Value) -> tuple[str, object]:
     return ctx.cast(v.name, v.type, ct), ct
 
 
-@handler("NormalizeL2", "opset1")
-def normalize_l2(ctx: Context, layer) -> None:
+def _data_and_axes(ctx: Context, op: str) -> tuple[Value, ElementType, list[int]]:
+    """The floating-point data of known rank, its element type and the constant axes input."""
     data = ctx.input(0)
     et = _float_data(ctx, data)
     if data.rank is None:
-        raise ctx.error("NormalizeL2 needs data of known rank")
-    axes = _normalize(ctx, const_ints(ctx, ctx.input(1), "the NormalizeL2 axes"), data.rank)
+        raise ctx.error(f"{op} needs data of known rank")
+    return data, et, _normalize(ctx, const_ints(ctx, ctx.input(1), f"the {op} axes"), data.rank)
+
+
+@translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
+def normalize_l2(ctx: Context, layer) -> None:
+    data, et, axes = _data_and_axes(ctx, "NormalizeL2")
     eps = _float(ctx, layer, "eps")
     mode = (layer.data.get("eps_mode", "add") or "add").strip().lower()
     if mode not in ("add", "max"):
@@ -60,13 +65,10 @@ def normalize_l2(ctx: Context, layer) -> None:
     ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))
 
 
-@handler("LRN", "opset1")
+@translator("LRN", since=1, emits=("Add", "AveragePool", "Cast", "Div", "Identity", "LRN", "Mul", "Pow"))
 def lrn(ctx: Context, layer) -> None:
-    data = ctx.input(0)
-    et = _float_data(ctx, data)
-    if data.rank is None:
-        raise ctx.error("LRN needs data of known rank")
-    axes = sorted(set(_normalize(ctx, const_ints(ctx, ctx.input(1), "the LRN axes"), data.rank)))
+    data, et, axes = _data_and_axes(ctx, "LRN")
+    axes = sorted(set(axes))
     alpha, beta, bias = (_float(ctx, layer, k) for k in ("alpha", "beta", "bias"))
     size = _int(ctx, layer, "size")
     if size % 2 == 0:  # OpenVINO's CPU plugin sums other windows than the spec's; onnxruntime refuses them
@@ -87,7 +89,7 @@ def lrn(ctx: Context, layer) -> None:
     ctx.cast(ctx.one("Div", [x, scale]), ct, et, ctx.out(0))
 
 
-@handler("GRN", "opset1")
+@translator("GRN", since=1, emits=("Add", "Cast", "Div", "Identity", "ReduceSumSquare", "Sqrt"))
 def grn(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
@@ -107,7 +109,8 @@ def _float_type(ctx: Context, v):
     return v.type if v.type.ov in _FLOATS else from_ov("f32")
 
 
-@handler("GroupNormalization", "opset12")
+@translator("GroupNormalization", since=12,
+            emits=("Add", "Cast", "Div", "Identity", "Mul", "ReduceMean", "Reshape", "Shape", "Sqrt", "Sub"))
 def group_normalization(ctx: Context, layer) -> None:
     """[N, C, ...] seen as [N, G, C/G * ...]: normalised per (n, g), then scale and bias
     per channel."""

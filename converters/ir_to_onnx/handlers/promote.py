@@ -4,10 +4,10 @@ which the IR's output ports state (ONNX has no type promotion)."""
 from __future__ import annotations
 
 from ..context import Context
-from ..registry import handler
+from ..registry import translator
 
 
-@handler("ConvertPromoteTypes", "opset14")
+@translator("ConvertPromoteTypes", since=14, emits=("Cast", "Identity"))
 def convert_promote_types(ctx: Context, layer) -> None:
     for i in range(2):
         v = ctx.input(i)

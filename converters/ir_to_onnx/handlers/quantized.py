@@ -48,7 +48,7 @@ from onnx_ext.types import ElementType, from_numpy, from_ov
 from ...ir import IRModel, Layer
 from ...ir_reader import element_type, pack_4bit
 from ..context import Context, Value
-from ..registry import handler
+from ..registry import translator
 from .elementwise import where
 from .io import fold_convert
 
@@ -63,7 +63,9 @@ USE_MATMUL_NBITS = True
 # --- FakeQuantize ----------------------------------------------------------------------
 
 
-@handler("FakeQuantize", "opset1")
+@translator("FakeQuantize", since=1,
+            emits=("Add", "Cast", "DequantizeLinear", "Div", "Greater", "Identity", "LessOrEqual", "Max", "Min", "Mul",
+                   "QuantizeLinear", "Round", "Sub", "Where"))
 def fake_quantize(ctx: Context, layer) -> None:
     x, il, ih, ol, oh = (ctx.input(i) for i in range(5))
     try:

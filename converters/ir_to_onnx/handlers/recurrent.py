@@ -19,7 +19,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value
-from ..registry import emits, handler
+from ..registry import translator
 from .nn import _float
 from .shape import _int
 
@@ -80,6 +80,11 @@ def _weights(ctx: Context, kind: str, w: str, r: str, b: str, hidden: int, ct, l
     return w, r, ctx.one("Concat", [b, zeros], axis=1)
 
 
+#: What _recurrent may emit besides the ONNX op (LSTM, GRU or RNN).
+_RECURRENT_OPS = ("Cast", "Concat", "Gather", "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Transpose",
+                  "Unsqueeze")
+
+
 def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
                r: Value, b: Value, direction: str, cell: bool) -> None:
     et = x.type
@@ -122,43 +127,37 @@ def _direction(ctx: Context, layer) -> str:
     return direction
 
 
-@handler("LSTMSequence", "opset5")
-@emits("LSTM")
+@translator("LSTMSequence", since=5, emits=("LSTM", *_RECURRENT_OPS))
 def lstm_sequence(ctx: Context, layer) -> None:
     x, h, c, lens, w, r, b = (ctx.input(i) for i in range(7))
     _recurrent(ctx, layer, "LSTM", x, [h, c], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
-@handler("GRUSequence", "opset5")
-@emits("GRU")
+@translator("GRUSequence", since=5, emits=("GRU", *_RECURRENT_OPS))
 def gru_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "GRU", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
-@handler("RNNSequence", "opset5")
-@emits("RNN")
+@translator("RNNSequence", since=5, emits=("RNN", *_RECURRENT_OPS))
 def rnn_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "RNN", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
-@handler("LSTMCell", "opset4")
-@emits("LSTM")
+@translator("LSTMCell", since=4, emits=("LSTM", *_RECURRENT_OPS))
 def lstm_cell(ctx: Context, layer) -> None:
     x, h, c, w, r, b = (ctx.input(i) for i in range(6))
     _recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True)
 
 
-@handler("GRUCell", "opset3")
-@emits("GRU")
+@translator("GRUCell", since=3, emits=("GRU", *_RECURRENT_OPS))
 def gru_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
     _recurrent(ctx, layer, "GRU", x, [h], None, w, r, b, "forward", cell=True)
 
 
-@handler("RNNCell", "opset1")
-@emits("RNN")
+@translator("RNNCell", since=1, emits=("RNN", *_RECURRENT_OPS))
 def rnn_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
     _recurrent(ctx, layer, "RNN", x, [h], None, w, r, b, "forward", cell=True)

@@ -8,7 +8,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context
-from ..registry import handler
+from ..registry import translator
 
 _I64 = from_ov("i64")
 _U64 = from_ov("u64")
@@ -48,11 +48,12 @@ def _reduce(ctx: Context, layer) -> None:
     ctx.emit(onnx_op, [data.name], et, ctx.out(0), kind=kind, extra=[ax], **attrs)
 
 
-for _op in _REDUCE:
-    handler(_op, "opset4" if _op in ("ReduceL1", "ReduceL2") else "opset1")(_reduce)
+for _op, (_onnx_op, _) in _REDUCE.items():
+    translator(_op, since=4 if _op in ("ReduceL1", "ReduceL2") else 1,
+               emits=(_onnx_op, "BitwiseXor", "Cast", "Identity"))(_reduce)
 
 
-@handler("CumSum", "opset3")
+@translator("CumSum", since=3, emits=("Cast", "CumSum"))
 def cum_sum(ctx: Context, layer) -> None:
     data = ctx.input(0)
     axis = ctx.as_i64(ctx.input(1)) if ctx.n_inputs() > 1 else ctx.i64(0)
@@ -60,7 +61,7 @@ def cum_sum(ctx: Context, layer) -> None:
              exclusive=int(_flag(layer, "exclusive", False)), reverse=int(_flag(layer, "reverse", False)))
 
 
-@handler("MatMul", "opset1")
+@translator("MatMul", since=1, emits=("MatMul", "Transpose"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
@@ -76,14 +77,14 @@ def mat_mul(ctx: Context, layer) -> None:
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
 
 
-@handler("SoftMax", "opset1", "opset8")
+@translator("SoftMax", since=1, emits=("Softmax",))
 def softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
     axis = int(layer.data.get("axis", "1"))
     ctx.emit("Softmax", [v.name], v.type, ctx.out(0), axis=axis)
 
 
-@handler("LogSoftmax", "opset5")
+@translator("LogSoftmax", since=5, emits=("LogSoftmax",))
 def log_softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
     axis = int(layer.data.get("axis", "1"))

@@ -24,7 +24,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
+from ..registry import translator
 from .layout import _mode, _onnx_pad, i64_vector
 from .nn import _flag, _float, _ints
 from .shape import const_ints
@@ -73,6 +73,10 @@ def _const_floats(ctx: Context, v: Value) -> np.ndarray:
     if v.const is None:
         raise ctx.error("nearest_mode simple needs constant scales")
     return np.asarray(v.const, dtype=np.float64)
+
+
+#: What _resize may emit.
+_RESIZE_OPS = ("Cast", "Floor", "Gather", "Identity", "Mul", "Pad", "Reshape", "Resize", "Shape")
 
 
 def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, nearest: str,
@@ -133,7 +137,7 @@ def _known_rank(ctx: Context, data: Value) -> None:
         raise ctx.error("needs data of known rank")
 
 
-@handler("Interpolate", "opset4")
+@translator("Interpolate", since=4, emits=_RESIZE_OPS)
 def interpolate_4(ctx: Context, layer) -> None:
     data = ctx.input(0)
     _known_rank(ctx, data)
@@ -144,7 +148,7 @@ def interpolate_4(ctx: Context, layer) -> None:
     _resize(ctx, data, _axes(ctx, data, 3), sizes=sizes, scales=scales, **attrs)
 
 
-@handler("Interpolate", "opset11")
+@translator("Interpolate", since=11, emits=_RESIZE_OPS)
 def interpolate_11(ctx: Context, layer) -> None:
     data = ctx.input(0)
     _known_rank(ctx, data)
@@ -153,7 +157,7 @@ def interpolate_11(ctx: Context, layer) -> None:
     _resize(ctx, data, _axes(ctx, data, 2), sizes=sizes, scales=scales, **attrs)
 
 
-@handler("Interpolate", "opset1")
+@translator("Interpolate", since=1, emits=_RESIZE_OPS)
 def interpolate_1(ctx: Context, layer) -> None:
     data, sizes = ctx.input(0), ctx.input(1)
     _known_rank(ctx, data)

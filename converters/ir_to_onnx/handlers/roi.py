@@ -16,7 +16,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context
-from ..registry import handler
+from ..registry import op_version, translator
 from .nn import _float
 from .shape import _int
 
@@ -26,7 +26,11 @@ ORT_KERNELS.setdefault("RoiAlign", frozenset({"f32", "f64"}))
 _MODES = {"asymmetric": "output_half_pixel", "half_pixel": "half_pixel", "half_pixel_for_nn": "half_pixel"}
 
 
-def _roi_align(ctx: Context, layer, aligned: str) -> None:
+@translator("ROIAlign", since=3, emits=("Add", "Cast", "Identity", "RoiAlign"))
+def roi_align(ctx: Context, layer) -> None:
+    aligned = "asymmetric"  # ROIAlign-3's only mode
+    if op_version(layer) >= 9:
+        aligned = (layer.data.get("aligned_mode", "asymmetric") or "asymmetric").strip().lower()
     data, rois, batch = ctx.input(0), ctx.input(1), ctx.input(2)
     if aligned not in _MODES:
         raise ctx.error(f"aligned_mode {aligned!r} is not asymmetric, half_pixel_for_nn or half_pixel")
@@ -46,13 +50,3 @@ def _roi_align(ctx: Context, layer, aligned: str) -> None:
                      sampling_ratio=_int(ctx, layer, "sampling_ratio", 0),
                      spatial_scale=_float(ctx, layer, "spatial_scale", 1.0),
                      coordinate_transformation_mode=_MODES[aligned]), ct, et, ctx.out(0))
-
-
-@handler("ROIAlign", "opset3")
-def roi_align_3(ctx: Context, layer) -> None:
-    _roi_align(ctx, layer, "asymmetric")
-
-
-@handler("ROIAlign", "opset9")
-def roi_align_9(ctx: Context, layer) -> None:
-    _roi_align(ctx, layer, (layer.data.get("aligned_mode", "asymmetric") or "asymmetric").strip().lower())

@@ -7,13 +7,13 @@ from __future__ import annotations
 from onnx_ext.types import from_ov
 
 from ..context import Context
-from ..registry import handler
+from ..registry import translator
 
 _F32 = from_ov("f32")
 _MODES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
 
 
-@handler("GridSample", "opset9")
+@translator("GridSample", since=9, emits=("Cast", "GridSample", "Identity"))
 def grid_sample(ctx: Context, layer) -> None:
     data, grid = ctx.input(0), ctx.input(1)
     mode = (layer.data.get("mode", "bilinear") or "bilinear").strip().lower()

@@ -18,7 +18,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import Context, Value, compute_type
-from ..registry import handler
+from ..registry import op_version, translator
 from .layout import _mode
 from .nn import _flag
 from .shape import _int, const_ints
@@ -38,7 +38,9 @@ def _indices(ctx: Context, v: Value) -> str:
 # --- GatherND -------------------------------------------------------------------------
 
 
-def _gather_nd(ctx: Context, layer, keep_batch_dims: bool) -> None:
+@translator("GatherND", since=5, emits=("Cast", "Concat", "GatherND", "Reshape", "Shape"))
+def gather_nd(ctx: Context, layer) -> None:
+    keep_batch_dims = op_version(layer) >= 8  # GatherND-5 folds the batch dims into one
     data, indices = ctx.input(0), ctx.input(1)
     batch_dims = _int(ctx, layer, "batch_dims", 0)
     if batch_dims < 0:
@@ -51,20 +53,10 @@ def _gather_nd(ctx: Context, layer, keep_batch_dims: bool) -> None:
     ctx.one("Reshape", [out, shape], ctx.out(0))
 
 
-@handler("GatherND", "opset5")
-def gather_nd_5(ctx: Context, layer) -> None:
-    _gather_nd(ctx, layer, keep_batch_dims=False)
-
-
-@handler("GatherND", "opset8")
-def gather_nd_8(ctx: Context, layer) -> None:
-    _gather_nd(ctx, layer, keep_batch_dims=True)
-
-
 # --- ScatterUpdate --------------------------------------------------------------------
 
 
-@handler("ScatterUpdate", "opset3")
+@translator("ScatterUpdate", since=3, emits=("Cast", "ScatterND", "Transpose", "Unsqueeze"))
 def scatter_update(ctx: Context, layer) -> None:
     """data[.., indices[i..], ..] = updates[.., i.., ..] along ``axis``."""
     data, indices, updates, axis_v = (ctx.input(i) for i in range(4))
@@ -94,7 +86,7 @@ def _updates(ctx: Context, updates: Value, reduction: str) -> str:
     return ctx.emit("Sub", [ctx.const(np.zeros((), updates.type.numpy)), updates.name], updates.type, kind="bits")
 
 
-@handler("ScatterNDUpdate", "opset4", "opset15")
+@translator("ScatterNDUpdate", since=4, emits=("Cast", "ScatterND", "Sub"))
 def scatter_nd_update(ctx: Context, layer) -> None:
     data, indices, updates = ctx.input(0), ctx.input(1), ctx.input(2)
     reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none")
@@ -119,7 +111,9 @@ def _identity(et, reduction: str) -> np.ndarray:
     return np.array(big if reduction == "min" else small, dtype=et.numpy)
 
 
-@handler("ScatterElementsUpdate", "opset3", "opset12")
+@translator("ScatterElementsUpdate", since=3,
+            emits=("Add", "Cast", "Div", "Expand", "Floor", "Greater", "Identity", "Max", "ScatterElements", "Shape",
+                   "Where"))
 def scatter_elements_update(ctx: Context, layer) -> None:
     data, indices, updates, axis_v = (ctx.input(i) for i in range(4))
     axis = const_ints(ctx, axis_v, "the ScatterElementsUpdate axis")[0]

@@ -9,7 +9,7 @@ from onnx_ext.types import from_ov
 
 from ...ir_reader import element_type
 from ..context import Context, Value
-from ..registry import handler
+from ..registry import translator
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -48,7 +48,7 @@ def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> 
     return out
 
 
-@handler("ShapeOf", "opset1", "opset3")
+@translator("ShapeOf", since=1, emits=("Cast", "Identity", "Shape"))
 def shape_of(ctx: Context, layer) -> None:
     v = ctx.input(0)
     text = layer.data.get("output_type", "i64")  # ShapeOf-1 has none
@@ -63,7 +63,7 @@ def shape_of(ctx: Context, layer) -> None:
         ctx.cast(shape, _I64, out_type, ctx.out(0))
 
 
-@handler("Concat", "opset1")
+@translator("Concat", since=1, emits=("Concat",))
 def concat(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     axis = _int(ctx, layer, "axis", 0)
@@ -73,7 +73,7 @@ def concat(ctx: Context, layer) -> None:
     ctx.one("Concat", [v.name for v in values], ctx.out(0), axis=axis)
 
 
-@handler("Reshape", "opset1")
+@translator("Reshape", since=1, emits=("Cast", "Reshape"))
 def reshape(ctx: Context, layer) -> None:
     data, shape = ctx.input(0), ctx.input(1)
     special_zero = _flag(layer, "special_zero", False)
@@ -84,13 +84,14 @@ def reshape(ctx: Context, layer) -> None:
     ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
 
 
-@handler("Unsqueeze", "opset1")
+@translator("Unsqueeze", since=1, emits=("Cast", "Unsqueeze"))
 def unsqueeze(ctx: Context, layer) -> None:
     data, axes = ctx.input(0), ctx.input(1)
     ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
 
 
-@handler("Squeeze", "opset1", "opset15")
+@translator("Squeeze", since=1,
+            emits=("And", "Cast", "Compress", "Equal", "Identity", "Not", "Reshape", "Shape", "Squeeze"))
 def squeeze(ctx: Context, layer) -> None:
     """OpenVINO squeezes the listed axes whose dim is 1 and skips the others (Squeeze-1
     at run time too); no axes (or an empty list) squeezes every dim of 1."""
@@ -133,7 +134,7 @@ def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:
         ctx.one("Squeeze", [data.name, ctx.i64(axes)], ctx.out(0))
 
 
-@handler("Transpose", "opset1")
+@translator("Transpose", since=1, emits=("Transpose",))
 def transpose(ctx: Context, layer) -> None:
     data, order = ctx.input(0), ctx.input(1)
     perm = const_ints(ctx, order, "the Transpose order")
@@ -147,7 +148,7 @@ def transpose(ctx: Context, layer) -> None:
     ctx.one("Transpose", [data.name], ctx.out(0), perm=perm)
 
 
-@handler("Slice", "opset8")
+@translator("Slice", since=8, emits=("Cast", "Slice"))
 def slice_(ctx: Context, layer) -> None:
     data, start, stop, step = (ctx.input(i) for i in range(4))
     inputs = [data.name, ctx.as_i64(start, flat=True), ctx.as_i64(stop, flat=True)]
@@ -157,7 +158,7 @@ def slice_(ctx: Context, layer) -> None:
     ctx.one("Slice", inputs, ctx.out(0))
 
 
-@handler("Tile", "opset1")
+@translator("Tile", since=1, emits=("Cast", "Concat", "Tile", "Unsqueeze"))
 def tile(ctx: Context, layer) -> None:
     """OpenVINO pads the shorter of data rank and repeats with leading ones."""
     data, repeats = ctx.input(0), ctx.input(1)
@@ -173,7 +174,7 @@ def tile(ctx: Context, layer) -> None:
     ctx.emit("Tile", [x], data.type, ctx.out(0), kind="bits", extra=[reps])
 
 
-@handler("Split", "opset1")
+@translator("Split", since=1, emits=("Split",))
 def split(ctx: Context, layer) -> None:
     data, axis_v = ctx.input(0), ctx.input(1)
     axis = const_ints(ctx, axis_v, "the Split axis")[0]
@@ -188,7 +189,7 @@ def split(ctx: Context, layer) -> None:
     ctx.node("Split", [data.name], [ctx.out(i) for i in range(n)], axis=axis, num_outputs=n)
 
 
-@handler("VariadicSplit", "opset1")
+@translator("VariadicSplit", since=1, emits=("Cast", "Less", "ReduceSum", "Shape", "Split", "Sub", "Where"))
 def variadic_split(ctx: Context, layer) -> None:
     data, axis_v, lengths = ctx.input(0), ctx.input(1), ctx.input(2)
     axis = const_ints(ctx, axis_v, "the VariadicSplit axis")[0]
@@ -215,7 +216,7 @@ def variadic_split(ctx: Context, layer) -> None:
     ctx.node("Split", [data.name, sizes], [ctx.out(i) for i in range(n)], axis=axis)
 
 
-@handler("NonZero", "opset3")
+@translator("NonZero", since=3, emits=("Cast", "Equal", "Identity", "NonZero", "Not"))
 def non_zero(ctx: Context, layer) -> None:
     v = ctx.input(0)
     out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64

@@ -21,7 +21,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from ..context import ORT_KERNELS, Context, Value
-from ..registry import handler
+from ..registry import translator
 from .shape import _normalize, const_ints
 
 _F32 = from_ov("f32")
@@ -67,17 +67,17 @@ def _complex(ctx: Context, layer, inverse: bool) -> None:
     ctx.cast(x, ct, et, ctx.out(0))
 
 
-@handler("DFT", "opset7")
+@translator("DFT", since=7, emits=("Cast", "DFT", "Identity"))
 def dft(ctx: Context, layer) -> None:
     _complex(ctx, layer, inverse=False)
 
 
-@handler("IDFT", "opset7")
+@translator("IDFT", since=7, emits=("Cast", "DFT", "Identity"))
 def idft(ctx: Context, layer) -> None:
     _complex(ctx, layer, inverse=True)
 
 
-@handler("RDFT", "opset9")
+@translator("RDFT", since=9, emits=("Cast", "DFT", "Identity", "Unsqueeze"))
 def rdft(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank is None or data.rank < 1:
@@ -91,7 +91,7 @@ def rdft(ctx: Context, layer) -> None:
     ctx.cast(x, ct, et, ctx.out(0))
 
 
-@handler("IRDFT", "opset9")
+@translator("IRDFT", since=9, emits=("Cast", "Concat", "DFT", "Identity", "Mul", "Pad", "Slice", "Squeeze"))
 def irdft(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank is None or data.rank < 2 or data.shape[-1] not in (2, None):
@@ -124,7 +124,7 @@ def irdft(ctx: Context, layer) -> None:
     ctx.cast(ctx.one("Squeeze", [real, ctx.i64([-1])]), ct, et, ctx.out(0))
 
 
-@handler("STFT", "opset15")
+@translator("STFT", since=15, emits=("Cast", "Identity", "Pad", "Reshape", "Squeeze", "STFT", "Transpose", "Unsqueeze"))
 def stft(ctx: Context, layer) -> None:
     """STFT-15 -> ONNX STFT (one-sided): the signal gets a batch axis when it has none and a
     trailing real axis; a window shorter than the frame is zero-padded to it, centred;

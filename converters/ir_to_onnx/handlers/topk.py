@@ -13,7 +13,7 @@ from onnx_ext.types import from_ov
 
 from ...ir_reader import element_type
 from ..context import ORT_KERNELS, Context, compute_type
-from ..registry import handler
+from ..registry import translator
 from .layout import _mode, i64_vector
 from .shape import _int
 
@@ -21,7 +21,7 @@ _I64 = from_ov("i64")
 ORT_KERNELS.setdefault("TopK", frozenset({"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8"}))
 
 
-@handler("TopK", "opset1", "opset3", "opset11")
+@translator("TopK", since=1, emits=("Cast", "GatherElements", "Identity", "Reshape", "TopK"))
 def topk(ctx: Context, layer) -> None:
     data, k_v = ctx.input(0), ctx.input(1)
     if data.rank is None:
