@@ -1,26 +1,19 @@
-"""Gather-8 (and Gather-1/-7): function bodies, numpy reference and checks.
+"""Gather-8's bodies: the general ones in onnxscript, and the overload families built node by node
+(``PlainRanked``, ``BatchedRanked``: ranks known, axis at run time; ``OnAxis``: a constant axis).
 
-OpenVINO: Gather-8(data, indices, axis; batch_dims). Negative indices count from
-the end; indices outside [-n, n-1] give zeros (ONNX Gather raises instead).
-The axis is a runtime input, so the bodies reshape data to [.., n, ..] around
-the axis and use ONNX Gather on a fixed axis; reshapes are free.
-"""
+One module: the families call the onnxscript helpers (their names are the FunctionProtos' names)."""
 
 from __future__ import annotations
 
-import re
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 import onnx
 from onnxscript import BOOL, INT64, script
 
-from ..domain import op, ov_ext
-from ..errors import OpAttributeError, OpInputError
-from .base import Attr, BodyBuilder, LazyBodies, OpSpec, Operand, built_function, int_token, parse_int_token
-
-VERSIONS = (1, 7, 8)
-
+from ...domain import op, ov_ext
+from ..base import INT, NAT, BodyBuilder, Overload, words
 
 # --- function bodies -------------------------------------------------------------
 
@@ -167,31 +160,52 @@ def Gather(data, indices, axis, batch_dims: int = 0, version: int = 8):
     return op.Reshape(gathered, out_shape, allowzero=1)
 
 
-# --- bodies for known ranks and a runtime axis --------------------------------------------------
+#: Functions of the domain the bodies call.
+HELPERS = (_zero_filled, _gather_plain_rows, _gather_batched_rows)
+
+
+# --- ranks known, axis at run time ---------------------------------------------------------------
 #
 # The general bodies end with a Reshape to a shape vector whose length depends on the axis: a
 # Reshape of dynamic rank, which OpenVINO's CPU plugin refuses to compile. With the ranks r of
 # data and k of indices known (and batch_dims, normalised, b), the output has r + k - b - 1
 # dims: dim j is data dim j before the axis, then indices dim b + j - axis, then data dim
 # j - (k - b) + 1, picked from Concat(Shape(data), Shape(indices)) by one Gather at indices
-# that depend on the runtime axis. Overloads ``plain_rank{r}_{k}`` (b = 0) and
-# ``batched_rank{r}_{k}_b{b}``.
-
-_RANKED_RE = re.compile(r"^(plain|batched)_rank(\d+)_(\d+)(?:_b(\d+))?$")
+# that depend on the runtime axis.
 
 
-def _ranked_name(r: int, k: int, b: int) -> str:
-    return f"plain_rank{r}_{k}" if b == 0 else f"batched_rank{r}_{k}_b{b}"
+@dataclass(frozen=True)
+class PlainRanked(Overload):
+    """Gather-8(data: rank r, indices: rank k, axis at run time; batch_dims 0)."""
+
+    SPELLING = "plain_rank{rank}_{indices_rank}"
+    rank: Annotated[int, NAT]
+    indices_rank: Annotated[int, NAT]
+
+    def valid(self) -> bool:
+        return self.rank >= 1
+
+    def build(self, g: BodyBuilder) -> str:
+        return _ranked(g, self.rank, self.indices_rank, 0)
 
 
-def _ranked_body(name: str):
-    match = _RANKED_RE.match(name) if isinstance(name, str) else None
-    if match is None:
-        return None
-    r, k, b = int(match[2]), int(match[3]), int(match[4] or 0)
-    if _ranked_name(r, k, b) != name or b > min(r - 1, k):
-        return None
-    g = BodyBuilder()
+@dataclass(frozen=True)
+class BatchedRanked(Overload):
+    """Gather-8(data: rank r, indices: rank k, axis at run time; batch_dims b > 0, normalised)."""
+
+    SPELLING = "batched_rank{rank}_{indices_rank}_b{batch_dims}"
+    rank: Annotated[int, NAT]
+    indices_rank: Annotated[int, NAT]
+    batch_dims: Annotated[int, NAT]
+
+    def valid(self) -> bool:
+        return 1 <= self.batch_dims <= min(self.rank - 1, self.indices_rank)
+
+    def build(self, g: BodyBuilder) -> str:
+        return _ranked(g, self.rank, self.indices_rank, self.batch_dims)
+
+
+def _ranked(g: BodyBuilder, r: int, k: int, b: int) -> str:
     rows, ax = g.fresh("rows"), g.fresh("axis")
     if b == 0:
         g.nodes.append(onnx.helper.make_node(_gather_plain_rows.name, ["data", "indices", "axis"], [rows, ax],
@@ -205,133 +219,103 @@ def _ranked_body(name: str):
                      g("Add", j, g.const([1 - m])))
     pick = g("Where", g("Less", j, ax), j, from_indices)
     out_shape = g("Gather", g("Concat", g("Shape", "data"), g("Shape", "indices"), axis=0), pick)
-    y = g("Reshape", rows, out_shape, allowzero=1)
-    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
-                          Gather.to_function_proto())
+    return g("Reshape", rows, out_shape, allowzero=1)
 
 
+# --- a constant axis ---------------------------------------------------------------------------
 
 
-# --- bodies specialised on a constant axis ------------------------------------------------
-#
-# With the axis known when the node is built (it is a Const in every IR seen), ONNX
-# Gather (batch_dims 0) or GatherND (batch_dims == axis) does the job on the data as
-# it is: no Reshape around it, so nothing is copied. A check of the indices' min and
-# max against n picks that plain path at run time; otherwise indices out of range are
-# gathered as index 0 and their rows zeroed with one ScatterND. With constant indices
-# and n known (a static dim, baked into the body), onnxruntime folds the check and the
-# If, leaving one Gather / GatherND. Overloads (the name says everything the body
-# needs, so that attach_functions can rebuild it):
-#
-#   axis{a}[_n{n}][_z{i|f}]           batch_dims 0, axis a (may be negative: "m1" is -1)
-#   batch{b}_axis{a}[_n{n}][_z{i|f}]  0 < batch_dims b == axis a (normalised)
-#
-# ``_n{n}``: the axis has the static size n (else it is read from the data's shape).
-# ``_z{i|f}``: the rows of out-of-range indices are zeroed by a Mul with a 0/1 mask, which
-# onnxruntime runs on all threads (its ScatterND copies the whole output on one): always
-# for integer data (``_zi``); for float data (``_zf``) when every element x of the row
-# they read (index 0) has 1 / x > 0 (finite, +0 or positive), so that x * 0 is +0, never
-# -0 or NaN; else ScatterND. No suffix (bf16, bool: no Mul kernel; unknown type): ScatterND.
+@dataclass(frozen=True)
+class OnAxis(Overload):
+    """Gather-8(data, indices, axis: the constant a; batch_dims 0, or b == a > 0 normalised).
 
+    ONNX Gather (b = 0) or GatherND (b == a) on the data as it is: no Reshape, nothing copied
+    (the axis is a Const in every IR seen). A check of the indices' min and max against n picks
+    that path at run time; otherwise out-of-range indices are gathered as index 0 and their rows
+    zeroed. The name says everything the body needs, so that attach_functions can rebuild it:
 
-_ZERO_BY_MUL = {"i": ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"), "f": ("f16", "f32", "f64")}
+    - ``n``: the axis has the static size n (else it is read from the data's shape); with constant
+      indices onnxruntime then folds the check and the If (docs/onnxruntime.md#if-folding);
+    - ``zero``: how out-of-range rows are zeroed: ``i`` (integer data) and ``f`` (float data whose
+      row at index 0 is finite and >= +0, so that x * 0 is +0: checked at run time) by a Mul with a
+      0/1 mask (docs/onnxruntime.md#scatternd-runs-on-one-thread), else (None: bf16, bool, unknown
+      types) by one ScatterND; ``inrange``: the indices are constants within [-n, n-1].
+    """
 
+    SPELLING = "[batch{batch_dims}_]axis{axis}[_n{n}][_{zero}]"
+    batch_dims: Annotated[int, NAT] = 0
+    axis: Annotated[int, INT] = 0
+    n: Annotated[int | None, NAT] = None
+    zero: Annotated[str | None, words({"zi": "i", "zf": "f", "inrange": "inrange"})] = None
 
-def _specialised_name(batch_dims: int, axis: int, n: int | None, zero: str | None = None) -> str:
-    """``zero``: "i"/"f" (see above) or "inrange": the indices are constants within [-n, n-1]."""
-    name = f"axis{int_token(axis)}" if batch_dims == 0 else f"batch{batch_dims}_axis{axis}"
-    suffix = "_inrange" if zero == "inrange" else f"_z{zero}" if zero else ""
-    return name + ("" if n is None else f"_n{n}") + suffix
+    def valid(self) -> bool:
+        return (not self.batch_dims or self.axis == self.batch_dims) and (self.zero != "inrange" or self.n is not None)
 
-
-def _parse_specialised(name: str):
-    parts = name.split("_")
-    try:
-        b = 0
-        if parts[0].startswith("batch"):
-            b = int(parts.pop(0)[5:])
-            if b < 1:
-                return None
-        if not parts or not parts[0].startswith("axis"):
-            return None
-        a = parse_int_token(parts.pop(0)[4:])
-        n = None
-        if parts and parts[0].startswith("n"):
-            n = int(parts.pop(0)[1:])
-        zero = {"zi": "i", "zf": "f", "inrange": "inrange"}.get(parts.pop(0)) if parts else None
-        if parts or (b and a != b) or (zero == "inrange" and n is None):
-            return None
-    except ValueError:
-        return None
-    if _specialised_name(b, a, n, zero) != name:  # one spelling per body
-        return None
-    return b, a, n, zero
-
-
-def _specialised_body(name: str):
-    parsed = _parse_specialised(name)
-    if parsed is None:
-        return None
-    b, a, n_static, zero_by_mul = parsed
-    g = BodyBuilder()
-    if zero_by_mul == "inrange":
-        return _in_range_body(name, b, a)
-    # n, the size of the gathered axis, as a scalar
-    if n_static is not None:
-        n = g.const(n_static)
-    else:
-        n = g("Squeeze", g("Shape", "data", start=a, **({} if a == -1 else {"end": a + 1})), g.const([0]))
-    lo = g("Cast", g("ReduceMin", "indices", keepdims=0), to=INT64.dtype)  # empty indices: the type's max
-    hi = g("Cast", g("ReduceMax", "indices", keepdims=0), to=INT64.dtype)
-    if b:
-        lo = g("Add", lo, _batch_dims_equal(g, b))
-    in_range = g("And", g("GreaterOrEqual", lo, g("Neg", n)), g("Less", hi, n))
-
-    plain = g.branch()
-    if b:
-        y_plain = plain("GatherND", "data", plain("Unsqueeze", plain("Cast", "indices", to=INT64.dtype),
-                                                   plain.const([-1])), batch_dims=b)
-    else:
-        y_plain = plain("Gather", "data", "indices", axis=a)
-
-    # Out-of-range indices present: gather index 0 there, then zero those rows.
-    zf = g.branch()
-    idx = zf("Cast", "indices", to=INT64.dtype)
-    bad = zf("Or", zf("Less", idx, zf("Neg", n)), zf("GreaterOrEqual", idx, n))
-    safe = zf("Where", bad, zf.const(0), idx)
-    if b:
-        gathered = zf("GatherND", "data", zf("Unsqueeze", safe, zf.const([-1])), batch_dims=b)
-    else:
-        gathered = zf("Gather", "data", safe, axis=a)
-    if zero_by_mul == "i":
-        y_filled = _zeroed_by_mask(zf, a, bad, gathered)
-    elif zero_by_mul == "f":
-        mul, scatter = zf.branch(), zf.branch()
-        y_filled = zf.if_(_row0_times_zero_is_plus_zero(zf, a), mul, _zeroed_by_mask(mul, a, bad, gathered),
-                          scatter, _zeroed_by_scatter(scatter, a, b, bad, gathered))
-    else:
-        y_filled = _zeroed_by_scatter(zf, a, b, bad, gathered)
-    orelse, y_else = zf, y_filled
-    if n_static is None or n_static == 0:
-        # n == 0: every index is out of range and there is no row to gather index 0 from.
-        empty = g.branch()
+    def build(self, g: BodyBuilder) -> str:
+        b, a, n_static = self.batch_dims, self.axis, self.n
+        if self.zero == "inrange":
+            return _in_range(g, b, a)
+        # n, the size of the gathered axis, as a scalar
+        if n_static is not None:
+            n = g.const(n_static)
+        else:
+            n = g("Squeeze", g("Shape", "data", start=a, **({} if a == -1 else {"end": a + 1})), g.const([0]))
+        lo = g("Cast", g("ReduceMin", "indices", keepdims=0), to=INT64.dtype)  # empty indices: the type's max
+        hi = g("Cast", g("ReduceMax", "indices", keepdims=0), to=INT64.dtype)
         if b:
-            out_shape = empty("Concat", empty("Shape", "indices"), empty("Shape", "data", start=a + 1), axis=0)
+            lo = g("Add", lo, _batch_dims_equal(g, b))
+        in_range = g("And", g("GreaterOrEqual", lo, g("Neg", n)), g("Less", hi, n))
+
+        plain = g.branch()
+        if b:
+            y_plain = plain("GatherND", "data", plain("Unsqueeze", plain("Cast", "indices", to=INT64.dtype),
+                                                       plain.const([-1])), batch_dims=b)
         else:
-            out_shape = empty("Concat", empty("Shape", "data", start=0, end=a) if a != 0 else empty.const(np.zeros(0, np.int64)),
-                              empty("Shape", "indices"),
-                              empty("Shape", "data", start=a + 1) if a != -1 else empty.const(np.zeros(0, np.int64)),
-                              axis=0)
-        y_empty = empty("CastLike", empty("ConstantOfShape", out_shape), "data")
-        if n_static == 0:
-            orelse, y_else = empty, y_empty
+            y_plain = plain("Gather", "data", "indices", axis=a)
+        zf = g.branch()
+        y_filled = self._zeroed_rows(zf, n)
+        orelse, y_else = zf, y_filled
+        if n_static is None or n_static == 0:
+            # n == 0: every index is out of range and there is no row to gather index 0 from.
+            empty = g.branch()
+            y_empty = _zeros_like_output(empty, a, b)
+            if n_static == 0:
+                orelse, y_else = empty, y_empty
+            else:
+                outer_if = g.branch()
+                y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
+                orelse = outer_if
+        return g.if_(in_range, plain, y_plain, orelse, y_else)
+
+    def _zeroed_rows(self, zf: BodyBuilder, n: str) -> str:
+        """Out-of-range indices present: gather index 0 there, then zero those rows."""
+        b, a = self.batch_dims, self.axis
+        idx = zf("Cast", "indices", to=INT64.dtype)
+        bad = zf("Or", zf("Less", idx, zf("Neg", n)), zf("GreaterOrEqual", idx, n))
+        safe = zf("Where", bad, zf.const(0), idx)
+        if b:
+            gathered = zf("GatherND", "data", zf("Unsqueeze", safe, zf.const([-1])), batch_dims=b)
         else:
-            outer_if = g.branch()
-            y_else = outer_if.if_(outer_if("Equal", n, outer_if.const(0)), empty, y_empty, zf, y_filled)
-            orelse = outer_if
-    y = g.if_(in_range, plain, y_plain, orelse, y_else)
-    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
-                          Gather.to_function_proto())
+            gathered = zf("Gather", "data", safe, axis=a)
+        if self.zero == "i":
+            return _zeroed_by_mask(zf, a, bad, gathered)
+        if self.zero == "f":
+            mul, scatter = zf.branch(), zf.branch()
+            return zf.if_(_row0_times_zero_is_plus_zero(zf, a), mul, _zeroed_by_mask(mul, a, bad, gathered),
+                          scatter, _zeroed_by_scatter(scatter, a, b, bad, gathered))
+        return _zeroed_by_scatter(zf, a, b, bad, gathered)
+
+
+def _zeros_like_output(empty: BodyBuilder, a: int, b: int) -> str:
+    if b:
+        out_shape = empty("Concat", empty("Shape", "indices"), empty("Shape", "data", start=a + 1), axis=0)
+    else:
+        none = np.zeros(0, np.int64)
+        out_shape = empty("Concat", empty("Shape", "data", start=0, end=a) if a != 0 else empty.const(none),
+                          empty("Shape", "indices"),
+                          empty("Shape", "data", start=a + 1) if a != -1 else empty.const(none),
+                          axis=0)
+    return empty("CastLike", empty("ConstantOfShape", out_shape), "data")
 
 
 def _batch_dims_equal(g: BodyBuilder, b: int) -> str:
@@ -342,18 +326,13 @@ def _batch_dims_equal(g: BodyBuilder, b: int) -> str:
     return g.check("batch_dims_equal", ok)
 
 
-def _in_range_body(name: str, b: int, a: int):
-    """Constant indices within [-n, n-1]: one Gather / GatherND, no If (onnxruntime's load-time
-    shape inference mishandles the data its If nodes propagate: a Resize reading a size from
-    such a Gather fails to load). ONNX Gather fails on an index out of range: never a wrong result."""
-    g = BodyBuilder()
+def _in_range(g: BodyBuilder, b: int, a: int) -> str:
+    """Constant indices within [-n, n-1]: one Gather / GatherND, no If (docs/onnxruntime.md#if-data-propagation).
+    ONNX Gather fails on an index out of range: never a wrong result."""
     if b:
         indices = g("Add", g("Cast", "indices", to=INT64.dtype), _batch_dims_equal(g, b))
-        y = g("GatherND", "data", g("Unsqueeze", indices, g.const([-1])), batch_dims=b)
-    else:
-        y = g("Gather", "data", "indices", axis=a)
-    return built_function(ov_ext.domain, "Gather", name, ["data", "indices", "axis"], g, y, op.version,
-                          Gather.to_function_proto())
+        return g("GatherND", "data", g("Unsqueeze", indices, g.const([-1])), batch_dims=b)
+    return g("Gather", "data", "indices", axis=a)
 
 
 def _zeroed_by_scatter(zf: BodyBuilder, a: int, b: int, bad: str, gathered: str) -> str:
@@ -377,7 +356,8 @@ def _zeroed_by_scatter(zf: BodyBuilder, a: int, b: int, bad: str, gathered: str)
             p = zf("Shape", pre_coords, start=0, end=1)
             pk = zf("Concat", p, k, axis=0)
             coords = zf("Concat",
-                        zf("Expand", zf("Unsqueeze", pre_coords, zf.const([1])), zf("Concat", pk, zf.const([a]), axis=0)),
+                        zf("Expand", zf("Unsqueeze", pre_coords, zf.const([1])),
+                           zf("Concat", pk, zf.const([a]), axis=0)),
                         zf("Expand", zf("Unsqueeze", bad_coords, zf.const([0])),
                            zf("Concat", pk, zf("Shape", bad_coords, start=1, end=2), axis=0)),
                         axis=2)
@@ -427,144 +407,3 @@ def _row0_times_zero_is_plus_zero(b: BodyBuilder, a: int) -> str:
     row0 = b("Cast", b("Slice", "data", b.const([0]), b.const([1]), b.const([a])), to=onnx.TensorProto.FLOAT)
     positive = b("Cast", b("Greater", b("Reciprocal", row0), b.const(0.0, np.float32)), to=onnx.TensorProto.INT32)
     return b("Equal", b("ReduceMin", positive, keepdims=0), b.const(1, np.int32))
-
-
-# --- numpy reference -------------------------------------------------------------
-
-
-def gather_reference(data: np.ndarray, indices: np.ndarray, axis, batch_dims: int = 0, version: int = 8) -> np.ndarray:
-    """Gather-8 in numpy: negative indices from the end, out-of-range ones give zeros."""
-    rank, irank = data.ndim, np.ndim(indices)
-    ax = _normalize_axis(int(np.asarray(axis).reshape(-1)[0]), rank)
-    b = batch_dims + irank if batch_dims < 0 else batch_dims
-    if not 0 <= b <= min(ax, irank):
-        raise OpAttributeError("Gather", "batch_dims", f"is {batch_dims}: must be within [0, axis={ax}] after normalisation")
-    if data.shape[:b] != np.shape(indices)[:b]:
-        raise OpInputError("Gather", f"batch dims of data {data.shape[:b]} and indices {np.shape(indices)[:b]} differ")
-    n = data.shape[ax]
-    idx = np.asarray(indices).astype(np.int64)
-    idx = np.where(idx < 0, idx + n, idx)
-    valid = (idx >= 0) & (idx < n)
-    batch = int(np.prod(data.shape[:b], dtype=np.int64))
-    p = int(np.prod(data.shape[b:ax], dtype=np.int64))
-    inner = int(np.prod(data.shape[ax + 1 :], dtype=np.int64))
-    out_shape = output_dims(data.shape, np.shape(indices), ax, b)
-    m = int(np.prod(np.shape(indices)[b:], dtype=np.int64))
-    idx2, valid2 = idx.reshape(batch, m), valid.reshape(batch, m)
-    if n == 0:
-        return np.zeros(out_shape, data.dtype)
-    data4 = data.reshape(batch, p, n, inner)
-    out = data4[np.arange(batch)[:, None, None], np.arange(p)[None, :, None], np.where(valid2, idx2, 0)[:, None, :]]
-    out[~np.broadcast_to(valid2[:, None, :], out.shape[:3])] = 0
-    return out.reshape(out_shape)
-
-
-def output_dims(data_shape: Sequence, indices_shape: Sequence, axis: int, batch_dims: int) -> tuple:
-    """The output shape for a normalised axis and batch_dims (dims may be symbolic)."""
-    return tuple(data_shape[:axis]) + tuple(indices_shape[batch_dims:]) + tuple(data_shape[axis + 1:])
-
-
-def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
-    """Known ranks: rank(data) + rank(indices) - batch_dims - 1 dims; with a constant axis, each one."""
-    data, indices, axis = operands
-    if data.shape is None or indices.shape is None:
-        return None
-    b = attrs["batch_dims"] + (len(indices.shape) if attrs["batch_dims"] < 0 else 0)
-    if axis.value is None:
-        rest = len(data.shape) + len(indices.shape) - 2 * b - 1
-        if rest < 0:
-            return None  # batch_dims > axis for every axis: fails at run time
-        return tuple(i if isinstance(i, int) else d for d, i in zip(data.shape[:b], indices.shape[:b])) + (None,) * rest
-    return output_dims(data.shape, indices.shape, _normalize_axis(int(np.asarray(axis.value).reshape(-1)[0]),
-                                                                 len(data.shape)), b)
-
-
-def _normalize_axis(axis: int, rank: int) -> int:
-    if not -rank <= axis < rank:
-        raise OpInputError("Gather", f"axis {axis} is out of range for data of rank {rank}")
-    return axis + rank if axis < 0 else axis
-
-
-# --- attribute and input checks --------------------------------------------------
-
-
-def check_attributes(attrs: dict) -> dict:
-    if attrs["version"] not in VERSIONS:
-        raise OpAttributeError("Gather", "version", f"is {attrs['version']}: OpenVINO Gather versions are {VERSIONS}")
-    if attrs["version"] == 1 and attrs["batch_dims"] != 0:
-        raise OpAttributeError("Gather", "batch_dims", "must be 0 for Gather-1 (batch_dims came with Gather-7)")
-    return attrs
-
-
-def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
-    data, indices, axis = operands
-    if indices.type is not None and not indices.type.is_integer:
-        raise OpInputError("Gather", f"indices must be integers, got {indices.type.ov}")
-    if axis.type is not None and not axis.type.is_integer:
-        raise OpInputError("Gather", f"axis must be an integer, got {axis.type.ov}")
-    if axis.shape is not None and (len(axis.shape) > 1 or (len(axis.shape) == 1 and axis.shape[0] not in (1, None))):
-        raise OpInputError("Gather", f"axis must be a scalar or a 1-element tensor, got shape {list(axis.shape)}")
-    b = attrs["batch_dims"]
-    if b < 0 and indices.rank is not None:
-        b += indices.rank
-    if indices.rank is not None and data.rank is not None and not 0 <= b <= min(data.rank, indices.rank):
-        raise OpAttributeError(
-            "Gather", "batch_dims", f"is {attrs['batch_dims']}: must be within [-{min(data.rank, indices.rank)}, "
-            f"{min(data.rank, indices.rank)}] for data of rank {data.rank} and indices of rank {indices.rank}"
-        )
-    if axis.value is not None and data.rank is not None:
-        ax = _normalize_axis(int(axis.value.reshape(-1)[0]), data.rank)
-        if b > ax and b >= 0:
-            raise OpAttributeError("Gather", "batch_dims", f"is {attrs['batch_dims']}: must not exceed axis {ax}")
-    if b > 0 and data.shape is not None and indices.shape is not None and len(data.shape) >= b <= len(indices.shape):
-        for d, i in zip(data.shape[:b], indices.shape[:b]):
-            if isinstance(d, int) and isinstance(i, int) and d != i:
-                raise OpInputError("Gather", f"batch dims of data {list(data.shape[:b])} and indices "
-                                   f"{list(indices.shape[:b])} differ")
-
-
-def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
-    general = "plain" if attrs["batch_dims"] == 0 else "batched"
-    data, indices, axis = operands
-    if axis.value is None or np.size(axis.value) != 1:
-        b = attrs["batch_dims"] + (indices.rank or 0 if attrs["batch_dims"] < 0 else 0)
-        if data.rank is None or indices.rank is None or not 0 <= b <= min(data.rank - 1, indices.rank):
-            return general
-        return _ranked_name(data.rank, indices.rank, b)
-    if indices.type is None or indices.type.ov not in ("i32", "i64"):
-        return general  # ONNX Gather takes int32/int64 indices only: the general body casts
-    a = int(np.asarray(axis.value).reshape(-1)[0])
-    if data.rank is not None:
-        a = _normalize_axis(a, data.rank)
-    n = data.shape[a] if data.shape is not None and isinstance(data.shape[a], int) else None
-    zero = next((z for z, types in _ZERO_BY_MUL.items() if data.type is not None and data.type.ov in types), None)
-    if n is not None and indices.value is not None and np.all((-n <= indices.value) & (indices.value < n)):
-        zero = "inrange"
-    b = attrs["batch_dims"]
-    if b == 0:
-        return _specialised_name(0, a, n, zero)
-    if b < 0:
-        if indices.rank is None:
-            return general
-        b += indices.rank
-    if a < 0 or a != b:
-        return general  # axis beyond the batch dims: the flat body
-    return _specialised_name(b, a, n, zero)
-
-
-SPEC = OpSpec(
-    name="Gather",
-    inputs=("data", "indices", "axis"),
-    min_inputs=3,
-    attributes={"batch_dims": Attr("int", 0), "version": Attr("int", 8)},
-    check_attributes=check_attributes,
-    check_operands=check_operands,
-    select_body=select_body,
-    output_type=lambda attrs, operands: operands[0].type,
-    output_shape=output_shape,
-    bodies=LazyBodies({"plain": gather_plain, "batched": Gather},
-                      lambda name: _specialised_body(name) or _ranked_body(name)),
-    helpers=(_zero_filled, _gather_plain_rows, _gather_batched_rows),
-    public=Gather,
-    reference=gather_reference,
-)
