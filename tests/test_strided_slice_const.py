@@ -5,7 +5,6 @@ import numpy as np
 import onnx
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways

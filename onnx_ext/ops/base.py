@@ -236,8 +236,8 @@ INTS = Token("(?:_m?[0-9]+)*", lambda text: tuple(_int(v) for v in text.split("_
 class Overload(abc.ABC):
     """A family of overloads, declared by a subclass that is a frozen dataclass: its fields are the family's
     parameters, each annotated with its Token (``axis: Annotated[int, INT]``), and ``SPELLING`` writes them
-    into the overload name: ``{field}`` where a field goes, ``[.{field}.]`` around a part written only when
-    its field is not at its default. A name belongs to the family when it is the one spelling of fields that
+    into the overload name: ``{field}`` where a field goes, ``[text{field}text]`` around a part written only
+    when its field is not at its default. A name belongs to the family when it is the one spelling of fields that
     pass ``valid`` (``decode``); ``name`` encodes. ``build`` emits the body the fields describe."""
 
     SPELLING: ClassVar[str]
@@ -260,12 +260,13 @@ class Overload(abc.ABC):
     def name(self) -> str:
         grammar = _grammar(type(self))
         out = []
-        for before, name, after, optional in grammar.parts:
-            value = getattr(self, name) if name else None
-            if name is None:
+        for before, field_name, after, optional in grammar.parts:
+            if field_name is None:
                 out.append(before)
-            elif not optional or value != grammar.defaults[name]:
-                out.append(before + grammar.tokens[name].format(value) + after)
+                continue
+            value = getattr(self, field_name)
+            if not optional or value != grammar.defaults[field_name]:
+                out.append(before + grammar.tokens[field_name].format(value) + after)
         return "".join(out)
 
     @classmethod

@@ -61,6 +61,8 @@ from ..base import Attr, Bodies, OpSpec, Operand
 from .bodies import HELPERS, MODE_BODIES, Broadcast, ToTarget
 from .reference import broadcast_reference, check_numpy, explicit_shape, int_vector, pdpd_shape
 
+__all__ = ["SPEC", "VERSIONS", "MODES", "Broadcast", "ToTarget", "broadcast_reference"]
+
 VERSIONS = (1, 3)
 MODES = {1: ("numpy", "explicit", "none", "pdpd"), 3: ("numpy", "explicit", "none", "bidirectional", "pdpd")}
 _BODY_OF_MODE = {"numpy": "numpy", "explicit": "explicit", "none": "explicit", "bidirectional": "bidirectional",

@@ -3,7 +3,7 @@
 OpenVINO: Gather-8(data, indices, axis; batch_dims). Negative indices count from
 the end; indices outside [-n, n-1] give zeros (ONNX Gather raises instead).
 The axis is a runtime input, so the general bodies reshape data to [.., n, ..] around
-the axis and use ONNX Gather on a fixed axis; reshapes are free. Bodies: ``bodies.py``.
+the axis and use ONNX Gather on a fixed axis; reshapes are free. Bodies: ``bodies.py``, ``on_axis.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand
-from .bodies import HELPERS, BatchedRanked, Gather, OnAxis, PlainRanked, gather_plain
+from .bodies import HELPERS, BatchedRanked, Gather, PlainRanked, gather_plain
+from .on_axis import OnAxis
+
+__all__ = ["SPEC", "VERSIONS", "BatchedRanked", "Gather", "OnAxis", "PlainRanked", "gather_reference", "output_dims"]
 
 VERSIONS = (1, 7, 8)
 #: Data types whose out-of-range rows a Mul by a 0/1 mask zeroes (see OnAxis).

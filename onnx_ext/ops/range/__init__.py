@@ -66,6 +66,8 @@ from .reference import (
     scalar_value,
 )
 
+__all__ = ["SPEC", "FastRange", "Range", "range_length", "range_reference"]
+
 
 def check_attributes(attrs: dict) -> dict:
     output_element_type(attrs["output_type"])

@@ -82,22 +82,25 @@ class OnRank(Overload):
         neg = g("Less", sv, g.const(0)) if sv and (any(bm) or any(em)) else None
         # masked: INT64_MIN/MAX by direction; an unmasked end is capped at dim first
         # (docs/onnxruntime.md#slice-end-sentinels).
-        lo = lambda: g.once("lo", lambda: g.const([INT64_MIN]))  # noqa: E731
-        hi = lambda: g.once("hi", lambda: g.const([INT64_MAX]))  # noqa: E731
+        lo, hi = INT64_MIN, INT64_MAX
         if all(bm):
-            start = g("Where", neg, hi(), lo()) if neg else g.const([INT64_MIN] * len(idx))
+            start = g("Where", neg, _limit(g, hi), _limit(g, lo)) if neg else g.const([lo] * len(idx))
         else:
             start = self._pick(g, "begin", idx)
             if any(bm):
-                start = g("Where", g.const(bm, np.bool_), g("Where", neg, hi(), lo()) if neg else lo(), start)
+                is_masked = g.const(bm, np.bool_)
+                masked = g("Where", neg, _limit(g, hi), _limit(g, lo)) if neg else _limit(g, lo)
+                start = g("Where", is_masked, masked, start)
         if all(em):
-            stop = g("Where", neg, lo(), hi()) if neg else g.const([INT64_MAX] * len(idx))
+            stop = g("Where", neg, _limit(g, lo), _limit(g, hi)) if neg else g.const([hi] * len(idx))
         else:
             stop = self._pick(g, "end", idx)
             if sv:
                 stop = g("Min", stop, self._dims(g, dims, positions))
             if any(em):
-                stop = g("Where", g.const(em, np.bool_), g("Where", neg, lo(), hi()) if neg else hi(), stop)
+                is_masked = g.const(em, np.bool_)
+                masked = g("Where", neg, _limit(g, lo), _limit(g, hi)) if neg else _limit(g, hi)
+                stop = g("Where", is_masked, masked, stop)
         starts.append(start)
         stops.append(stop)
         if sv:
@@ -117,6 +120,11 @@ class OnRank(Overload):
         stops.append(g("Add", start, g.const([1])))
         if steps:
             steps.append(g.const([1] * len(positions)))
+
+
+def _limit(g: BodyBuilder, value: int) -> str:
+    """The constant [INT64_MIN] or [INT64_MAX], emitted once."""
+    return g.once(value, lambda: g.const([value]))
 
 
 def _joined(g: BodyBuilder, parts: list[str]) -> str:
