@@ -53,6 +53,9 @@ def test_const_bodies_match_reference(case, known_shapes):
     ([np.zeros((2, 3), np.float32), np.array([2, 1, 3])], {}, "target_shape_numpy_compatible"),
     ([np.zeros((3,), np.int8), np.array([3, 1]), np.array([1])], {"mode": "explicit"},
      "data_dims_match_target_at_axes_mapping"),
+    ([np.zeros((0, 1), np.float32), np.array([1, 1])], {}, "target_shape_numpy_compatible"),  # 0 beside a 1
+    ([np.zeros((0, 1), np.float32), np.array([1, 1]), np.array([0, 1])], {"mode": "explicit"},
+     "data_dims_match_target_at_axes_mapping"),
 ])
 def test_dynamic_dims_against_target_1_are_checked_at_run_time(inputs, attrs, check):
     const = [False] + [True] * (len(inputs) - 1)

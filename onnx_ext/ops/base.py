@@ -397,7 +397,7 @@ class BodyBuilder:
         return self._once[key]
 
     def check(self, name: str, ok: str) -> str:
-        """The scalar 0 if the bool ``ok`` (one element) holds, else a failure at run time whose
+        """The scalar 0 if every element of the bool ``ok`` holds, else a failure at run time whose
         message names the node ``name`` (a Gather of [0] at index 1)."""
         bad = self("Cast", self("Not", self("Reshape", ok, self.const([-1]))), to=onnx.TensorProto.INT64)
         return self("ReduceSum", self("Gather", self.const([0]), bad, out=name), keepdims=0)

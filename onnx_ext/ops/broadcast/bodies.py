@@ -309,9 +309,9 @@ class ToTarget(Overload):
         x = "data"
         target = g.const(np.array(t, np.int64).reshape(len(t)))
         if checks:
-            # data dims that must be 1 (they meet a target dim of 1, and were not known when built)
-            shape = g("Shape", "data")
-            ok = g("Equal", g("ReduceMax", g("Gather", shape, g.const(checks)), keepdims=0), g.const(1))
+            # data dims that must be 1 (they meet a target dim of 1, and were not known when built): each
+            # one (their max is 1 for dims 0 and 1 too)
+            ok = g("Equal", g("Gather", g("Shape", "data"), g.const(checks)), g.const(1))
             name = "target_shape_numpy_compatible" if self.mode == "numpy" else "data_dims_match_target_at_axes_mapping"
             target = g("Add", target, g.check(name, ok))
         if axes is not None:
