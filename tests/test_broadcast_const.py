@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways
-from onnx_ext.ops.broadcast import SPEC, _parse_const_name, broadcast_reference
+from onnx_ext.ops.broadcast import SPEC, ToTarget, broadcast_reference
 from test_broadcast import broadcast_cases
 
 
@@ -53,6 +53,9 @@ def test_const_bodies_match_reference(case, known_shapes):
     ([np.zeros((2, 3), np.float32), np.array([2, 1, 3])], {}, "target_shape_numpy_compatible"),
     ([np.zeros((3,), np.int8), np.array([3, 1]), np.array([1])], {"mode": "explicit"},
      "data_dims_match_target_at_axes_mapping"),
+    ([np.zeros((0, 1), np.float32), np.array([1, 1])], {}, "target_shape_numpy_compatible"),  # 0 beside a 1
+    ([np.zeros((0, 1), np.float32), np.array([1, 1]), np.array([0, 1])], {"mode": "explicit"},
+     "data_dims_match_target_at_axes_mapping"),
 ])
 def test_dynamic_dims_against_target_1_are_checked_at_run_time(inputs, attrs, check):
     const = [False] + [True] * (len(inputs) - 1)
@@ -83,15 +86,16 @@ def test_known_dims_are_checked_when_built(inputs, attrs):
 
 
 @pytest.mark.parametrize("name, parsed", [
-    ("numpy_to_4x12x256x256", ("numpy", [4, 12, 256, 256], [], [])),
-    ("numpy_to_", ("numpy", [], [], [])),
-    ("numpy_to_2x1x3_check0", ("numpy", [2, 1, 3], [], [0])),
+    ("numpy_to_4x12x256x256", ("numpy", [4, 12, 256, 256], None, [])),  # numpy mode: no axes_mapping
+    ("numpy_to_", ("numpy", [], None, [])),
+    ("numpy_to_2x1x3_check0", ("numpy", [2, 1, 3], None, [0])),
     ("explicit_to_8x64x56x56_axes1", ("explicit", [8, 64, 56, 56], [1], [])),
     ("explicit_to_3x1_axes0x1_check1", ("explicit", [3, 1], [0, 1], [1])),
     ("explicit_to_2x3_axes", ("explicit", [2, 3], [], [])),
 ])
 def test_const_names_round_trip(name, parsed):
-    assert _parse_const_name(name) == parsed
+    assert SPEC.bodies.overload(name) == ToTarget(*parsed)
+    assert ToTarget(*parsed).name == name
     assert name in SPEC.bodies
     assert SPEC.function_proto(name).overload == name
 

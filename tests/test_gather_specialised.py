@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import DATA_TYPES, random_values as _values, assert_same, bits, feeds_of, one_node_model, run_three_ways
-from onnx_ext.ops.gather import SPEC, gather_reference
+from onnx_ext.ops.gather import SPEC, OnAxis, gather_reference
 
 @st.composite
 def cases(draw):
@@ -105,10 +105,8 @@ def test_batched_batch_dims_differ_when_known():
     ("batch1_axis1_n3_inrange", (1, 1, 3, "inrange")),
 ])
 def test_overload_names_round_trip(name, parsed):
-    from onnx_ext.ops.gather import _parse_specialised, _specialised_name
-
-    assert _parse_specialised(name) == parsed
-    assert _specialised_name(*parsed) == name
+    assert SPEC.bodies.overload(name) == OnAxis(*parsed)
+    assert OnAxis(*parsed).name == name
     assert name in SPEC.bodies
     assert SPEC.function_proto(name).overload == name
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import assert_same, bits, feeds_of, one_node_model, run_three_ways
-from onnx_ext.ops.range import SPEC, _parse_fast, range_length, range_reference
+from onnx_ext.ops.range import SPEC, FastRange, range_length, range_reference
 from onnx_ext.types import from_numpy
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -124,7 +124,7 @@ def test_fast_body_bounds(values, in_dtype, out):
     ("fast_i64_signed_i64_i64_i64_i64_from0", False), ("fast_f32_float_f32_f32_f32_from1", False),
 ])
 def test_fast_names(name, ok):
-    assert (_parse_fast(name) is not None) == ok
+    assert isinstance(SPEC.bodies.overload(name), FastRange) == ok
     assert (name in SPEC.bodies) == ok
     if ok:
         assert SPEC.function_proto(name).overload == name
@@ -171,7 +171,7 @@ def test_fast_float_from_zero_is_bit_exact(ov_reference, start, stop, step, in_d
     overload = model.graph.node[0].overload
     assert overload.startswith("fast_")
     suffix = None if not const[0] else "from0" if start == 0 else "offset"
-    assert _parse_fast(overload)[3] == suffix, overload
+    assert SPEC.bodies.overload(overload).constant_start == suffix, overload
     for how, got in run_three_ways(model, inputs).items():
         assert got.dtype == out and got.shape == want.shape, how
         assert np.array_equal(bits(got), bits(want)), f"{how}: {got} vs {want}"

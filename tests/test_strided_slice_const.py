@@ -5,11 +5,10 @@ import numpy as np
 import onnx
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways
-from onnx_ext.ops.strided_slice import INT64_MAX, INT64_MIN, SPEC, _parse_const_overload, strided_slice_reference
+from onnx_ext.ops.strided_slice import INT64_MAX, INT64_MIN, SPEC, ConstSlice, strided_slice_reference
 from test_strided_slice import strided_slice_cases
 
 X = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
@@ -83,7 +82,8 @@ def test_shrink_index_outside_a_dynamic_dim_fails_at_run_time():
     "rank4_e0_const_1_9223372036854775807_m3",
 ])
 def test_const_names_round_trip(name):
-    assert _parse_const_overload(name) is not None
+    assert isinstance(SPEC.bodies.overload(name), ConstSlice)
+    assert SPEC.bodies.overload(name).name == name
     assert name in SPEC.bodies
     assert SPEC.function_proto(name).overload == name
 

@@ -1,16 +1,24 @@
-"""What every op of the domain provides, in one record: see ``OpSpec``."""
+"""What every op of the domain provides, in one record (``OpSpec``), and what their bodies share: the overload
+codec (``Overload`` families spelled with ``Token``s), the lazy body cache (``Bodies``), the node-by-node
+builder (``BodyBuilder``) and the walker over a body's nodes (``walk``).
+
+Over 400 lines: these are the one copy of each mechanism the four ops use, read together."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+import abc
+import re
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from functools import cache, cached_property, lru_cache
+from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 import onnx
 from onnxscript.values import OnnxFunction
 
-from ..domain import DOMAIN, DOMAIN_VERSION
+from ..domain import DOMAIN, DOMAIN_VERSION, op
 from ..errors import OpAttributeError, OpInputError
 from ..types import ElementType
 
@@ -46,10 +54,10 @@ class Operand:
 class OpSpec:
     """One OpenVINO op as it lives in the domain.
 
-    ``bodies`` maps an overload name to the onnxscript function whose body serves
-    it; ``select_body(attrs, operands)`` picks the overload for a node from what
-    is known of its inputs (``Operand``; missing optional inputs are absent). ``public`` is the onnxscript function users
-    call; its FunctionProto (no overload) is the general body.
+    ``bodies`` maps an overload name to the function whose body serves it (``Bodies``);
+    ``select_body(attrs, operands)`` picks the overload for a node from what is known of its
+    inputs (``Operand``; missing optional inputs are absent). ``public`` is the onnxscript
+    function users call; its FunctionProto (no overload) is the general body.
     """
 
     name: str
@@ -59,7 +67,7 @@ class OpSpec:
     check_attributes: Callable[[dict], dict]
     select_body: Callable[[dict, Sequence[Operand]], str]
     output_type: Callable[[dict, Sequence[Operand]], ElementType | None]
-    bodies: dict[str, OnnxFunction]
+    bodies: Bodies
     public: OnnxFunction
     reference: Callable[..., np.ndarray]
     #: Functions of the domain that the bodies call (attached with any body).
@@ -93,9 +101,8 @@ class OpSpec:
     def check_inputs(self, attrs: dict, operands: Sequence[Operand], node=None):
         n_inputs = len(operands)
         if not self.min_inputs <= n_inputs <= len(self.inputs):
-            want = (
-                f"{self.min_inputs}" if self.min_inputs == len(self.inputs) else f"{self.min_inputs} to {len(self.inputs)}"
-            )
+            most = len(self.inputs)
+            want = f"{self.min_inputs}" if self.min_inputs == most else f"{self.min_inputs} to {most}"
             raise OpInputError(self.name, f"takes {want} inputs ({', '.join(self.inputs)}), got {n_inputs}", node)
         try:
             self.check_operands(attrs, operands)
@@ -103,38 +110,33 @@ class OpSpec:
             raise e.at(node) from None
 
     def function_proto(self, overload: str | None, opset: int | None = None) -> onnx.FunctionProto:
-        """The body for one overload (None: the public, general body).
+        """The body for one overload (None: the public, general body), a copy of the cached one.
 
         ``opset``: the standard ONNX opset to import (the model's; onnxruntime and
         the inliner want function and model to agree). The bodies use ops whose
         semantics hold from MIN_ONNX_OPSET on.
         """
-        key = (self.name, id(self), overload, opset)
-        if key not in _PROTO_CACHE:
-            fn = self.public if overload is None else self.bodies[overload]
-            proto = _with_opset(_named_nodes(fn.to_function_proto()), opset)
-            proto.name, proto.domain = self.name, DOMAIN
-            if overload is not None:
-                proto.overload = overload
-            _cache_proto(key, proto)
-        return _copy(_PROTO_CACHE[key])
+        (proto,) = self._protos(overload, opset, helpers=False)
+        return _copy(proto)
 
     def helper_protos(self, opset: int | None = None) -> list[onnx.FunctionProto]:
-        key = (self.name, id(self), "(helpers)", opset)
-        if key not in _PROTO_CACHE:
-            _cache_proto(key, [_with_opset(_named_nodes(fn.to_function_proto()), opset) for fn in self.helpers])
-        return [_copy(p) for p in _PROTO_CACHE[key]]
+        return [_copy(p) for p in self._protos(None, opset, helpers=True)]
 
+    @cached_property
+    def _protos(self) -> Callable[..., tuple[onnx.FunctionProto, ...]]:
+        # By (overload, opset): onnxscript's to_function_proto is slow, and a model with thousands of
+        # domain nodes would spend seconds there. Bound: a model names a few hundred overloads at most.
+        return lru_cache(maxsize=4096)(self._make_protos)
 
-#: Generated FunctionProtos (onnxscript's to_function_proto is slow: a model with thousands
-#: of domain nodes would spend seconds there), copied out on each use.
-_PROTO_CACHE: dict[tuple, object] = {}
-
-
-def _cache_proto(key, value) -> None:
-    if len(_PROTO_CACHE) > 4096:
-        _PROTO_CACHE.clear()
-    _PROTO_CACHE[key] = value
+    def _make_protos(self, overload: str | None, opset: int | None, helpers: bool) -> tuple[onnx.FunctionProto, ...]:
+        if helpers:
+            return tuple(_with_opset(_named_nodes(fn.to_function_proto()), opset) for fn in self.helpers)
+        fn = self.public if overload is None else self.bodies[overload]
+        proto = _with_opset(_named_nodes(fn.to_function_proto()), opset)
+        proto.name, proto.domain = self.name, DOMAIN
+        if overload is not None:
+            proto.overload = overload
+        return (proto,)
 
 
 def _copy(proto: onnx.FunctionProto) -> onnx.FunctionProto:
@@ -154,41 +156,205 @@ def _with_opset(proto: onnx.FunctionProto, opset: int | None) -> onnx.FunctionPr
 def _named_nodes(proto: onnx.FunctionProto) -> onnx.FunctionProto:
     # Runtime checks are Gathers whose output names the condition; onnxruntime's
     # error message quotes the node name, so name each node after its output.
-    for node in _nodes(proto.node):
+    for node in walk(proto.node):
         node.name = node.output[0]
-    if any(n.domain == DOMAIN for n in _nodes(proto.node)) and DOMAIN not in {o.domain for o in proto.opset_import}:
+    if any(n.domain == DOMAIN for n in walk(proto.node)) and DOMAIN not in {o.domain for o in proto.opset_import}:
         proto.opset_import.append(onnx.helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
     return proto
 
 
-def _nodes(nodes):
+def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
+    """Every node of ``nodes`` and of their sub-graphs (If branches), depth first."""
     for node in nodes:
         yield node
         for attr in node.attribute:
             for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                yield from _nodes(sub.node)
+                yield from walk(sub.node)
 
 
-def _coerce(op: str, name: str, kind: str, value, node) -> Any:
+def _coerce(op_name: str, name: str, kind: str, value, node) -> Any:
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise OpAttributeError(op, name, f"must be an integer, got {value!r}", node)
+            raise OpAttributeError(op_name, name, f"must be an integer, got {value!r}", node)
         return int(value)
     if kind == "ints":
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            raise OpAttributeError(op, name, f"must be a list of integers, got {value!r}", node)
+            raise OpAttributeError(op_name, name, f"must be a list of integers, got {value!r}", node)
         values = list(value)
         if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) for v in values):
-            raise OpAttributeError(op, name, f"must be a list of integers, got {values!r}", node)
+            raise OpAttributeError(op_name, name, f"must be a list of integers, got {values!r}", node)
         return [int(v) for v in values]
     if isinstance(value, bytes):
         value = value.decode()
     if not isinstance(value, str):
-        raise OpAttributeError(op, name, f"must be a string, got {value!r}", node)
+        raise OpAttributeError(op_name, name, f"must be a string, got {value!r}", node)
     return value
 
 
-# --- bodies built node by node ------------------------------------------------------------------
+# --- overload names ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Token:
+    """How one field of an overload name is written: a regular expression (no capturing group) and the
+    conversions both ways; ``coerce`` makes a value given to the record hashable (lists to tuples)."""
+
+    pattern: str
+    parse: Callable[[str], Any]
+    format: Callable[[Any], str] = str
+    coerce: Callable[[Any], Any] = lambda value: value
+
+
+def words(spellings: Sequence[str] | Mapping[str, Any]) -> Token:
+    """One of a few words: the value is the word, or what the mapping word -> value gives."""
+    table = dict(spellings) if isinstance(spellings, Mapping) else {w: w for w in spellings}
+    written = {value: word for word, value in table.items()}
+    return Token("|".join(map(re.escape, table)), table.__getitem__, written.__getitem__)
+
+
+def _int(text: str) -> int:
+    return -int(text[1:]) if text.startswith("m") else int(text)
+
+
+def _int_text(value: int) -> str:
+    return f"m{-value}" if value < 0 else str(value)
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    return tuple(int(v) for v in text.split("x")) if text else ()
+
+
+#: A count, rank or dim.
+NAT = Token("[0-9]+", int)
+#: Any integer, ``m`` for minus (names keep to [a-z0-9_]).
+INT = Token("m?[0-9]+", _int, _int_text)
+#: Dims ``2x3x4``; nothing for none.
+DIMS = Token("(?:[0-9]+(?:x[0-9]+)*)?", _dims, lambda v: "x".join(map(str, v)), tuple)
+#: Integers each after an underscore: ``_1_m2_3``.
+INTS = Token("(?:_m?[0-9]+)*", lambda text: tuple(_int(v) for v in text.split("_")[1:]),
+             lambda v: "".join(f"_{_int_text(x)}" for x in v), tuple)
+
+
+class Overload(abc.ABC):
+    """A family of overloads, declared by a subclass that is a frozen dataclass: its fields are the family's
+    parameters, each annotated with its Token (``axis: Annotated[int, INT]``), and ``SPELLING`` writes them
+    into the overload name: ``{field}`` where a field goes, ``[text{field}text]`` around a part written only
+    when its field is not at its default. A name belongs to the family when it is the one spelling of fields that
+    pass ``valid`` (``decode``); ``name`` encodes. ``build`` emits the body the fields describe."""
+
+    SPELLING: ClassVar[str]
+
+    def __post_init__(self):
+        for name, token in _grammar(type(self)).tokens.items():
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, token.coerce(value))
+
+    def valid(self) -> bool:
+        """The family's rules on its fields, beyond what each token reads."""
+        return True
+
+    @abc.abstractmethod
+    def build(self, g: BodyBuilder) -> str:
+        """Emits the body's nodes into ``g`` (which reads the op's inputs by name); returns its output value."""
+
+    @property
+    def name(self) -> str:
+        grammar = _grammar(type(self))
+        out = []
+        for before, field_name, after, optional in grammar.parts:
+            if field_name is None:
+                out.append(before)
+                continue
+            value = getattr(self, field_name)
+            if not optional or value != grammar.defaults[field_name]:
+                out.append(before + grammar.tokens[field_name].format(value) + after)
+        return "".join(out)
+
+    @classmethod
+    def decode(cls, name) -> Overload | None:
+        """The record that ``name`` spells, or None when it is not this family's canonical spelling."""
+        grammar = _grammar(cls)
+        match = grammar.regex.fullmatch(name) if isinstance(name, str) else None
+        if match is None:
+            return None
+        try:
+            record = cls(**{k: grammar.tokens[k].parse(v) for k, v in match.groupdict().items() if v is not None})
+        except (ValueError, KeyError):  # e.g. an integer of more digits than int() reads
+            return None
+        return record if record.valid() and record.name == name else None
+
+
+@dataclass(frozen=True)
+class _Grammar:
+    parts: tuple[tuple[str, str | None, str, bool], ...]  # (text before, field or None, text after, optional)
+    tokens: dict[str, Token]
+    defaults: dict[str, Any]
+    regex: re.Pattern
+
+
+@cache
+def _grammar(family: type[Overload]) -> _Grammar:
+    hints = typing.get_type_hints(family, include_extras=True)
+    tokens = {f.name: hints[f.name].__metadata__[0] for f in fields(family)}
+    defaults = {f.name: f.default for f in fields(family) if f.default is not MISSING}
+    parts = []
+    for optional, plain in re.findall(r"\[([^\]]*)\]|([^\[]+)", family.SPELLING):
+        if optional:
+            before, name, after = re.split(r"\{(\w+)\}", optional)  # one field
+            parts.append((before, name, after, True))
+        else:  # text, field, text, field...
+            parts += [(piece, None, "", False) if i % 2 == 0 else ("", piece, "", False)
+                      for i, piece in enumerate(re.split(r"\{(\w+)\}", plain)) if piece]
+    regex = []
+    for before, name, after, optional in parts:
+        group = re.escape(before) + (f"(?P<{name}>{tokens[name].pattern})" if name else "") + re.escape(after)
+        regex.append(f"(?:{group})?" if optional else group)
+    return _Grammar(tuple(parts), tokens, defaults, re.compile("".join(regex)))
+
+
+# --- bodies -------------------------------------------------------------------------------------
+
+
+class Bodies(Mapping):
+    """Overload name -> body, for one op: its fixed onnxscript functions, which it lists, and the bodies of
+    its overload families, built from the decoded name on first use (so that ``attach_functions`` can
+    rebuild any overload a node names). ``general``: the op's general body, whose name, inputs and
+    attributes the built bodies take."""
+
+    def __init__(self, general: OnnxFunction, fixed: dict[str, OnnxFunction], families: Sequence[type[Overload]] = ()):
+        self._general, self._fixed, self._families = general, fixed, tuple(families)
+        # By record: a model may name thousands of value-specialised overloads; their protos are cached too.
+        self._built = lru_cache(maxsize=1024)(self._build)
+
+    def overload(self, name) -> Overload | None:
+        """The record of a family's overload name; None for other names (the fixed ones included)."""
+        return next((r for r in (family.decode(name) for family in self._families) if r is not None), None)
+
+    def __getitem__(self, name: str):
+        if name in self._fixed:
+            return self._fixed[name]
+        record = self.overload(name)
+        if record is None:
+            raise KeyError(name)
+        return self._built(record)
+
+    def __iter__(self):
+        return iter(self._fixed)
+
+    def __len__(self):
+        return len(self._fixed)
+
+    def __contains__(self, name) -> bool:
+        return name in self._fixed or self.overload(name) is not None
+
+    def _build(self, record: Overload) -> BuiltFunction:
+        g = BodyBuilder()
+        return g.function(record.build(g), self._like, record.name)
+
+    @cached_property
+    def _like(self) -> onnx.FunctionProto:
+        return self._general.to_function_proto()
 
 
 class BuiltFunction:
@@ -199,9 +365,7 @@ class BuiltFunction:
         self._proto = proto
 
     def to_function_proto(self) -> onnx.FunctionProto:
-        proto = onnx.FunctionProto()
-        proto.CopyFrom(self._proto)
-        return proto
+        return _copy(self._proto)
 
 
 class BodyBuilder:
@@ -211,6 +375,7 @@ class BodyBuilder:
     def __init__(self, _counter=None):
         self.nodes: list[onnx.NodeProto] = []
         self._counter = _counter if _counter is not None else [0]
+        self._once: dict[Any, str] = {}
 
     def fresh(self, hint: str = "t") -> str:
         self._counter[0] += 1
@@ -225,100 +390,39 @@ class BodyBuilder:
         return self("Constant", out=out or self.fresh("const"),
                     value=onnx.numpy_helper.from_array(np.array(values, dtype=dtype)))
 
+    def once(self, key, make: Callable[[], str]) -> str:
+        """The value ``make()`` emits, emitted on the first call with ``key`` only."""
+        if key not in self._once:
+            self._once[key] = make()
+        return self._once[key]
+
     def check(self, name: str, ok: str) -> str:
-        """The scalar 0 if the bool ``ok`` (one element) holds, else a failure at run time whose
+        """The scalar 0 if every element of the bool ``ok`` holds, else a failure at run time whose
         message names the node ``name`` (a Gather of [0] at index 1)."""
         bad = self("Cast", self("Not", self("Reshape", ok, self.const([-1]))), to=onnx.TensorProto.INT64)
         return self("ReduceSum", self("Gather", self.const([0]), bad, out=name), keepdims=0)
 
-    def branch(self) -> "BodyBuilder":
+    def branch(self) -> BodyBuilder:
         return BodyBuilder(self._counter)
 
     def graph(self, name: str, output: str) -> onnx.GraphProto:
         return onnx.helper.make_graph(self.nodes, name, [], [onnx.ValueInfoProto(name=output)])
 
-    def if_(self, cond: str, then: "BodyBuilder", then_out: str, orelse: "BodyBuilder", else_out: str,
+    def if_(self, cond: str, then: BodyBuilder, then_out: str, orelse: BodyBuilder, else_out: str,
             out: str | None = None) -> str:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
 
-
-def built_function(domain: str, name: str, overload: str, inputs: Sequence[str], builder: BodyBuilder,
-                   output: str, opset: int, like: onnx.FunctionProto) -> BuiltFunction:
-    """The FunctionProto of ``builder``'s nodes, with the attributes (and defaults) of ``like``
-    (the op's general body), so that nodes carrying them are valid calls."""
-    nodes = list(builder.nodes)
-    if not nodes or nodes[-1].output[0] != output:
-        nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
-    else:
-        _rename_output(nodes, output, "output")
-    proto = onnx.helper.make_function(domain, name, list(inputs), ["output"], nodes,
-                                      [onnx.helper.make_opsetid("", opset)], attributes=list(like.attribute))
-    proto.attribute_proto.extend(like.attribute_proto)
-    proto.overload = overload
-    return BuiltFunction(proto)
-
-
-def _rename_output(nodes, old: str, new: str) -> None:
-    for node in _nodes(nodes):
-        for i, o in enumerate(node.output):
-            if o == old:
-                node.output[i] = new
-        for i, x in enumerate(node.input):
-            if x == old:
-                node.input[i] = new
-    for node in nodes:
-        for attr in node.attribute:
-            for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                for o in g.output:
-                    if o.name == old:
-                        o.name = new
-
-
-class LazyBodies(Mapping):
-    """Overload name -> body: the fixed (onnxscript) bodies, listed; specialised ones are
-    built on first use from the name alone (``build(name)`` returns None for names it does
-    not know), so that ``attach_functions`` can rebuild any overload a node names."""
-
-    def __init__(self, fixed: dict, build: Callable[[str], Any]):
-        self._fixed = fixed
-        self._build = build
-        self._cache: dict[str, Any] = {}
-
-    def __getitem__(self, name: str):
-        if name in self._fixed:
-            return self._fixed[name]
-        if name not in self._cache:
-            body = self._build(name) if isinstance(name, str) else None
-            if body is None:
-                raise KeyError(name)
-            if len(self._cache) > 1024:
-                self._cache.clear()
-            self._cache[name] = body
-        return self._cache[name]
-
-    def __iter__(self):
-        return iter(self._fixed)
-
-    def __len__(self):
-        return len(self._fixed)
-
-    def __contains__(self, name) -> bool:
-        try:
-            self[name]
-        except KeyError:
-            return False
-        return True
-
-
-def int_token(v: int) -> str:
-    """An integer in an overload name: ``m`` for minus (names keep to [a-z0-9_])."""
-    return f"m{-v}" if v < 0 else str(v)
-
-
-def parse_int_token(text: str) -> int:
-    if text.startswith("m") and text[1:].isdigit():
-        return -int(text[1:])
-    if not text.isdigit():
-        raise ValueError(text)
-    return int(text)
+    def function(self, output: str, like: onnx.FunctionProto, overload: str) -> BuiltFunction:
+        """The nodes as the body of ``overload``, with the name, inputs and attributes (and defaults) of
+        ``like`` (the op's general body), so that nodes carrying them are valid calls."""
+        nodes = list(self.nodes)
+        if nodes and nodes[-1].output[0] == output:
+            nodes[-1].output[0] = "output"  # its own value: no node reads it
+        else:
+            nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
+        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), ["output"], nodes,
+                                          [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
+        proto.attribute_proto.extend(like.attribute_proto)
+        proto.overload = overload
+        return BuiltFunction(proto)
