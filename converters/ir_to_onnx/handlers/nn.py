@@ -210,11 +210,19 @@ def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], stride
     attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
 
 
+def _check_pads(ctx: Context, attrs: dict, kernel: list[int]) -> None:
+    """onnxruntime's pooling refuses a pad as large as the (undilated) kernel."""
+    pads = attrs.get("pads", [])
+    if any(p >= k for p, k in zip(pads, kernel + kernel)):
+        raise ctx.error(f"pads {pads} as large as the kernel {kernel}: onnxruntime has no such pooling")
+
+
 def _max_pool(ctx: Context, layer, version: int) -> None:
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
     if rounding != "floor":
         _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
+    _check_pads(ctx, attrs, kernel)
     if version >= 8:
         attrs["dilations"] = dilations
     want_indices = version >= 8 and len(layer.outputs) > 1 and _consumed(ctx, 1)
@@ -257,12 +265,16 @@ def max_pool_14(ctx: Context, layer) -> None:
     _max_pool(ctx, layer, 14)
 
 
-def _avg_pool(ctx: Context, layer) -> None:
+def _avg_pool(ctx: Context, layer, dilated: bool = False) -> None:
     data = ctx.input(0)
-    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=False)
+    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=dilated)
+    # OpenVINO counts the padding only when there is some (pads_in_avg in its reference)
+    exclude = _flag(layer, "exclude-pad", False) or not any(attrs.get("pads", [1]))
     if rounding != "floor":
         _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
-    exclude = _flag(layer, "exclude-pad", False)
+    _check_pads(ctx, attrs, kernel)
+    if dilated:
+        attrs["dilations"] = dilations
     ctx.emit("AveragePool", [data.name], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
              count_include_pad=int(not exclude), **attrs)
 
@@ -275,6 +287,12 @@ def avg_pool_1(ctx: Context, layer) -> None:
 @handler("AvgPool", "opset14")
 def avg_pool_14(ctx: Context, layer) -> None:
     _avg_pool(ctx, layer)
+
+
+@handler("AvgPool", "opset16")
+def avg_pool_16(ctx: Context, layer) -> None:
+    """AvgPool-14 with ``dilations`` (ONNX AveragePool has them since opset 19)."""
+    _avg_pool(ctx, layer, dilated=True)
 
 
 # --- normalisation --------------------------------------------------------------------
