@@ -106,6 +106,52 @@ def _():
     return M(outs, [x]), [[f32(r, 1, 2, 10, 9)]]
 
 
+# --- SliceScatter, SegmentMax, SparseFillEmptyRows ---------------------------------------------------
+
+
+@case("slice_scatter")
+def _():
+    r = np.random.default_rng(10)
+    x, u = P([-1, 5], name="x"), P([-1, -1], name="u")
+    i = P([3, 4, 2], "i32", name="i")
+    i64 = np.int64
+    outs = [o16.slice_scatter(x, u, C([1], i64), C([4], i64), C([2], i64), C([0], i64)),
+            o16.slice_scatter(x, C(f32(r, 2, 2)), C([-1, 4], i64), C([-100, 0], i64), C([-2, -3], i64)),
+            o16.slice_scatter(i, C(np.arange(6, dtype=np.int32).reshape(3, 1, 2) * -1, np.int32), C([0, 3], np.int32),
+                              C([9, 1], np.int32), C([1, -2], np.int32), C([0, -2], np.int32))]
+    return M(outs, [x, u, i]), [[f32(r, 4, 5), f32(r, 2, 5), np.arange(24, dtype=np.int32).reshape(3, 4, 2)]]
+
+
+@case("segment_max")
+def _():
+    r = np.random.default_rng(11)
+    x, ids = P([-1, 3], name="x"), P([-1], "i32", name="ids")
+    i = P([-1], "i8", name="i")
+    outs = [o16.segment_max(x, ids, C(7, np.int64), "ZERO"), o16.segment_max(x, ids, None, "LOWEST"),
+            o16.segment_max(x, ids, C(3, np.int32), "LOWEST"), o16.segment_max(i, ids, None, "ZERO"),
+            o16.segment_max(i, ids, C(5, np.int64), "LOWEST")]
+    data = f32(r, 6, 3)
+    data[1, 0], data[2, 1], data[3, 1], data[4, 1], data[5, 2] = -np.inf, np.nan, np.nan, 1.0, np.nan
+    return M(outs, [x, ids, i]), [[data, np.array([0, 0, 2, 2, 2, 5], np.int32),
+                                   np.array([-128, -5, 3, 127, -1, 0], np.int8)],
+                                  [data[:3], np.array([1, 1, 1], np.int32), np.array([4, -4, 0], np.int8)]]
+
+
+@case("sparse_fill_empty_rows")
+def _():
+    r = np.random.default_rng(12)
+    v, idx, shape = P([-1], name="v"), P([-1, 2], "i64", name="idx"), P([2], "i64", name="shape")
+    iv, iidx = P([4], "i32", name="iv"), P([4, 2], "i32", name="iidx")
+    outs = [*o16.sparse_fill_empty_rows(v, shape, idx, C(-1.5)).outputs(),
+            *o16.sparse_fill_empty_rows(iv, C([6, 3], np.int32), iidx, C(7, np.int32)).outputs()]
+    ints = np.array([5, -2, 0, 9], np.int32)
+    unordered = np.array([[3, 1], [1, 2], [3, 0], [1, 0]], np.int32)
+    return M(outs, [v, idx, shape, iv, iidx]), [
+        [f32(r, 5), np.array([[1, 0], [1, 3], [2, 2], [4, 1], [4, 2]], np.int64), np.array([7, 4], np.int64), ints,
+         unordered],
+        [f32(r, 2), np.array([[0, 0], [0, 1]], np.int64), np.array([3, 2], np.int64), ints, unordered]]
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -143,7 +189,8 @@ def test_layer_matches_openvino(name, tmp_path):
 
 
 #: The layer type/versions this batch translates.
-ADDED = {("avgpool", "opset16")}
+ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
+         ("sparsefillemptyrows", "opset16")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
