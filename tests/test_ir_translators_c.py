@@ -152,6 +152,38 @@ def _():
         [f32(r, 2), np.array([[0, 0], [0, 1]], np.int64), np.array([3, 2], np.int64), ints, unordered]]
 
 
+# --- ExtractImagePatches, ReorgYolo ---------------------------------------------------------------
+
+
+@case("extract_image_patches")
+def _():
+    r = np.random.default_rng(20)
+    x, i = P([-1, 2, 7, 9], name="x"), P([1, 3, 5, 4], "i32", name="i")
+    outs = [o16.extract_image_patches(x, [3, 2], [2, 3], [2, 1], "valid"),
+            o16.extract_image_patches(x, [2, 3], [3, 2], [1, 2], "same_upper"),
+            o16.extract_image_patches(x, [2, 3], [3, 2], [1, 2], "same_lower"),
+            o16.extract_image_patches(x, [4, 4], [1, 4], [2, 1], "same_upper"),
+            o16.extract_image_patches(i, [2, 2], [2, 1], [1, 1], "same_lower")]
+    ints = np.arange(60, dtype=np.int32).reshape(1, 3, 5, 4) - 30
+    return M(outs, [x, i]), [[f32(r, 2, 2, 7, 9), ints], [f32(r, 1, 2, 7, 9), ints]]
+
+
+@case("extract_image_patches_dynamic_spatial_refused", error=r"needs 4-D data with static spatial dims")
+def _():
+    x = P([1, 2, -1, 9], name="x")
+    return M(o16.extract_image_patches(x, [3, 2], [2, 3], [2, 1], "valid"), [x]), []
+
+
+@case("reorg_yolo")
+def _():
+    r = np.random.default_rng(21)
+    x, y, i = P([-1, 8, 4, 6], name="x"), P([1, -1, -1, -1], name="y"), P([2, 4, 2, 2], "i8", name="i")
+    outs = [o16.reorg_yolo(x, [2]), o16.reorg_yolo(y, [3]), o16.reorg_yolo(i, [2])]
+    ints = np.arange(32, dtype=np.int8).reshape(2, 4, 2, 2)
+    return M(outs, [x, y, i]), [[f32(r, 2, 8, 4, 6), f32(r, 1, 18, 6, 9), ints], [f32(r, 1, 8, 4, 6), f32(r, 1, 9, 3, 3),
+                                                                              ints]]
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -190,7 +222,7 @@ def test_layer_matches_openvino(name, tmp_path):
 
 #: The layer type/versions this batch translates.
 ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
-         ("sparsefillemptyrows", "opset16")}
+         ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
