@@ -184,6 +184,43 @@ def _():
                                                                               ints]]
 
 
+# --- NV12 / I420 to RGB / BGR ----------------------------------------------------------------------
+
+
+def _u8(r, *shape):
+    return r.integers(0, 256, shape, dtype=np.uint8)
+
+
+@case("nv12_i420_single_plane_u8")
+def _():
+    r = np.random.default_rng(30)
+    x = P([-1, -1, -1, 1], "u8", name="x")
+    outs = [o16.nv12_to_rgb(x), o16.nv12_to_bgr(x), o16.i420_to_rgb(x), o16.i420_to_bgr(x)]
+    return M(outs, [x]), [[_u8(r, 2, 6, 8, 1)], [_u8(r, 1, 12, 6, 1)]]
+
+
+@case("nv12_i420_planes_u8")
+def _():
+    r = np.random.default_rng(31)
+    y, uv, u, v = P([1, 4, 6, 1], "u8", name="y"), P([1, 2, 3, 2], "u8", name="uv"), P([1, 2, 3, 1], "u8", name="u"), \
+        P([1, 2, 3, 1], "u8", name="v")
+    outs = [o16.nv12_to_rgb(y, uv), o16.nv12_to_bgr(y, uv), o16.i420_to_rgb(y, u, v), o16.i420_to_bgr(y, u, v)]
+    return M(outs, [y, uv, u, v]), [[_u8(r, 1, 4, 6, 1), _u8(r, 1, 2, 3, 2), _u8(r, 1, 2, 3, 1), _u8(r, 1, 2, 3, 1)]]
+
+
+@case("nv12_i420_f32")
+def _():
+    r = np.random.default_rng(32)
+    x, y, u, v = P([1, 9, 4, 1], name="x"), P([-1, 4, 4, 1], name="y"), P([-1, 2, 2, 1], name="u"), \
+        P([-1, 2, 2, 1], name="v")
+    outs = [o16.nv12_to_bgr(x), o16.i420_to_rgb(x), o16.i420_to_bgr(y, u, v)]
+
+    def pixels(*shape):
+        return (r.random(shape) * 300 - 20).astype(np.float32)
+
+    return M(outs, [x, y, u, v]), [[pixels(1, 9, 4, 1), pixels(2, 4, 4, 1), pixels(2, 2, 2, 1), pixels(2, 2, 2, 1)]]
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -222,7 +259,8 @@ def test_layer_matches_openvino(name, tmp_path):
 
 #: The layer type/versions this batch translates.
 ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
-         ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2")}
+         ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
+         ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
