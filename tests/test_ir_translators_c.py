@@ -221,6 +221,30 @@ def _():
     return M(outs, [x, y, u, v]), [[pixels(1, 9, 4, 1), pixels(2, 4, 4, 1), pixels(2, 2, 2, 1), pixels(2, 2, 2, 1)]]
 
 
+# --- ROIPooling --------------------------------------------------------------------------------------
+
+
+def _roi_pooling_case(name, method, boxes, pooled, et="f32", scale=1.0, **opts):
+    @case(name, **opts)
+    def _():
+        r = np.random.default_rng(40)
+        x, rois = P([2, 3, -1, -1], et, name="x"), P([-1, 5], et, name="rois")
+        node = o16.roi_pooling(x, rois, pooled, spatial_scale=scale, method=method)
+        dtype = np.float16 if et == "f16" else np.float32
+        return M(node, [x, rois]), [[f32(r, 2, 3, 8, 10).astype(dtype), np.asarray(boxes, dtype)],
+                                    [f32(r, 2, 3, 5, 4).astype(dtype), np.asarray(boxes, dtype)[:2]]]
+
+
+_MAX_BOXES = [[0, 0, 0, 7, 5], [1, 2.4, 1.6, 9.7, 7.2], [1, 3, 3, 3, 3], [0, -4, -2, 30, 20], [1, 8, 6, 2, 1]]
+_roi_pooling_case("roi_pooling_max", "max", _MAX_BOXES, [3, 2])
+_roi_pooling_case("roi_pooling_max_scaled", "max", _MAX_BOXES, [2, 4], scale=0.5)
+_roi_pooling_case("roi_pooling_max_f16", "max", _MAX_BOXES, [3, 3], et="f16", rtol=1e-3, atol=1e-3)
+_BILINEAR_BOXES = [[0, 0, 0, 1, 1], [1, 0.1, 0.25, 0.8, 0.9], [1, 0.5, 0.5, 0.5, 0.5], [0, -0.2, 0.3, 1.3, 0.7],
+                   [1, 0.9, 0.8, 0.2, 0.1]]
+_roi_pooling_case("roi_pooling_bilinear", "bilinear", _BILINEAR_BOXES, [3, 4])
+_roi_pooling_case("roi_pooling_bilinear_single_cells", "bilinear", _BILINEAR_BOXES, [1, 2])
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -260,7 +284,8 @@ def test_layer_matches_openvino(name, tmp_path):
 #: The layer type/versions this batch translates.
 ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
          ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
-         ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8")}
+         ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8"),
+         ("roipooling", "opset2")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
