@@ -10,6 +10,8 @@ says otherwise; every converted model is checked against the coverage table.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -55,7 +57,7 @@ CASES: dict = {}
 def case(name, **opts):
     """Register a builder returning (model, [feeds, ...]) or, for ``backend="numpy"``,
     (model, [(feeds, expected outputs), ...]); ``opts``: error (a regex the conversion
-    must fail with), rtol, atol."""
+    must fail with), rtol, atol, edit (a function rewriting the saved IR file)."""
     def register(fn):
         assert name not in CASES
         CASES[name] = (fn, opts)
@@ -245,6 +247,81 @@ _roi_pooling_case("roi_pooling_bilinear", "bilinear", _BILINEAR_BOXES, [3, 4])
 _roi_pooling_case("roi_pooling_bilinear_single_cells", "bilinear", _BILINEAR_BOXES, [1, 2])
 
 
+# --- LSTMCell-1 -------------------------------------------------------------------------------------
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def _lstm_cell_1(x, h, c, w, r, b, p, clip=0.0, input_forget=False, act=(_sigmoid, np.tanh, np.tanh)):
+    """OpenVINO's reference lstm_cell_v1 (gate order f, i, c, o; peepholes f, i, o), in f64."""
+    x, h, c, w, r, b, p = (np.asarray(v, np.float64) for v in (x, h, c, w, r, b, p))
+    gf, gi, gc, go = np.split(x @ w.T + (h @ r.T + b), 4, axis=1)
+    pf, pi, po = np.split(p, 3)
+    f_act, g_act, h_act = act
+
+    def gate(fn, v):
+        return fn(np.clip(v, -clip, clip) if clip > 0 else v)
+
+    f = gate(f_act, gf + pf * c)
+    i = 1 - f if input_forget else gate(f_act, gi + pi * c)
+    cell = f * c + i * gate(g_act, gc)
+    o = gate(f_act, go + po * cell)
+    return [(o * h_act(cell)).astype(np.float32), cell.astype(np.float32)]
+
+
+def _lstm_cell_1_model(r, hidden, attrs, peepholes):
+    x, h, c = P([-1, 5], name="x"), P([-1, hidden], name="h"), P([-1, hidden], name="c")
+    weights = [f32(r, 4 * hidden, 5, scale=0.5), f32(r, 4 * hidden, hidden, scale=0.5), f32(r, 4 * hidden, scale=0.5),
+               f32(r, 3 * hidden) if peepholes else np.zeros(3 * hidden, np.float32)]
+    node = make(1, "LSTMCell", [x, h, c, *(C(v) for v in weights)], {"hidden_size": hidden, "weights_format": "fico",
+                                                                    **attrs})
+    feeds = [f32(r, 3, 5), f32(r, 3, hidden), f32(r, 3, hidden)]
+    return M(node.outputs(), [x, h, c]), feeds, weights
+
+
+@case("lstm_cell1")
+def _():
+    r = np.random.default_rng(50)
+    model, feeds, _ = _lstm_cell_1_model(r, 4, {"clip": 0.7, "activations": ["sigmoid", "relu", "tanh"]}, False)
+    return model, [feeds]
+
+
+def _with_peepholes(xml):
+    """OpenVINO's serializer leaves LSTMCell-1's P input out (its reader takes one): put it back."""
+    text = xml.read_text()
+    cell = re.search(r'<layer id="(\d+)" name="[^"]*" type="LSTMCell"', text).group(1)
+    const = re.search(r'<layer id="(\d+)" name="[^"]*" type="Const" version="opset1">\s*<data element_type="f32" '
+                      r'shape="9"', text).group(1)
+    text = re.sub(r'(type="LSTMCell".*?<port id="5" precision="FP32">.*?</port>)',
+                  r'\1\n<port id="6" precision="FP32"><dim>9</dim></port>', text, count=1, flags=re.S)
+    xml.write_text(text.replace("</edges>", f'<edge from-layer="{const}" from-port="0" to-layer="{cell}" to-port="6" />'
+                                            "\n</edges>"))
+    assert ov.Core().read_model(str(xml)).get_ordered_ops()[-3].get_input_size() == 7
+
+
+def _lstm_cell_1_reference_case(name, attrs, **kw):
+    # OpenVINO's CPU plugin ignores P and input_forget (it runs LSTMCell-4): compared with the reference
+    @case(name, backend="numpy", edit=_with_peepholes)
+    def _():
+        r = np.random.default_rng(51)
+        model, feeds, weights = _lstm_cell_1_model(r, 3, attrs, True)
+        return model, [(feeds, _lstm_cell_1(*feeds, *weights, **kw))]
+
+
+_lstm_cell_1_reference_case("lstm_cell1_peepholes", {}, )
+_lstm_cell_1_reference_case("lstm_cell1_peepholes_clip_input_forget", {"clip": 0.5, "input_forget": True}, clip=0.5,
+                            input_forget=True)
+_lstm_cell_1_reference_case("lstm_cell1_input_forget_relu", {"input_forget": True, "activations": ["relu", "tanh", "tanh"]},
+                            input_forget=True, act=(lambda v: np.maximum(v, 0), np.tanh, np.tanh))
+
+
+@case("lstm_cell1_weights_format_refused", error="weights_format 'ifco': OpenVINO's reference computes only fico")
+def _():
+    return _lstm_cell_1_model(np.random.default_rng(52), 2, {"weights_format": "ifco"}, False)[0], []
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -263,6 +340,8 @@ def test_layer_matches_openvino(name, tmp_path):
     build, opts = CASES[name]
     model, feed_sets = build()
     xml = save_ir(model, tmp_path)
+    if "edit" in opts:
+        opts["edit"](xml)
     if "error" in opts:
         with pytest.raises(IRError, match=opts["error"]) as info:
             convert(xml)
@@ -285,7 +364,7 @@ def test_layer_matches_openvino(name, tmp_path):
 ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
          ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
          ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8"),
-         ("roipooling", "opset2")}
+         ("roipooling", "opset2"), ("lstmcell", "opset1")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
