@@ -322,6 +322,45 @@ def _():
     return _lstm_cell_1_model(np.random.default_rng(52), 2, {"weights_format": "ifco"}, False)[0], []
 
 
+# --- DeformableConvolution ---------------------------------------------------------------------------
+
+
+def _deform_case(name, version, out_hw, kernel=(3, 3), mask=False, groups=1, offset_groups=1, **attrs):
+    @case(name)
+    def _():
+        r = np.random.default_rng(60)
+        x, off = P([-1, 4, 7, 8], name="x"), P([-1, offset_groups * kernel[0] * kernel[1] * 2, *out_hw], name="off")
+        w = C(f32(r, 6, 4 // groups, *kernel, scale=0.5))
+        kw = dict(strides=[1, 1], pads_begin=[0, 0], pads_end=[0, 0], dilations=[1, 1], group=groups,
+                  deformable_group=offset_groups)
+        kw.update(attrs)
+        params = [x, off]
+        offsets = f32(r, 2, offset_groups * kernel[0] * kernel[1] * 2, *out_hw, scale=2.5)
+        offsets.reshape(-1)[::7] = np.round(offsets.reshape(-1)[::7])  # whole pixels, on and off the edges
+        feeds = [f32(r, 2, 4, 7, 8), offsets]
+        if version == 1:
+            node = o1.deformable_convolution(x, off, w, **kw)
+        else:
+            m = None
+            if mask:
+                m = P([-1, offset_groups * kernel[0] * kernel[1], *out_hw], name="m")
+                params.append(m)
+                feeds.append(r.random((2, offset_groups * kernel[0] * kernel[1], *out_hw)).astype(np.float32))
+            node = o16.deformable_convolution(x, off, w, mask=m, **kw)
+        return M(node, params), [feeds]
+
+
+_deform_case("deformable_convolution1", 1, (5, 6))
+_deform_case("deformable_convolution1_groups_strides_pads", 1, (4, 2), groups=2, offset_groups=2, strides=[2, 3],
+             pads_begin=[1, 0], pads_end=[1, 1], dilations=[1, 2])
+_deform_case("deformable_convolution8_mask", 8, (5, 6), mask=True, offset_groups=2)
+_deform_case("deformable_convolution8_mask_bilinear_pad", 8, (7, 3), kernel=(2, 3), mask=True, groups=2,
+             bilinear_interpolation_pad=True, pads_begin=[1, 0], pads_end=[0, 1], dilations=[1, 2], strides=[1, 2])
+_deform_case("deformable_convolution8_bilinear_pad_same_upper", 8, (4, 4), bilinear_interpolation_pad=True,
+             auto_pad="same_upper", strides=[2, 2])
+_deform_case("deformable_convolution8_same_lower", 8, (7, 8), kernel=(2, 2), offset_groups=4, auto_pad="same_lower")
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -364,7 +403,8 @@ def test_layer_matches_openvino(name, tmp_path):
 ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "opset16"),
          ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
          ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8"),
-         ("roipooling", "opset2"), ("lstmcell", "opset1")}
+         ("roipooling", "opset2"), ("lstmcell", "opset1"), ("deformableconvolution", "opset1"),
+         ("deformableconvolution", "opset8")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
