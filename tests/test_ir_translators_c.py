@@ -361,6 +361,55 @@ _deform_case("deformable_convolution8_bilinear_pad_same_upper", 8, (4, 4), bilin
 _deform_case("deformable_convolution8_same_lower", 8, (7, 8), kernel=(2, 2), offset_groups=4, auto_pad="same_lower")
 
 
+# --- ISTFT -------------------------------------------------------------------------------------------
+
+
+@case("istft")
+def _():
+    r = np.random.default_rng(70)
+    x, y, n = P([9, -1, 2], name="x"), P([-1, 8, 11, 2], name="y"), P([], "i64", name="n")
+    hann = C(np.hanning(16).astype(np.float32) + 0.05)
+    i64, i32 = np.int64, np.int32
+    outs = [o16.istft(x, hann, C(16, i64), C(4, i64), False, False),
+            o16.istft(x, C(np.hanning(11).astype(np.float32)), C(16, i64), C(4, i64), True, False),
+            o16.istft(x, hann, C(16, i32), C(5, i32), True, True, C(40, i32)),
+            o16.istft(x, hann, C(16, i64), C(3, i64), False, False, n),
+            o16.istft(y, C(np.ones(15, np.float32)), C(15, i64), C(5, i64), False, True, C([70], i64))]
+    return M(outs, [x, y, n]), [[f32(r, 9, 7, 2), f32(r, 2, 8, 11, 2), np.array(37, np.int64)],
+                                [f32(r, 9, 3, 2), f32(r, 1, 8, 11, 2), np.array(50, np.int64)]]
+
+
+def _istft(spectrum, window, size, step, center, normalized, length):
+    """OpenVINO's reference ISTFT for a [bins, frames, 2] spectrum, in f64."""
+    frames = spectrum.shape[1]
+    w = np.zeros(size)
+    w[(size - len(window)) // 2:][:len(window)] = window
+    total = (frames - 1) * step + size
+    sums, weights = np.zeros(total), np.zeros(total)
+    for f in range(frames):
+        sums[f * step:f * step + size] += np.fft.irfft(spectrum[:, f, 0] + 1j * spectrum[:, f, 1], n=size) * w
+        weights[f * step:f * step + size] += w * w
+    signal = np.divide(sums * (np.sqrt(size) if normalized else 1), weights, out=np.zeros(total), where=weights != 0)
+    margin = size // 2 if center else 0
+    final = length if length > 0 else total - size if center else total
+    out = np.zeros(final)
+    kept = min(final, total - margin)
+    out[:kept] = signal[margin:margin + kept]
+    return out.astype(np.float32)
+
+
+@case("istft_signal_length_not_positive", backend="numpy")
+def _():
+    """The reference's default length for signal_length <= 0 (OpenVINO's CPU plugin crashes on 0, refuses < 0)."""
+    r = np.random.default_rng(71)
+    x, n = P([9, -1, 2], name="x"), P([], "i64", name="n")
+    hann = np.hanning(12).astype(np.float32)
+    node = o16.istft(x, C(hann), C(16, np.int64), C(4, np.int64), True, False, n)
+    spectrum = f32(r, 9, 6, 2)
+    return M(node, [x, n]), [([spectrum, np.array(v, np.int64)], [_istft(spectrum, hann, 16, 4, True, False, v)])
+                             for v in (0, -3, 30)]
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -404,7 +453,7 @@ ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "op
          ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
          ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8"),
          ("roipooling", "opset2"), ("lstmcell", "opset1"), ("deformableconvolution", "opset1"),
-         ("deformableconvolution", "opset8")}
+         ("deformableconvolution", "opset8"), ("istft", "opset16")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):
