@@ -410,6 +410,38 @@ def _():
                              for v in (0, -3, 30)]
 
 
+# --- Inverse -----------------------------------------------------------------------------------------
+
+
+def _matrices(r, *shape):
+    """Well-conditioned matrices with zeros on the diagonal (every column needs a row swap)."""
+    n = shape[-1]
+    a = r.standard_normal(shape) + 3 * np.roll(np.eye(n), 1, axis=1)
+    a[..., np.arange(n), np.arange(n)] = 0
+    return a
+
+
+@case("inverse", rtol=1e-4, atol=1e-5)
+def _():
+    r = np.random.default_rng(80)
+    x, y, h = P([-1, 3, 3], name="x"), P([2, 2, -1, -1], name="y"), P([4, 4], "f16", name="h")
+    outs = [o16.inverse(x, False), o16.inverse(y, False), o16.inverse(h, False)]
+    return M(outs, [x, y, h]), [[_matrices(r, 5, 3, 3).astype(np.float32), _matrices(r, 2, 2, 5, 5).astype(np.float32),
+                                 _matrices(r, 4, 4).astype(np.float16)],
+                                [_matrices(r, 1, 3, 3).astype(np.float32), _matrices(r, 2, 2, 1, 1).astype(np.float32),
+                                 (np.eye(4) * 2).astype(np.float16)]]
+
+
+@case("inverse_adjoint", backend="numpy")
+def _():
+    """adjoint: the reference multiplies the inverse by det(A) (the CPU plugin transposes it instead)."""
+    r = np.random.default_rng(81)
+    x = P([-1, 4, 4], name="x")
+    a = _matrices(r, 3, 4, 4).astype(np.float32)
+    want = np.linalg.inv(a.astype(np.float64)) * np.linalg.det(a.astype(np.float64))[:, None, None]
+    return M(o16.inverse(x, True), [x]), [([a], [want.astype(np.float32)])]
+
+
 # --- the tests ------------------------------------------------------------------------------------
 
 
@@ -453,7 +485,7 @@ ADDED = {("avgpool", "opset16"), ("slicescatter", "opset15"), ("segmentmax", "op
          ("sparsefillemptyrows", "opset16"), ("extractimagepatches", "opset3"), ("reorgyolo", "opset2"),
          ("nv12torgb", "opset8"), ("nv12tobgr", "opset8"), ("i420torgb", "opset8"), ("i420tobgr", "opset8"),
          ("roipooling", "opset2"), ("lstmcell", "opset1"), ("deformableconvolution", "opset1"),
-         ("deformableconvolution", "opset8"), ("istft", "opset16")}
+         ("deformableconvolution", "opset8"), ("istft", "opset16"), ("inverse", "opset14")}
 
 
 def test_every_translator_of_this_batch_has_a_case(tmp_path):

@@ -6,7 +6,7 @@ from . import detection, layout, resize, scatter, topk  # noqa: F401,E402
 from . import quantized  # noqa: F401,E402  (FakeQuantize; compressed weights: see convert.translate_graph)
 from . import (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing,  # noqa: F401,E402
                loops, normalization, promote, recurrent, roi, sampling, spectral)
-from . import color, deformable, istft, lstm_cell_1, patches, roi_pooling, segments  # noqa: F401,E402
+from . import color, deformable, istft, lstm_cell_1, matrix, patches, roi_pooling, segments  # noqa: F401,E402
 
 #: The modules of translators batch B (tests/test_ir_translators_b.py has a case for each translator).
 BATCH_B = (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing, loops, normalization, promote,
