@@ -182,8 +182,8 @@ def _():
     x, y, i = P([-1, 8, 4, 6], name="x"), P([1, -1, -1, -1], name="y"), P([2, 4, 2, 2], "i8", name="i")
     outs = [o16.reorg_yolo(x, [2]), o16.reorg_yolo(y, [3]), o16.reorg_yolo(i, [2])]
     ints = np.arange(32, dtype=np.int8).reshape(2, 4, 2, 2)
-    return M(outs, [x, y, i]), [[f32(r, 2, 8, 4, 6), f32(r, 1, 18, 6, 9), ints], [f32(r, 1, 8, 4, 6), f32(r, 1, 9, 3, 3),
-                                                                              ints]]
+    return M(outs, [x, y, i]), [[f32(r, 2, 8, 4, 6), f32(r, 1, 18, 6, 9), ints],
+                                [f32(r, 1, 8, 4, 6), f32(r, 1, 9, 3, 3), ints]]
 
 
 # --- NV12 / I420 to RGB / BGR ----------------------------------------------------------------------
@@ -310,11 +310,12 @@ def _lstm_cell_1_reference_case(name, attrs, **kw):
         return model, [(feeds, _lstm_cell_1(*feeds, *weights, **kw))]
 
 
-_lstm_cell_1_reference_case("lstm_cell1_peepholes", {}, )
+_lstm_cell_1_reference_case("lstm_cell1_peepholes", {})
 _lstm_cell_1_reference_case("lstm_cell1_peepholes_clip_input_forget", {"clip": 0.5, "input_forget": True}, clip=0.5,
                             input_forget=True)
-_lstm_cell_1_reference_case("lstm_cell1_input_forget_relu", {"input_forget": True, "activations": ["relu", "tanh", "tanh"]},
-                            input_forget=True, act=(lambda v: np.maximum(v, 0), np.tanh, np.tanh))
+_lstm_cell_1_reference_case("lstm_cell1_input_forget_relu",
+                            {"input_forget": True, "activations": ["relu", "tanh", "tanh"]}, input_forget=True,
+                            act=(lambda v: np.maximum(v, 0), np.tanh, np.tanh))
 
 
 @case("lstm_cell1_weights_format_refused", error="weights_format 'ifco': OpenVINO's reference computes only fico")
@@ -440,6 +441,47 @@ def _():
     a = _matrices(r, 3, 4, 4).astype(np.float32)
     want = np.linalg.inv(a.astype(np.float64)) * np.linalg.det(a.astype(np.float64))[:, None, None]
     return M(o16.inverse(x, True), [x]), [([a], [want.astype(np.float32)])]
+
+
+# --- other element types -----------------------------------------------------------------------------
+
+
+@case("f16_layers", rtol=2e-3, atol=2e-3)
+def _():
+    """f16 data (widened to f32 where onnxruntime has no f16 kernel: DeformConv, LSTM, ...)."""
+    r = np.random.default_rng(90)
+    x, off, s = P([1, 2, 6, 6], "f16", name="x"), P([1, 18, 4, 4], "f16", name="off"), P([5, 4, 2], "f16", name="s")
+    xc, hc, cc = P([2, 3], "f16", name="xc"), P([2, 2], "f16", name="hc"), P([2, 2], "f16", name="cc")
+    ids, yuv = P([1], "i64", name="ids"), P([1, 9, 8, 1], "f16", name="yuv")
+
+    def c16(*shape):
+        return C(f32(r, *shape, scale=0.5), np.float16)
+
+    outs = [o16.avg_pool(x, [2, 1], [1, 0], [0, 1], [2, 2], True, dilations=[2, 2]),
+            o16.deformable_convolution(x, off, c16(3, 2, 3, 3), [1, 1], [0, 0], [0, 0], [1, 1]),
+            *make(1, "LSTMCell", [xc, hc, cc, c16(8, 3), c16(8, 2), c16(8), C(np.zeros(6), np.float16)],
+                  {"hidden_size": 2, "weights_format": "fico"}).outputs(),
+            o16.istft(s, C(np.hanning(8), np.float16), C(8, np.int64), C(2, np.int64), False, False),
+            o16.segment_max(x, ids, None, "LOWEST"), o16.nv12_to_rgb(yuv)]
+    feeds = [f32(r, 1, 2, 6, 6), f32(r, 1, 18, 4, 4, scale=2), f32(r, 5, 4, 2), f32(r, 2, 3), f32(r, 2, 2),
+             f32(r, 2, 2)]
+    outs = [o if hasattr(o, "get_node") else o.output(0) for o in outs]
+    feeds = [f.astype(np.float16) for f in feeds] + [np.array([0], np.int64), _u8(r, 1, 9, 8, 1).astype(np.float16)]
+    return M(outs, [x, off, s, xc, hc, cc, ids, yuv]), [feeds]
+
+
+@case("f64_layers")
+def _():
+    r = np.random.default_rng(91)
+    x, off, a = P([1, 2, 6, 6], "f64", name="x"), P([1, 18, 4, 4], "f64", name="off"), P([2, 3, 3], "f64", name="a")
+    ids, u = P([1], "i32", name="ids"), P([1, 2, 2, 6], "f64", name="u")
+    outs = [o16.deformable_convolution(x, off, C(f32(r, 3, 2, 3, 3), np.float64), [1, 1], [0, 0], [0, 0], [1, 1]),
+            o16.inverse(a, False), o16.segment_max(x, ids, C(2, np.int32), "ZERO"),
+            o16.slice_scatter(x, u, C([1, 0], np.int64), C([5, 6], np.int64), C([2, 1], np.int64),
+                              C([2, 3], np.int64))]
+    return M(outs, [x, off, a, ids, u]), [[f32(r, 1, 2, 6, 6).astype(np.float64), f32(r, 1, 18, 4, 4, scale=2)
+                                           .astype(np.float64), _matrices(r, 2, 3, 3), np.array([1], np.int32),
+                                           f32(r, 1, 2, 2, 6).astype(np.float64)]]
 
 
 # --- the tests ------------------------------------------------------------------------------------

@@ -68,7 +68,8 @@ def _inside_sampling(ctx: Context, x: str, offsets: str, mask: str | None, kerne
 def _deformable(ctx: Context, layer, mask: Value | None, pad_sampling: bool) -> None:
     data, offsets, filters = ctx.input(0), ctx.input(1), ctx.input(2)
     if data.rank != 4 or filters.rank != 4 or any(k is None for k in filters.shape[2:]):
-        raise ctx.error(f"needs 4-D data and filters of static spatial size, got shapes {data.shape} and {filters.shape}")
+        raise ctx.error(f"needs 4-D data and filters of static spatial size, got shapes {data.shape} and "
+                        f"{filters.shape}")
     kernel = list(filters.shape[2:])
     strides, dilations = _ints(ctx, layer, "strides", 2, [1, 1]), _ints(ctx, layer, "dilations", 2, [1, 1])
     pads = _padding(ctx, layer, data, kernel, strides, dilations)

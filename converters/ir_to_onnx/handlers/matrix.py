@@ -30,8 +30,8 @@ def _eliminate(ctx: Context, k: str, m: str, det: str, rows: str, ct: ElementTyp
     """One column ``k`` of the elimination on [B, n, 2n] ``m``; the next m and determinant [B]."""
     col = ctx.one("Gather", [m, k], axis=2)  # [B, n]
     below = ctx.one("GreaterOrEqual", [rows, k])
-    pivot_at = ctx.one("ArgMax", [ctx.one("Where", [below, ctx.one("Abs", [col]), ctx.const(np.asarray(-1, ct.numpy))])],
-                       axis=1, keepdims=1)  # [B, 1]
+    candidates = ctx.one("Where", [below, ctx.one("Abs", [col]), ctx.const(np.asarray(-1, ct.numpy))])
+    pivot_at = ctx.one("ArgMax", [candidates], axis=1, keepdims=1)  # [B, 1]
     is_k = ctx.one("Equal", [rows, k])
     order = ctx.one("Where", [is_k, pivot_at, ctx.one("Where", [ctx.one("Equal", [rows, pivot_at]), k, rows])])
     swapped = ctx.one("GatherElements", [m, ctx.one("Expand", [ctx.one("Unsqueeze", [order, ctx.i64([2])]),

@@ -88,7 +88,8 @@ def _bilinear(ctx: Context, data: Value, rois: Value, pooled: list[int]) -> None
 
     upper = lerp(at(top, left), at(top, right), fx)
     lower = lerp(at(bottom, left), at(bottom, right), fx)
-    inside = ctx.one("And", [ctx.one("Unsqueeze", [in_y, ctx.i64([1, 3])]), ctx.one("Unsqueeze", [in_x, ctx.i64([1, 2])])])
+    inside = ctx.one("And", [ctx.one("Unsqueeze", [in_y, ctx.i64([1, 3])]),
+                             ctx.one("Unsqueeze", [in_x, ctx.i64([1, 2])])])
     out = ctx.one("Where", [inside, lerp(upper, lower, fy), ctx.const(np.zeros((), ct.numpy))])
     ctx.cast(out, ct, et, ctx.out(0))
 
