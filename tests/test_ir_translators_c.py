@@ -17,7 +17,6 @@ import pytest
 
 import openvino as ov
 import openvino.opset1 as o1
-import openvino.opset8 as o8
 import openvino.opset16 as o16
 from openvino.utils.node_factory import NodeFactory
 
@@ -25,30 +24,12 @@ from converters.ir import IRError
 from converters.ir_reader import read_ir
 from converters.ir_to_onnx import coverage, registry
 from ir_testing import assert_close, convert, evaluate_ir_cpu, run_onnx, save_ir
-
-
-def P(shape, et="f32", name=None):
-    p = o8.parameter(shape, getattr(ov.Type, et), name=name)
-    if name:
-        p.output(0).get_tensor().set_names({name})
-    return p
-
-
-def C(value, dtype=np.float32):
-    return o8.constant(np.asarray(value, dtype=dtype))
-
-
-def M(outputs, params):
-    return ov.Model(outputs if isinstance(outputs, list) else [outputs], params, "case")
-
-
-def f32(r, *shape, scale=1.0):
-    return (r.standard_normal(shape) * scale).astype(np.float32)
+from test_ir_translators_b import C, M, P, f32  # the same small model builders
 
 
 def make(opset, op, inputs, attrs):
     """A layer built with NodeFactory (for attributes the opsetN helpers do not take)."""
-    return NodeFactory(f"opset{opset}").create(op, [getattr(i, "output", lambda _: i)(0) for i in inputs], attrs)
+    return NodeFactory(f"opset{opset}").create(op, [i.output(0) for i in inputs], attrs)
 
 
 CASES: dict = {}
