@@ -39,6 +39,34 @@ def _positions(ctx: Context, count: str, step: int, size: int) -> str:
     return ctx.one("Reshape", [cells, ctx.i64([-1])])
 
 
+def _overlapped(ctx: Context, layer, frames: str, window: str, step: int, size: int, ct: ElementType):
+    """The windowed frames [B, F, size] added up and divided by the squared windows' sum:
+    the signal [B, (F - 1) * step + size] and that length ([1])."""
+    count = ctx.one("Shape", [frames], start=1, end=2)
+    positions = _positions(ctx, count, step, size)
+    total = ctx.one("Add", [ctx.one("Mul", [ctx.one("Sub", [count, ctx.i64([1])]), ctx.i64([step])]), ctx.i64([size])])
+    windowed = ctx.one("Reshape", [ctx.one("Mul", [frames, window]), ctx.i64([0, -1])])
+    sums = _overlap_add(ctx, windowed, positions, total, ctx.one("Shape", [frames], end=1), ct)
+    weights = _overlap_add(ctx, ctx.one("Tile", [ctx.one("Mul", [window, window]), count]), positions, total, None, ct)
+    if _flag(layer, "normalized", False):
+        sums = ctx.one("Mul", [sums, ctx.const(np.asarray(np.sqrt(np.float32(size)), ct.numpy))])
+    zero = ctx.const(np.zeros((), ct.numpy))
+    return ctx.one("Where", [ctx.one("Equal", [weights, zero]), zero, ctx.one("Div", [sums, weights])]), total
+
+
+def _cut(ctx: Context, layer, signal: str, total: str, size: int) -> str:
+    """The signal from frame_size // 2 (``center``) on, cut or zero-padded to its length."""
+    center = _flag(layer, "center", False)
+    margin = size // 2 if center else 0
+    final = ctx.one("Sub", [total, ctx.i64([size])]) if center else total
+    if ctx.n_inputs() > 4:
+        given = ctx.as_i64(ctx.input(4), flat=True)
+        final = ctx.one("Where", [ctx.one("Greater", [given, ctx.i64([0])]), given, final])
+    kept = ctx.one("Min", [final, ctx.one("Sub", [total, ctx.i64([margin])])])
+    signal = ctx.one("Slice", [signal, ctx.i64([margin]), ctx.one("Add", [kept, ctx.i64([margin])]), ctx.i64([1])])
+    return ctx.one("Pad", [signal, ctx.one("Concat", [ctx.i64([0, 0, 0]), ctx.one("Sub", [final, kept])], axis=0)])
+
+
 @handler("ISTFT", "opset16")
 def istft(ctx: Context, layer) -> None:
     data, window = ctx.input(0), ctx.input(1)
@@ -56,28 +84,11 @@ def istft(ctx: Context, layer) -> None:
     if data.rank == 3:
         x = ctx.one("Unsqueeze", [x, ctx.i64([0])])
     x = ctx.one("Transpose", [x], perm=[0, 2, 1, 3])  # [B, frames, bins, 2]
-    signal = real_inverse(ctx, x, 2, 4, data.shape[-3], size, ct)  # [B, frames, size]
+    frames = real_inverse(ctx, x, 2, 4, data.shape[-3], size, ct)  # [B, frames, size]
     left = (size - length) // 2
     w = ctx.one("Pad", [ctx.cast(window.name, window.type, ct), ctx.i64([left, size - length - left])])
-    count = ctx.one("Shape", [x], start=1, end=2)  # frames
-    positions = _positions(ctx, count, step, size)
-    total = ctx.one("Add", [ctx.one("Mul", [ctx.one("Sub", [count, ctx.i64([1])]), ctx.i64([step])]), ctx.i64([size])])
-    windowed = ctx.one("Reshape", [ctx.one("Mul", [signal, w]), ctx.i64([0, -1])])
-    sums = _overlap_add(ctx, windowed, positions, total, ctx.one("Shape", [x], end=1), ct)
-    weights = _overlap_add(ctx, ctx.one("Tile", [ctx.one("Mul", [w, w]), count]), positions, total, None, ct)
-    if _flag(layer, "normalized", False):
-        sums = ctx.one("Mul", [sums, ctx.const(np.asarray(np.sqrt(np.float32(size)), ct.numpy))])
-    zero = ctx.const(np.zeros((), ct.numpy))
-    out = ctx.one("Where", [ctx.one("Equal", [weights, zero]), zero, ctx.one("Div", [sums, weights])])
-    center = _flag(layer, "center", False)
-    margin = size // 2 if center else 0
-    final = ctx.one("Sub", [total, ctx.i64([size])]) if center else total
-    if ctx.n_inputs() > 4:
-        given = ctx.as_i64(ctx.input(4), flat=True)
-        final = ctx.one("Where", [ctx.one("Greater", [given, ctx.i64([0])]), given, final])
-    kept = ctx.one("Min", [final, ctx.one("Sub", [total, ctx.i64([margin])])])
-    out = ctx.one("Slice", [out, ctx.i64([margin]), ctx.one("Add", [kept, ctx.i64([margin])]), ctx.i64([1])])
-    out = ctx.one("Pad", [out, ctx.one("Concat", [ctx.i64([0, 0, 0]), ctx.one("Sub", [final, kept])], axis=0)])
+    signal, total = _overlapped(ctx, layer, frames, w, step, size, ct)
+    out = _cut(ctx, layer, signal, total, size)
     if data.rank == 3:
         out = ctx.one("Squeeze", [out, ctx.i64([0])])
     ctx.cast(out, ct, et, ctx.out(0))

@@ -59,6 +59,19 @@ def _neighbours(ctx: Context, coords: str, size: str, limit: str, ct: ElementTyp
     return inside, index(down), index(ctx.one("Ceil", [coords])), ctx.one("Sub", [coords, down])
 
 
+def _lerp(ctx: Context, a: str, b: str, t: str) -> str:
+    return ctx.one("Add", [a, ctx.one("Mul", [ctx.one("Sub", [b, a]), t])])
+
+
+def _corner(ctx: Context, flat: str, width: str, row: str, col: str, pooled: list[int]) -> str:
+    """The values [R, C, PH, PW] at (row [R, PH], col [R, PW]) of the ROIs' images [R, C, H * W]."""
+    pos = ctx.one("Add", [ctx.one("Mul", [ctx.one("Unsqueeze", [row, ctx.i64([2])]), width]),
+                          ctx.one("Unsqueeze", [col, ctx.i64([1])])])  # [R, PH, PW]
+    cells = ctx.one("Concat", [ctx.one("Shape", [flat], end=2), ctx.i64([pooled[0] * pooled[1]])], axis=0)
+    pos = ctx.one("Expand", [ctx.one("Reshape", [pos, ctx.i64([0, 1, -1])]), cells])
+    return ctx.one("Reshape", [ctx.one("GatherElements", [flat, pos], axis=2), ctx.i64([0, 0, *pooled])])
+
+
 def _bilinear(ctx: Context, data: Value, rois: Value, pooled: list[int]) -> None:
     et = data.type
     ct = et if et.ov in ("f16", "f32", "f64") else from_ov("f32")
@@ -71,27 +84,14 @@ def _bilinear(ctx: Context, data: Value, rois: Value, pooled: list[int]) -> None
     width = ctx.one("Add", [last[1], ctx.i64([1])])
     image = ctx.one("Gather", [x, ctx.cast(ctx.one("Gather", [boxes, ctx.i64(0)], axis=1), ct, _I64)], axis=0)
     flat = ctx.one("Reshape", [image, ctx.i64([0, 0, -1])])  # [R, C, H * W]
-    cells = ctx.one("Concat", [ctx.one("Shape", [flat], end=2), ctx.i64([pooled[0] * pooled[1]])], axis=0)
-
-    def at(row: str, col: str) -> str:  # [R, C, PH, PW]
-        pos = ctx.one("Add", [ctx.one("Mul", [ctx.one("Unsqueeze", [row, ctx.i64([2])]), width]),
-                              ctx.one("Unsqueeze", [col, ctx.i64([1])])])  # [R, PH, PW]
-        pos = ctx.one("Expand", [ctx.one("Reshape", [pos, ctx.i64([0, 1, -1])]), cells])
-        values = ctx.one("GatherElements", [flat, pos], axis=2)
-        return ctx.one("Reshape", [values, ctx.i64([0, 0, *pooled])])
-
     fx = ctx.one("Unsqueeze", [dx, ctx.i64([1, 2])])  # [R, 1, 1, PW]
-    fy = ctx.one("Unsqueeze", [dy, ctx.i64([1, 3])])  # [R, 1, PH, 1]
-
-    def lerp(a: str, b: str, t: str) -> str:
-        return ctx.one("Add", [a, ctx.one("Mul", [ctx.one("Sub", [b, a]), t])])
-
-    upper = lerp(at(top, left), at(top, right), fx)
-    lower = lerp(at(bottom, left), at(bottom, right), fx)
+    upper = _lerp(ctx, _corner(ctx, flat, width, top, left, pooled), _corner(ctx, flat, width, top, right, pooled), fx)
+    lower = _lerp(ctx, _corner(ctx, flat, width, bottom, left, pooled), _corner(ctx, flat, width, bottom, right, pooled),
+                  fx)
+    value = _lerp(ctx, upper, lower, ctx.one("Unsqueeze", [dy, ctx.i64([1, 3])]))  # dy: [R, 1, PH, 1]
     inside = ctx.one("And", [ctx.one("Unsqueeze", [in_y, ctx.i64([1, 3])]),
                              ctx.one("Unsqueeze", [in_x, ctx.i64([1, 2])])])
-    out = ctx.one("Where", [inside, lerp(upper, lower, fy), ctx.const(np.zeros((), ct.numpy))])
-    ctx.cast(out, ct, et, ctx.out(0))
+    ctx.cast(ctx.one("Where", [inside, value, ctx.const(np.zeros((), ct.numpy))]), ct, et, ctx.out(0))
 
 
 @handler("ROIPooling", "opset2")

@@ -4,13 +4,13 @@
 - SliceScatter: the data with the slice Slice-8 takes (start, stop, step, axes) replaced
   by the updates: the same Slice of the data's flat positions says where ScatterND
   writes them.
-
 - SegmentMax: ONNX ScatterElements with the ``max`` reduction over rows that start at
   the type's lowest value; NaNs count as the lowest value (std::max(m, NaN) is m in the
-  reference, where onnxruntime's max would keep the NaN). Empty segments get the ``fill_mode`` value (0 or the lowest),
+  reference, where onnxruntime's max keeps the NaN). Empty segments get the
+  ``fill_mode`` value (0 or the lowest; the specification calls it empty_segment_value),
   picked per row by whether any id names it. The output has ``num_segments`` rows, or
-  max(id) + 1; rows whose id is out of range go to one extra row that is cut off
-  (the reference stops at the first of them: the ids are sorted).
+  max(id) + 1; rows whose id is out of range go to one extra row that is cut off (the
+  reference stops at the first of them: the ids are sorted).
 - SparseFillEmptyRows: a row of ``dense_shape`` that no index names gets one entry
   (row, 0) with the default value; the entries are ordered by (row, column), as the
   reference sorts them: two stable sorts (ONNX TopK breaks ties by index), by column
@@ -40,6 +40,13 @@ def _column(ctx: Context, x: str, i: int) -> str:
     return ctx.one("Gather", [x, ctx.i64(i)], axis=1)
 
 
+def _named(ctx: Context, rows: str, count: str) -> str:
+    """[count] i64: 1 where some entry of ``rows`` is that row, else 0."""
+    zeros = ctx.one("Expand", [ctx.i64([0]), count])
+    ones = ctx.one("Expand", [ctx.i64([1]), ctx.one("Shape", [rows])])
+    return ctx.one("ScatterElements", [zeros, rows, ones], axis=0, reduction="max")
+
+
 def _nan_to_lowest(ctx: Context, x: str, et: ElementType) -> str:
     if not et.is_float:
         return x
@@ -66,11 +73,8 @@ def segment_max(ctx: Context, layer) -> None:
     total = ctx.one("Add", [count, ctx.i64([1])])
     lowest = ctx.const(_lowest(et).reshape(1), hint="lowest")
     if fill == "zero":
-        named = ctx.one("ScatterElements", [ctx.one("Expand", [ctx.i64([0]), total]), rows,
-                                            ctx.one("Expand", [ctx.i64([1]), ctx.one("Shape", [rows])])],
-                        axis=0, reduction="max")
         table = ctx.const(np.concatenate([np.zeros(1, et.numpy), _lowest(et).reshape(1)]), hint="fill")
-        lowest = ctx.one("Reshape", [ctx.one("Gather", [table, named]), ctx.i64([-1] + ones)])
+        lowest = ctx.one("Reshape", [ctx.one("Gather", [table, _named(ctx, rows, total)]), ctx.i64([-1] + ones)])
     start = ctx.one("Expand", [lowest, ctx.one("Concat", [total, ctx.one("Shape", [data.name], start=1)], axis=0)])
     index = ctx.one("Expand", [ctx.one("Reshape", [rows, ctx.i64([-1] + ones)]), ctx.one("Shape", [data.name])])
     out = ctx.one("ScatterElements", [start, index, _nan_to_lowest(ctx, data.name, et)], axis=0, reduction="max")
@@ -93,10 +97,7 @@ def sparse_fill_empty_rows(ctx: Context, layer) -> None:
     idx = ctx.as_i64(indices)
     shape = ctx.as_i64(dense_shape, flat=True)
     row = _column(ctx, idx, 0)
-    named = ctx.one("ScatterElements", [ctx.one("Expand", [ctx.i64([0]), ctx.one("Slice", [shape, ctx.i64([0]),
-                                                                                          ctx.i64([1])])]),
-                                        row, ctx.one("Expand", [ctx.i64([1]), ctx.one("Shape", [row])])],
-                    axis=0, reduction="max")
+    named = _named(ctx, row, ctx.one("Slice", [shape, ctx.i64([0]), ctx.i64([1])]))
     empty = ctx.one("Equal", [named, ctx.i64([0])], ctx.out(2))
     empty_rows = ctx.one("NonZero", [empty])  # [1, E]
     new_idx = ctx.one("Pad", [ctx.one("Transpose", [empty_rows], perm=[1, 0]), ctx.i64([0, 0, 0, 1])])
