@@ -25,6 +25,7 @@ import openvino.opset7 as o7  # noqa: E402
 import openvino.opset8 as o8  # noqa: E402
 import openvino.opset13 as o13  # noqa: E402
 import openvino.opset14 as o14  # noqa: E402
+import openvino.opset16 as o16  # noqa: E402
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
@@ -210,8 +211,10 @@ def _avg_case(name, exclude_pad, rounding, version=1, pads=([1, 0], [1, 1]), sha
     def _():
         r = rng(12)
         x = P([-1, 2, -1, -1], name="x")
-        op = o14.avg_pool if version == 14 else o1.avg_pool
-        pool = op(x, [2, 2], pads[0], pads[1], [3, 2], exclude_pad, rounding_type=rounding)
+        op = {1: o1.avg_pool, 14: o14.avg_pool, 16: o16.avg_pool}[version]
+        # AvgPool-16 written without dilations (dilations="") crashes OpenVINO 2026.4's CPU plugin
+        kw = {"dilations": [1, 1]} if version == 16 else {}
+        pool = op(x, [2, 2], pads[0], pads[1], [3, 2], exclude_pad, rounding_type=rounding, **kw)
         return M(pool, [x]), [[f32(r, *s)] for s in shapes]
 
 
@@ -228,6 +231,7 @@ _avg_case("avgpool14_exclude_pad_ceil_torch_drops_window", True, "ceil_torch", v
           shapes=((1, 2, 6, 6), (1, 2, 7, 8)))
 _avg_case("avgpool1_include_pad_ceil_end_padding_only", False, "ceil", pads=([0, 0], [1, 1]),
           shapes=((1, 2, 7, 7),))
+_avg_case("avgpool16_include_pad_ceil_torch", False, "ceil_torch", version=16)  # dilated: test_ir_translators_c
 
 
 @case("avgpool1_same_lower")

@@ -6,7 +6,13 @@ from . import detection, layout, resize, scatter, topk  # noqa: F401,E402
 from . import quantized  # noqa: F401,E402  (FakeQuantize; compressed weights: see convert.translate_graph)
 from . import (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing,  # noqa: F401,E402
                loops, normalization, promote, recurrent, roi, sampling, spectral)
+from . import color, deformable, istft, lstm_cell_1, matrix, patches, roi_pooling, segments  # noqa: F401,E402
 
 #: The modules of translators batch B (tests/test_ir_translators_b.py has a case for each translator).
 BATCH_B = (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing, loops, normalization, promote,
            recurrent, roi, sampling, spectral)
+
+#: The modules of translators batch C (tests/test_ir_translators_c.py has a case for each translator; AvgPool-16
+#: is in nn). The batch's translators live in modules of their own because the batch A and B tests require a case
+#: of theirs for every translator of the modules they cover.
+BATCH_C = (color, deformable, istft, lstm_cell_1, matrix, patches, roi_pooling, segments)

@@ -7,6 +7,9 @@ where it has none for the OpenVINO semantics (MVN on other axes or with the eps
 outside the square root; ScaledDotProductAttention, which ONNX only has from
 opset 23 as Attention, while the converter writes opset 21).
 
+Over 400 lines: the layer families of real models' backbones, which share the attribute,
+padding and rounding helpers below.
+
 Semantics notes, checked against OpenVINO's CPU plugin (tests/test_ir_nn_handlers.py):
 
 - ``auto_pad`` same_upper/same_lower: explicit pads when the spatial dims are
@@ -16,7 +19,9 @@ Semantics notes, checked against OpenVINO's CPU plugin (tests/test_ir_nn_handler
 - Pooling ``rounding_type``: ``floor`` is ONNX's default; ``ceil`` and
   ``ceil_torch`` become floor mode over a little more end padding (``_ceil_pads``):
   with ``exclude-pad`` false OpenVINO divides by the whole kernel size even where
-  the window reaches past the end padding, which ONNX's ``ceil_mode`` does not.
+  the window reaches past the end padding, which ONNX's ``ceil_mode`` does not. Without
+  any padding OpenVINO averages over the cells in the data whatever ``exclude-pad`` says
+  (its reference's pads_in_avg). onnxruntime refuses pads as large as the kernel.
 - MaxPool-8/14's indices count from ``axis`` (0: the whole tensor, as ONNX's
   Indices output; 2: within one channel, as PyTorch), so ONNX's are taken
   modulo the size of the dims from ``axis`` on.
@@ -223,6 +228,13 @@ def _ceil_pads(ctx: Context, data: Value, attrs: dict, kernel: list[int], stride
     attrs["pads"] = begin + [e + min(s - 1, k - 1 - e) for e, s, k in zip(end, strides, eff)]
 
 
+def _check_pads(ctx: Context, attrs: dict, kernel: list[int]) -> None:
+    """onnxruntime's pooling refuses a pad as large as the (undilated) kernel."""
+    pads = attrs.get("pads", [])
+    if any(p >= k for p, k in zip(pads, kernel + kernel)):
+        raise ctx.error(f"pads {pads} as large as the kernel {kernel}: onnxruntime has no such pooling")
+
+
 @translator("MaxPool", since=1, emits=("Cast", "Identity", "MaxPool", "Mod", "ReduceProd", "Shape"))
 def max_pool(ctx: Context, layer) -> None:
     version = op_version(layer)
@@ -230,6 +242,7 @@ def max_pool(ctx: Context, layer) -> None:
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=version >= 8)
     if rounding != "floor":
         _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
+    _check_pads(ctx, attrs, kernel)
     if version >= 8:
         attrs["dilations"] = dilations
     want_indices = version >= 8 and len(layer.outputs) > 1 and _consumed(ctx, 1)
@@ -257,13 +270,19 @@ def max_pool(ctx: Context, layer) -> None:
     ctx.cast(idx, _I64, idx_type, ctx.out(1))
 
 
-@translator("AvgPool", since=1, until=14, emits=("AveragePool",))
+@translator("AvgPool", since=1, emits=("AveragePool",))
 def avg_pool(ctx: Context, layer) -> None:
+    """AvgPool-1/14, and 16 with ``dilations`` (ONNX AveragePool has them since opset 19)."""
+    dilated = op_version(layer) >= 16
     data = ctx.input(0)
-    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=False)
+    n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=dilated)
+    # OpenVINO counts the padding only when there is some (pads_in_avg in its reference)
+    exclude = _flag(layer, "exclude-pad", False) or not any(attrs.get("pads", [1]))
     if rounding != "floor":
         _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
-    exclude = _flag(layer, "exclude-pad", False)
+    _check_pads(ctx, attrs, kernel)
+    if dilated:
+        attrs["dilations"] = dilations
     ctx.emit("AveragePool", [data.name], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
              count_include_pad=int(not exclude), **attrs)
 

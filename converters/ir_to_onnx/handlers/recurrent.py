@@ -86,7 +86,8 @@ _RECURRENT_OPS = ("Cast", "Concat", "Gather", "Identity", "Mul", "Reshape", "Sli
 
 
 def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
-               r: Value, b: Value, direction: str, cell: bool) -> None:
+               r: Value, b: Value, direction: str, cell: bool, peepholes: str | None = None) -> None:
+    """``peepholes``: ONNX's LSTM P (i, o, f) for one direction, [3 * hidden], of the data's type."""
     et = x.type
     if et is None or not et.is_float:
         raise ctx.error(f"needs floating-point data, got {et.ov if et else None}")
@@ -109,6 +110,8 @@ def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], le
     wo, ro, bo = _weights(ctx, kind, *ws, hidden, ct, bool(attrs.get("linear_before_reset")))
     seq = "" if lens is None else ctx.cast(lens.name, lens.type, _I32)
     inputs = [xs, wo, ro, bo, seq, hs[0]] + ([hs[1]] if kind == "LSTM" else [])
+    if peepholes is not None:
+        inputs.append(ctx.one("Unsqueeze", [ctx.cast(peepholes, et, ct), ctx.i64([0])]))
     n_out = 3 if kind == "LSTM" else 2
     outs = ctx.node(kind, inputs, n_out, direction=direction, **attrs)
     if cell:  # outputs: Ho (and Co), [1, batch, hidden] -> [batch, hidden]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx_ext.types import from_ov
+from onnx_ext.types import ElementType, from_ov
 
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
@@ -107,21 +107,28 @@ def irdft(ctx: Context, layer) -> None:
         if bins is None:
             raise ctx.error("IRDFT without a signal size needs a static number of bins on the last axis")
         n = 2 * (bins - 1)
+    ctx.cast(real_inverse(ctx, x, last, data.rank, bins, n, ct), ct, et, ctx.out(0))
+
+
+def real_inverse(ctx: Context, x: str, axis: int, rank: int, bins: int | None, n: int, ct: ElementType) -> str:
+    """The real signal of ``n`` points whose one-sided spectrum is ``x`` (complex [..., 2] of
+    rank ``rank``, ``bins`` bins along ``axis``): the spectrum extended by Hermitian symmetry,
+    transformed back, the real part kept."""
     half = n // 2 + 1
-    ax = ctx.i64([last])
+    ax = ctx.i64([axis])
     if bins is None or bins >= half:
         x = ctx.one("Slice", [x, ctx.i64([0]), ctx.i64([half]), ax])
     else:  # fewer bins than n needs: the missing ones are zeros
-        pads = [0] * (2 * data.rank)
-        pads[data.rank + last] = half - bins
+        pads = [0] * (2 * rank)
+        pads[rank + axis] = half - bins
         x = ctx.one("Pad", [x, ctx.i64(pads)])
     # bins n // 2 + 1 .. n - 1 are conj(X[n - k]): X[(n - 1) // 2 .. 1] reversed, imaginary parts negated
     mirror = ctx.one("Slice", [x, ctx.i64([(n - 1) // 2]), ctx.i64([0]), ax, ctx.i64([-1])])
     mirror = ctx.one("Mul", [mirror, ctx.const(np.asarray([1, -1], dtype=ct.numpy))])
-    full = ctx.one("Concat", [x, mirror], axis=last)
-    back = _dft(ctx, full, last, None, inverse=True)
+    full = ctx.one("Concat", [x, mirror], axis=axis)
+    back = _dft(ctx, full, axis, None, inverse=True)
     real = ctx.one("Slice", [back, ctx.i64([0]), ctx.i64([1]), ctx.i64([-1])])
-    ctx.cast(ctx.one("Squeeze", [real, ctx.i64([-1])]), ct, et, ctx.out(0))
+    return ctx.one("Squeeze", [real, ctx.i64([-1])])
 
 
 @translator("STFT", since=15, emits=("Cast", "Identity", "Pad", "Reshape", "Squeeze", "STFT", "Transpose", "Unsqueeze"))
