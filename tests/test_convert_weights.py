@@ -12,7 +12,7 @@ import openvino.opset8 as o8  # noqa: E402
 
 from converters.ir_reader import read_ir  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file, ir_to_onnx  # noqa: E402
-from converters.ir_to_onnx import convert as convert_module  # noqa: E402
+from converters import onnx_file  # noqa: E402
 from ir_testing import evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
 
 RNG = np.random.default_rng(3)
@@ -89,7 +89,7 @@ def test_equal_weights_are_stored_once(tmp_path):
 
 def test_models_past_the_protobuf_limit_use_external_data(tmp_path, monkeypatch):
     xml, weights, feeds = _matmul_chain(tmp_path)
-    monkeypatch.setattr(convert_module, "PROTOBUF_LIMIT", 4 * 64 * 64 * len(weights) - 1)
+    monkeypatch.setattr(onnx_file, "PROTOBUF_LIMIT", 4 * 64 * 64 * len(weights) - 1)
     out = tmp_path / "m.onnx"
     convert_ir_file(xml, out)
     assert (tmp_path / "m.onnx.data").stat().st_size >= sum(w.nbytes for w in weights)
