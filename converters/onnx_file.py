@@ -24,35 +24,23 @@ PROTOBUF_LIMIT = 2**31 - 1
 EXTERNAL_ALIGNMENT = 4096
 
 
-def write_onnx(model: ir.Model, weights: Sequence[ir.Value], path: Path, external_data: bool | None = None) -> None:
-    """Write ``model`` to ``path`` atomically (on an error nothing is written). ``weights``, the
-    last of its initializers, are written from their arrays: after the rest of the model, or
-    (``external_data``; None: when the model would reach protobuf's limit) in ``<file name>.data``
+def write_onnx(model: onnx.ModelProto, weights: Sequence[ir.TensorProtocol], path: Path,
+               external_data: bool | None = None) -> None:
+    """Write ``model`` and, as its last initializers, ``weights`` to ``path`` atomically (on an error
+    nothing is written). The weights are written from their arrays: after the rest of the model,
+    or (``external_data``; None: when the model would reach protobuf's limit) in ``<file name>.data``
     beside it, at offsets aligned to ``EXTERNAL_ALIGNMENT``."""
-    tensors = [w.const_value for w in weights]
-    header = _without(model, weights)
     if external_data is None:
-        external_data = header.ByteSize() + sum(t.nbytes for t in tensors) + 64 * len(tensors) >= PROTOBUF_LIMIT
+        external_data = model.ByteSize() + sum(t.nbytes for t in weights) + 64 * len(weights) >= PROTOBUF_LIMIT
     if not external_data:
-        write_atomically([(path, lambda f: _stream(f, header, tensors))])
+        write_atomically([(path, lambda f: _stream(f, model, weights))])
         return
     data_path = path.with_name(path.name + ".data")
     with staged([data_path, path]) as (data_temp, model_temp):
         external = ir.external_data.convert_tensors_to_external(
-            tensors, data_temp.parent, data_path.name, alignment=EXTERNAL_ALIGNMENT, align_threshold=0)
-        header.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in external)
-        model_temp.write_bytes(header.SerializeToString())
-
-
-def _without(model: ir.Model, weights: Sequence[ir.Value]) -> onnx.ModelProto:
-    """``model`` serialised without ``weights`` (its last initializers)."""
-    for w in weights:
-        model.graph.initializers.pop(w.name)
-    try:
-        return ir.serde.serialize_model(model)
-    finally:
-        for w in weights:
-            model.graph.register_initializer(w)
+            weights, data_temp.parent, data_path.name, alignment=EXTERNAL_ALIGNMENT, align_threshold=0)
+        model.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in external)
+        model_temp.write_bytes(model.SerializeToString())
 
 
 def _field(number: int, length: int) -> bytes:

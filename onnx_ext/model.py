@@ -107,9 +107,9 @@ def attach_ir(model: ir.Model) -> None:
             operands = [known.get(v.name, Operand()) if v is not None else Operand() for v in _trim_optional(node.inputs)]
             spec.check_inputs(attrs, operands, node.name or node.outputs[0].name)
             node.overload = spec.select_body(attrs, operands)
-        _add_functions(model)
+        _add_functions(model, nodes)
         pending = [n for n in pending if not n.overload]
-    _add_functions(model)
+    _add_functions(model, nodes)
 
 
 def inline_ir(model: ir.Model) -> None:
@@ -250,12 +250,12 @@ def _standard_opset(model: ir.Model) -> int | None:
     return next((v for d, v in model.opset_imports.items() if d in ("", "ai.onnx")), None)
 
 
-def _add_functions(model: ir.Model) -> None:
+def _add_functions(model: ir.Model, nodes: list[ir.Node]) -> None:
     # The domain is ours: bodies already in the model (e.g. written by onnxscript
-    # for a user's @script function) are replaced by the ones the nodes need.
+    # for a user's @script function) are replaced by the ones ``nodes`` need.
     opset = _standard_opset(model)
     wanted, seen = [], set()
-    for node in _domain_nodes(model.graph):
+    for node in nodes:
         key = (node.op_type, node.overload or None)
         if key in seen:
             continue

@@ -22,26 +22,24 @@ from .shape_hints import relax_declared_shapes
 PRODUCER = "onnx-ext"
 
 
-def assemble(ctx: Context, inline: bool) -> tuple[ir.Model, list[ir.Value]]:
-    """The checked model of the translated graph ``ctx``, and its weights: the initializers of
-    ``LARGE_INITIALIZER_BYTES`` or more (graph outputs aside), the last ones of the model."""
+def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The model of the translated graph ``ctx``, checked and serialised without its weights, and
+    the weights: the initializers of ``LARGE_INITIALIZER_BYTES`` or more (graph outputs aside), to
+    be the model's last initializers (onnx_file.py writes them from their arrays)."""
     _share_identical_initializers(ctx)
     model, weights = _model(ctx)
-    # Until the model is checked its weights are graph inputs (of their type and shape): attaching,
-    # inlining and serialising it for the checker never copy them.
+    # The weights are graph inputs of their type and shape (the last ones): attaching, inlining
+    # and serialising the model for the checker never copy them.
     try:
         if ctx.domain_used:
             (inline_ir if inline else attach_ir)(model)
-        _check(model, ctx)
+        checked = _check(model, ctx)
     except IRError:
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise IRError(" ".join(f"{ctx.ir.source}: the converted model is invalid: {e}".split())) from None
-    for value in weights:
-        model.graph.inputs.remove(value)
-        value.type, value.shape = None, None
-        model.graph.register_initializer(value)
-    return model, weights
+    del checked.graph.input[len(checked.graph.input) - len(weights):]
+    return checked, [w.const_value for w in weights]
 
 
 def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
@@ -70,14 +68,18 @@ def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
     return model, weights
 
 
-def _check(model: ir.Model, ctx: Context) -> None:
+def _check(model: ir.Model, ctx: Context) -> onnx.ModelProto:
+    """``model`` serialised and checked."""
+    proto = ir.serde.serialize_model(model)
     try:
-        onnx.checker.check_model(ir.serde.serialize_model(model), full_check=True)
+        onnx.checker.check_model(proto, full_check=True)
     except onnx.shape_inference.InferenceError:
         # Declared shapes are hints: drop those the ops contradict (warns), check again.
         if not relax_declared_shapes(model, _output_owners(ctx), ctx.ir.source):
             raise
-        onnx.checker.check_model(ir.serde.serialize_model(model), full_check=True)
+        proto = ir.serde.serialize_model(model)
+        onnx.checker.check_model(proto, full_check=True)
+    return proto
 
 
 def _output_owners(ctx: Context) -> dict[str, str]:

@@ -3,6 +3,8 @@ assemble the model (assemble.py), write it (onnx_file.py)."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 from collections import Counter
 from pathlib import Path
 
@@ -34,8 +36,9 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, _ = _convert(ir_model, inline)
-    return ir.serde.serialize_model(model)
+    model, weights = _convert(ir_model, inline)
+    model.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in weights)  # the one copy of each
+    return model
 
 
 def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
@@ -51,18 +54,34 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     to 4096 bytes). Returns the path written.
     """
     onnx_path = Path(onnx_path)
-    model, weights = _convert(read_ir(xml_path, bin_path), inline)
+    with _no_cyclic_gc():
+        model, weights = _convert(read_ir(xml_path, bin_path), inline)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
-def _convert(ir_model: IRModel, inline: bool) -> tuple[ir.Model, list[ir.Value]]:
-    """The checked model and its weights (see ``assemble``)."""
+def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The checked model without its weights, and the weights (see ``assemble``)."""
     layers = live_layers(ir_model)
     check_supported(ir_model, layers)
-    ctx = Context(ir_model)
-    translate_graph(ctx, layers)
-    return assemble(ctx, inline)
+    with _no_cyclic_gc():
+        ctx = Context(ir_model)
+        translate_graph(ctx, layers)
+        return assemble(ctx, inline)
+
+
+@contextlib.contextmanager
+def _no_cyclic_gc():
+    """The IR and the onnx_ir model are webs of Python objects that all live until the model is
+    serialised: the cyclic collector's full passes over them are wasted work (10,000 layers,
+    read and converted: 0.8 s of CPU without them, 1.4 s with)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def translate_graph(ctx: Context, layers: list[Layer]) -> None:
