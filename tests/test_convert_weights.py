@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import onnx
 import pytest
@@ -104,3 +106,20 @@ def test_failed_conversion_leaves_no_data_file(tmp_path):
     with pytest.raises(Exception, match="NoSuchOp"):
         convert_ir_file(xml, out, external_data=True)
     assert not out.parent.exists() or not list(out.parent.iterdir())
+
+
+def test_conversion_leaves_the_garbage_collector_as_it_was(tmp_path):
+    xml, _, _ = _matmul_chain(tmp_path)
+    convert_ir_file(xml, tmp_path / "m.onnx")
+    assert gc.isenabled()
+    xml.write_text(xml.read_text().replace('type="MatMul"', 'type="NoSuchOp"', 1))
+    with pytest.raises(Exception, match="NoSuchOp"):
+        convert_ir_file(xml, tmp_path / "m.onnx")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(Exception, match="NoSuchOp"):
+            ir_to_onnx(read_ir(xml))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

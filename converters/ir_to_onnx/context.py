@@ -110,21 +110,10 @@ class Value:
         self.name = name
         self.operand = Operand(type, shape, const)
 
-    @property
-    def type(self) -> ElementType | None:
-        return self.operand.type
-
-    @property
-    def shape(self) -> tuple[int | None, ...] | None:  # None: rank unknown
-        return self.operand.shape
-
-    @property
-    def const(self) -> np.ndarray | None:
-        return self.operand.value
-
-    @property
-    def rank(self) -> int | None:
-        return self.operand.rank
+    type = property(lambda self: self.operand.type)
+    shape = property(lambda self: self.operand.shape)  # None: rank unknown
+    const = property(lambda self: self.operand.value)
+    rank = property(lambda self: self.operand.rank)
 
     @property
     def static_shape(self) -> bool:
@@ -293,11 +282,9 @@ class Context:
             if name in ctx._scope:
                 return ctx._scope[name]
             ctx = ctx.parent
-        if name in self.initializers:
-            return self.initializers[name]
-        # Not made yet (or never: the checker names it): the node that makes it takes this value.
-        self._scope[name] = ir.Value(name=name)
-        return self._scope[name]
+        if name not in self.initializers:
+            raise self.error(f"no value named {name!r} has been made (a translator's mistake)")
+        return self.initializers[name]
 
     # --- the graph --------------------------------------------------------------------
 
@@ -331,7 +318,7 @@ class Context:
             outputs = [outputs]
         attributes = [attribute(k, v) for k, v in sorted(attrs.items()) if v is not None]  # as onnx.helper orders them
         self.add(ir.Node(domain, op_type, [self.value(i) for i in inputs], attributes,
-                         outputs=[self._output(o) for o in outputs], name=self._node_name(op_type)))
+                         outputs=[ir.Value(name=o) for o in outputs], name=self._node_name(op_type)))
         return list(outputs)
 
     def one(self, op_type: str, inputs: list[str], output: str | None = None, **attrs) -> str:
@@ -343,12 +330,6 @@ class Context:
             if value.name:
                 self._scope[value.name] = value
         self.nodes.append(node)
-
-    def _output(self, name: str) -> ir.Value:
-        pending = self._scope.get(name)
-        if pending is not None and pending.producer() is None and not pending.is_graph_input():
-            return pending
-        return ir.Value(name=name)
 
     def _node_name(self, op_type: str) -> str:
         return self.names.node(self.layer.name if self.layer else op_type, op_type)
