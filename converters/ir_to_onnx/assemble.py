@@ -16,7 +16,7 @@ from onnx_ext.model import attach_ir, inline_ir
 from onnx_ext.types import from_numpy
 
 from ..ir import IRError
-from .context import LARGE_INITIALIZER_BYTES, Context
+from .context import LARGE_INITIALIZER_BYTES, Context, declare
 from .shape_hints import relax_declared_shapes
 
 PRODUCER = "onnx-ext"
@@ -52,8 +52,7 @@ def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
             continue
         elif value.const_value.numpy().nbytes >= LARGE_INITIALIZER_BYTES:
             array = value.const_value.numpy()
-            value.type, value.shape = ir.TensorType(ir.DataType(from_numpy(array.dtype).onnx)), ir.Shape(array.shape)
-            weights.append(value)
+            weights.append(declare(value, from_numpy(array.dtype), array.shape))
         else:
             initializers.append(value)
     opsets = {"": onnx_ext.ONNX_OPSET}

@@ -37,7 +37,8 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
     writes such models with ONNX external data).
     """
     model, weights = _convert(ir_model, inline)
-    model.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in weights)  # the one copy of each
+    for tensor in weights:
+        ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
     return model
 
 
