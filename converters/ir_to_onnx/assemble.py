@@ -45,16 +45,14 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
 def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
     outputs = {v.name for v in ctx.outputs}
     initializers, weights = [], []
-    for name, value in ctx.initializers.items():
+    for name, array in ctx.constants.items():  # those no node reads are left out
         if name in outputs:
-            initializers.append(value)
-        elif not value.uses():
-            continue
-        elif value.const_value.numpy().nbytes >= LARGE_INITIALIZER_BYTES:
-            array = value.const_value.numpy()
-            weights.append(declare(value, from_numpy(array.dtype), array.shape))
-        else:
-            initializers.append(value)
+            initializers.append(ctx.initializer(name))
+        elif name in ctx.initializers and ctx.initializers[name].uses():
+            if array.nbytes >= LARGE_INITIALIZER_BYTES:
+                weights.append(declare(ctx.initializers[name], from_numpy(array.dtype), array.shape))
+            else:
+                initializers.append(ctx.initializers[name])
     opsets = {"": onnx_ext.ONNX_OPSET}
     if ctx.domain_used:
         opsets[onnx_ext.DOMAIN] = onnx_ext.DOMAIN_VERSION
@@ -100,18 +98,22 @@ def _share_identical_initializers(ctx: Context) -> None:
     DeduplicateInitializersPass keys on every tensor's bytes, a copy of all the weights;
     its hashed variant reads all of them; both would also merge constants under 64 bytes.)"""
     outputs = {v.name for v in ctx.outputs}
-    first: dict[tuple, list[ir.Value]] = {}
-    for name, value in ctx.initializers.items():
-        tensor = value.const_value
-        if name in outputs or tensor.nbytes < 64:
+    first: dict[tuple, list[str]] = {}
+    for name, array in ctx.constants.items():
+        if name in outputs or _nbytes(array) < 64:
             continue
-        data = _bytes(tensor.numpy())
-        key = (tensor.dtype, tuple(tensor.shape), _fingerprint(data))
-        same = next((v for v in first.get(key, []) if np.array_equal(_bytes(v.const_value.numpy()), data)), None)
-        if same is not None:
-            value.replace_all_uses_with(same)
-        else:
-            first.setdefault(key, []).append(value)
+        data = _bytes(array)
+        key = (array.dtype, array.shape, _fingerprint(data))
+        same = next((n for n in first.get(key, []) if np.array_equal(_bytes(ctx.constants[n]), data)), None)
+        if same is None:
+            first.setdefault(key, []).append(name)
+        elif name in ctx.initializers:
+            ctx.initializers[name].replace_all_uses_with(ctx.initializer(same))
+
+
+def _nbytes(array: np.ndarray) -> int:
+    """The size of the array's data in an ONNX file (u4/i4: two values per byte)."""
+    return -(-array.size // 2) if from_numpy(array.dtype).packed_bits else array.nbytes
 
 
 def _bytes(array: np.ndarray) -> np.ndarray:

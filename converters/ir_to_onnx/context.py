@@ -184,7 +184,9 @@ class Context:
         self._producers = ir_model.producers()
         self._scope: dict[str, ir.Value] = {}  # the values this graph defines, by name
         if parent is None:
-            #: name -> initializer (its const_value wraps the array: IR weights stay views of the .bin)
+            #: name -> the array of each constant (IR weights: views of the mapped .bin)
+            self.constants: dict[str, np.ndarray] = {}
+            #: name -> the initializer of each constant a node reads (see ``initializer``)
             self.initializers: dict[str, ir.Value] = {}
             self.names = Names()
             self._const_cache: dict[tuple, str] = {}
@@ -192,6 +194,7 @@ class Context:
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
         else:
+            self.constants = self.root.constants
             self.initializers = self.root.initializers
             self.names = self.root.names
             self._const_cache = self.root._const_cache
@@ -282,8 +285,15 @@ class Context:
             if name in ctx._scope:
                 return ctx._scope[name]
             ctx = ctx.parent
-        if name not in self.initializers:
+        if name not in self.constants:
             raise self.error(f"no value named {name!r} has been made (a translator's mistake)")
+        return self.initializer(name)
+
+    def initializer(self, name: str) -> ir.Value:
+        """The onnx_ir initializer of the constant ``name``, made when first asked for (constants that
+        handlers only read as arrays never become onnx_ir objects); it wraps the array, not copied."""
+        if name not in self.initializers:
+            self.initializers[name] = ir.Value(name=name, const_value=tensor(self.constants[name], name))
         return self.initializers[name]
 
     # --- the graph --------------------------------------------------------------------
@@ -296,10 +306,8 @@ class Context:
 
     def graph_output(self, result_id: int, v: Value) -> None:
         """The value ``v`` is the output of the Result layer ``result_id``."""
-        value = self.value(v.name)
-        if value.const_value is not None:  # an initializer: declared apart, as it carries no type of its own
-            value = ir.Value(name=v.name)
-        declare(value, v.type, v.shape)
+        # a constant's output is declared apart from its initializer, which carries no type of its own
+        value = declare(ir.Value(name=v.name) if v.name in self.constants else self.value(v.name), v.type, v.shape)
         self.result_infos[result_id] = value
         self.outputs.append(value)
 
@@ -349,7 +357,7 @@ class Context:
         return name
 
     def _add_initializer(self, name: str, array: np.ndarray) -> None:
-        self.initializers[name] = ir.Value(name=name, const_value=tensor(array, name))
+        self.constants[name] = array
 
     def i64(self, values) -> str:
         return self.const(np.asarray(values, dtype=np.int64), hint="i64")
