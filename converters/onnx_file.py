@@ -1,11 +1,11 @@
-"""Writing an onnx_ir model to an ONNX file without copying its weights into memory.
+"""Writing a converted model and its weights to an ONNX file, the weights not copied into memory.
 
-External data (models past 2 GB, or on request) is onnx_ir's: each weight goes from its array
-to the ``.data`` file. Embedded weights are framed here by hand: onnx_ir's ``save`` serialises
-the whole ModelProto, weights included, and that doubles the memory. Measured on this machine
-(125 f32 [1024, 1024] weights, 500 MB, memory-mapped): ``ir.save`` 1.08 s and +1008 MiB of
-anonymous memory; ``ir.save`` with external data 0.54 s and +0 MiB; the model written without
-its weights, then each weight's bytes from its array (below), 0.8 s and +1 MiB.
+External data (models past 2 GB, or on request) is onnx_ir's: it writes each weight from its
+array into the ``.data`` file. Embedded weights are framed here by hand, because onnx_ir's
+``save`` serialises the whole ModelProto, weights included, which doubles the memory. Measured
+on this machine with 125 f32 [1024, 1024] weights (500 MB, memory-mapped): ``ir.save`` 1.08 s
+and +1008 MiB of anonymous memory, ``ir.save`` with external data 0.54 s and +0 MiB; here, the
+whole ``convert_ir_file`` (benchmarks/bench_convert.py, weights-500M) +1 MiB.
 """
 
 from __future__ import annotations
