@@ -23,9 +23,6 @@ from .types import from_onnx
 
 MAX_IR_VERSION = 13  # onnxruntime 1.31
 
-_ATTRIBUTE_TYPES = {"int": ir.AttributeType.INT, "ints": ir.AttributeType.INTS, "string": ir.AttributeType.STRING}
-
-
 def make_node(
     op_type: str,
     inputs: Sequence[str],
@@ -104,7 +101,7 @@ def attach_ir(model: ir.Model) -> None:
         for node in ready or pending:  # nothing ready: choose with what is known
             spec = ops.spec(node.op_type)
             attrs = _node_attributes(node)
-            operands = [known.get(v.name, Operand()) if v is not None else Operand() for v in _trim_optional(node.inputs)]
+            operands = [Operand() if v is None else known.get(v.name, Operand()) for v in _trim_optional(node.inputs)]
             spec.check_inputs(attrs, operands, node.name or node.outputs[0].name)
             node.overload = spec.select_body(attrs, operands)
         _add_functions(model, nodes)
@@ -118,7 +115,10 @@ def inline_ir(model: ir.Model) -> None:
     attach_ir(model)
     for graph in model.graphs():
         for value in graph.initializers.values():
-            value.type, value.shape = ir.TensorType(value.const_value.dtype), value.const_value.shape
+            if value.type is None:
+                value.type = ir.TensorType(value.const_value.dtype)
+            if value.shape is None:
+                value.shape = value.const_value.shape
     for p in (InlinePass(), RemoveUnusedFunctionsPass(), RemoveUnusedOpsetsPass()):
         p(model)
     leftover = sorted({n.op_type for n in _domain_nodes(model.graph)})
@@ -156,13 +156,12 @@ def known_operands(model: ir.Model) -> dict[str, Operand]:
     except Exception:  # inference is a help here, never a requirement
         inferred = proto
     graph = ir.serde.deserialize_graph(inferred.graph)
-    constants = {v.name: (v.const_value.dtype.value, v.const_value.numpy()) for v in graph.initializers.values()}
-    constants.update(_constant_nodes(graph))
+    constants = _constants(graph)
     known: dict[str, Operand] = {}
     for value in [*graph.inputs, *(o for n in graph for o in n.outputs), *graph.outputs]:
         if isinstance(value.type, ir.TensorType) and value.dtype != ir.DataType.UNDEFINED:
-            facts = operand(value)
-            known[value.name] = Operand(facts.type, facts.shape, constants.get(value.name, (None, None))[1])
+            facts, (_, array) = operand(value), constants.get(value.name, (None, None))
+            known[value.name] = Operand(facts.type, facts.shape, array)
     for name, (code, array) in constants.items():
         if name not in known or known[name].value is None:
             known[name] = Operand(_type_or_none(code), array.shape, array)
@@ -184,7 +183,7 @@ def _from_proto(model: onnx.ModelProto) -> ir.Model:
 
 
 def _attributes(spec, attrs: dict) -> list[ir.Attr]:
-    return [ir.Attr(k, _ATTRIBUTE_TYPES[spec.attributes[k].kind], v) for k, v in attrs.items()]
+    return [ir.Attr(k, ir.AttributeType(spec.attributes[k].onnx_type), v) for k, v in attrs.items()]
 
 
 def _node_attributes(node: ir.Node) -> dict:
@@ -202,9 +201,10 @@ def _node_attributes(node: ir.Node) -> dict:
     return ops.spec(node.op_type).normalize(raw, node.name or None)
 
 
-def _constant_nodes(graph: ir.Graph) -> dict[str, tuple[int, np.ndarray]]:
-    """The values of the graph's Constant nodes (value, value_int(s), value_float(s))."""
-    found = {}
+def _constants(graph: ir.Graph) -> dict[str, tuple[int, np.ndarray]]:
+    """Name -> (ONNX element type, array) of the graph's initializers and Constant nodes (value,
+    value_int(s), value_float(s))."""
+    found = {v.name: (v.const_value.dtype.value, v.const_value.numpy()) for v in graph.initializers.values()}
     for node in graph:
         if node.op_type != "Constant" or node.domain != "" or len(node.attributes) != 1:
             continue
