@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import BinaryIO, Callable, Sequence
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 
 def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]]) -> None:
@@ -13,25 +15,28 @@ def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]])
     is complete they are renamed into place in the order given (list the file that readers look
     for last), with the mode a new file gets under the process's umask. On an error nothing is
     left behind and existing files are untouched."""
-    umask = os.umask(0)  # (the only way to read it)
-    os.umask(umask)
-    temps: list[tuple[str, Path]] = []
-    try:
-        for path, write in files:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            temps.append((tmp, path))
-            os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600
-            with os.fdopen(fd, "wb") as f:
+    with staged([path for path, _ in files]) as temps:
+        for (_, write), temp in zip(files, temps):
+            with open(temp, "wb") as f:
                 write(f)
-                f.flush()
+
+
+@contextlib.contextmanager
+def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
+    """Where to write ``paths``: the same file names, each in a private directory beside its path.
+    When the block ends without an error the files are flushed to disk and renamed into place in
+    the order given; on an error nothing is left behind and existing files are untouched."""
+    temps: list[Path] = []
+    try:
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temps.append(Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)) / path.name)
+        yield temps
+        for temp in temps:
+            with open(temp, "rb") as f:
                 os.fsync(f.fileno())
-        for tmp, path in temps:
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        raise
+        for temp, path in zip(temps, paths):
+            os.replace(temp, path)
+    finally:
+        for temp in temps:
+            shutil.rmtree(temp.parent, ignore_errors=True)

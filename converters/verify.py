@@ -17,10 +17,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import onnx
+import onnx_ir as ir
 
 import onnx_ext
 from onnx_ext.errors import OnnxExtError
-from onnx_ext.types import ElementType, from_onnx, from_ov
+from onnx_ext.model import operand
+from onnx_ext.types import ElementType, from_ov
 
 from .ir import IRModel
 from .ir_reader import read_ir, split_names
@@ -260,20 +262,11 @@ def onnx_signature(model: onnx.ModelProto) -> tuple[list[Tensor], list[Tensor]]:
     inits = {i.name for i in model.graph.initializer}
 
     def tensor(vi) -> Tensor:
-        t = vi.type.tensor_type
-        dims = None if not t.HasField("shape") else tuple(
-            d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim)
-        return Tensor((vi.name,), _onnx_type(t.elem_type), dims)
+        facts = operand(ir.serde.deserialize_value_info_proto(vi, None))
+        return Tensor((vi.name,), facts.type, facts.shape)
 
     return ([tensor(vi) for vi in model.graph.input if vi.name not in inits],
             [tensor(vi) for vi in model.graph.output])
-
-
-def _onnx_type(code: int) -> ElementType | None:
-    try:
-        return from_onnx(code)
-    except (OnnxExtError, KeyError, ValueError):
-        return None
 
 
 def check_pair(ir_label: str, ir_inputs: list[Tensor], ir_outputs: list[Tensor], onnx_label: str,

@@ -1,12 +1,19 @@
-"""Build nodes of the domain, attach their function bodies to a model, inline them."""
+"""Build nodes of the domain, attach their function bodies to a model, inline them.
+
+The work is done on onnx_ir models (``attach_ir``, ``inline_ir``, ``ir_node``: the IR -> ONNX
+converter uses them directly); ``make_node``, ``attach_functions`` and ``inline`` take and
+give protobuf messages.
+"""
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+import onnx_ir as ir
+from onnx import helper
+from onnx_ir.passes.common import InlinePass, RemoveUnusedFunctionsPass, RemoveUnusedOpsetsPass
 
 from . import ops
 from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, MAX_ONNX_OPSET, MIN_ONNX_OPSET, ONNX_OPSET
@@ -15,7 +22,6 @@ from .ops.base import Operand
 from .types import from_onnx
 
 MAX_IR_VERSION = 13  # onnxruntime 1.31
-
 
 def make_node(
     op_type: str,
@@ -33,21 +39,27 @@ def make_node(
     are checked too and the node gets the overload of its body; otherwise
     ``attach_functions`` picks it from the model's types.
     """
+    values = [ir.Value(name=i) if i else None for i in inputs]
+    return ir.serde.serialize_node(ir_node(op_type, values, outputs, name=name, operands=operands, **attributes))
+
+
+def ir_node(op_type: str, inputs: Sequence[ir.Value | None], outputs: Sequence[str], *, name: str | None = None,
+            operands: Sequence[Operand] | None = None, **attributes) -> ir.Node:
+    """``make_node`` on onnx_ir values: the node reads ``inputs`` and makes new values named ``outputs``."""
     spec = ops.spec(op_type)
     attrs = spec.normalize(attributes, name)
-    node = helper.make_node(op_type, list(inputs), list(outputs), name=name, domain=DOMAIN)
-    node.attribute.extend(_attribute_protos(spec, attrs))
+    overload = ""
     if operands is not None:
         spec.check_inputs(attrs, operands, name)
-        node.overload = spec.select_body(attrs, operands)
-    return node
+        overload = spec.select_body(attrs, operands)
+    return ir.Node(DOMAIN, op_type, inputs, _attributes(spec, attrs), overload=overload,
+                   outputs=[ir.Value(name=o) for o in outputs], name=name)
 
 
 def node_attributes(node: onnx.NodeProto) -> dict:
     """The node's attributes, checked, with defaults filled in."""
-    spec = ops.spec(node.op_type)
     raw = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-    return spec.normalize(raw, node.name or None)
+    return ops.spec(node.op_type).normalize(raw, node.name or None)
 
 
 def attach_functions(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -57,26 +69,9 @@ def attach_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     types and attributes; the FunctionProtos and opset imports are added, and the
     IR version raised to one that carries overloads.
     """
-    out = _set_versions(model)
-    pending = [n for n in _domain_nodes(out.graph) if not n.overload]
-    for node in _domain_nodes(out.graph):
-        spec = ops.spec(node.op_type)
-        attrs = node_attributes(node)
-        del node.attribute[:]
-        node.attribute.extend(_attribute_protos(spec, attrs))
-    while pending:
-        known = _known_operands(out)
-        ready = [n for n in pending if all(i == "" or known.get(i, Operand()).type for i in n.input)]
-        for node in ready or pending:  # nothing ready: choose with what is known
-            spec = ops.spec(node.op_type)
-            attrs = node_attributes(node)
-            operands = [known.get(i, Operand()) for i in _trim_optional(node.input)]
-            spec.check_inputs(attrs, operands, node.name or node.output[0])
-            node.overload = spec.select_body(attrs, operands)
-        _add_functions(out)
-        pending = [n for n in pending if not n.overload]
-    _add_functions(out)
-    return out
+    out = _from_proto(model)
+    attach_ir(out)
+    return ir.serde.serialize_model(out)
 
 
 def inline(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -86,22 +81,50 @@ def inline(model: onnx.ModelProto) -> onnx.ModelProto:
     (``onnx.inliner`` drops defaults). The result loads in onnxruntime and in
     OpenVINO's ONNX reader.
     """
-    import onnx_ir as ir
-    from onnx_ir.passes.common import InlinePass, RemoveUnusedFunctionsPass, RemoveUnusedOpsetsPass
+    out = ir.serde.deserialize_model(model)
+    inline_ir(out)
+    return ir.serde.serialize_model(out)
 
-    attached = attach_functions(model)
-    irm = ir.serde.deserialize_model(attached)
+
+def attach_ir(model: ir.Model) -> None:
+    """``attach_functions`` in place on an onnx_ir model."""
+    _set_versions(model)
+    nodes = _domain_nodes(model.graph)
+    pending = [n for n in nodes if not n.overload]
+    for node in nodes:
+        attrs = _node_attributes(node)
+        node.attributes.clear()
+        node.attributes.update((a.name, a) for a in _attributes(ops.spec(node.op_type), attrs))
+    while pending:
+        known = known_operands(model)
+        ready = [n for n in pending if all(v is None or known.get(v.name, Operand()).type for v in n.inputs)]
+        for node in ready or pending:  # nothing ready: choose with what is known
+            spec = ops.spec(node.op_type)
+            attrs = _node_attributes(node)
+            operands = [Operand() if v is None else known.get(v.name, Operand()) for v in _trim_optional(node.inputs)]
+            spec.check_inputs(attrs, operands, node.name or node.outputs[0].name)
+            node.overload = spec.select_body(attrs, operands)
+        _add_functions(model, nodes)
+        pending = [n for n in pending if not n.overload]
+    _add_functions(model, nodes)
+
+
+def inline_ir(model: ir.Model) -> None:
+    """``inline`` in place on an onnx_ir model. Its initializers carry their type and shape, as
+    onnx_ir's reader gives them (``inline`` has always written them as value_info)."""
+    attach_ir(model)
+    for graph in model.graphs():
+        for value in graph.initializers.values():
+            if value.type is None:
+                value.type = ir.TensorType(value.const_value.dtype)
+            if value.shape is None:
+                value.shape = value.const_value.shape
     for p in (InlinePass(), RemoveUnusedFunctionsPass(), RemoveUnusedOpsetsPass()):
-        irm = p(irm).model
-    inlined = ir.serde.serialize_model(irm)
-    leftover = [n.op_type for n in _all_nodes(inlined.graph) if n.domain == DOMAIN]
+        p(model)
+    leftover = sorted({n.op_type for n in _domain_nodes(model.graph)})
     if leftover:
-        raise OnnxExtError(f"inlining left nodes of the domain: {sorted(set(leftover))}")
-    if DOMAIN in {o.domain for o in inlined.opset_import}:
-        kept = [o for o in inlined.opset_import if o.domain != DOMAIN]
-        del inlined.opset_import[:]
-        inlined.opset_import.extend(kept)
-    return inlined
+        raise OnnxExtError(f"inlining left nodes of the domain: {leftover}")
+    model.opset_imports.pop(DOMAIN, None)
 
 
 def function_protos() -> list[onnx.FunctionProto]:
@@ -114,65 +137,125 @@ def function_protos() -> list[onnx.FunctionProto]:
     return _unique(protos)
 
 
+def operand(value: ir.Value) -> Operand:
+    """What ``value`` declares of itself: element type (None when not a tensor type this package
+    knows) and shape (dims: int, a symbolic name, or None)."""
+    et = None
+    if isinstance(value.type, ir.TensorType):
+        et = _type_or_none(value.dtype.value)
+    shape = None if value.shape is None else tuple(d if isinstance(d, int) else d.value for d in value.shape)
+    return Operand(et, shape)
+
+
+def known_operands(model: ir.Model) -> dict[str, Operand]:
+    """Element type, shape and constant value of every tensor of the main graph that onnx's
+    shape inference reaches."""
+    proto = ir.serde.serialize_model(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
+    except Exception:  # inference is a help here, never a requirement
+        inferred = proto
+    graph = ir.serde.deserialize_graph(inferred.graph)
+    constants = _constants(graph)
+    known: dict[str, Operand] = {}
+    for value in [*graph.inputs, *(o for n in graph for o in n.outputs), *graph.outputs]:
+        if isinstance(value.type, ir.TensorType) and value.dtype != ir.DataType.UNDEFINED:
+            facts, (_, array) = operand(value), constants.get(value.name, (None, None))
+            known[value.name] = Operand(facts.type, facts.shape, array)
+    for name, (code, array) in constants.items():
+        if name not in known or known[name].value is None:
+            known[name] = Operand(_type_or_none(code), array.shape, array)
+    return known
+
+
 # --- helpers ------------------------------------------------------------------------
 
 
-def _attribute_protos(spec, attrs: dict) -> list[onnx.AttributeProto]:
-    return [helper.make_attribute(k, v, attr_type=spec.attributes[k].onnx_type) for k, v in attrs.items()]
+def _from_proto(model: onnx.ModelProto) -> ir.Model:
+    """``model`` as onnx_ir: its initializers keep only the types its value_info gives them (onnx_ir's
+    reader gives each one, and writing the model back would add them as value_info)."""
+    out = ir.serde.deserialize_model(model)
+    described = {vi.name for vi in model.graph.value_info}
+    for value in out.graph.initializers.values():
+        if value.name not in described and not value.is_graph_input() and not value.is_graph_output():
+            value.type, value.shape = None, None
+    return out
 
 
-def _trim_optional(inputs) -> list[str]:
-    names = list(inputs)
-    while names and names[-1] == "":
-        names.pop()
-    return names
+def _attributes(spec, attrs: dict) -> list[ir.Attr]:
+    return [ir.Attr(k, ir.AttributeType(spec.attributes[k].onnx_type), v) for k, v in attrs.items()]
 
 
-def _all_nodes(graph: onnx.GraphProto) -> Iterator[onnx.NodeProto]:
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                yield from _all_nodes(sub)
+def _node_attributes(node: ir.Node) -> dict:
+    """The node's attributes, checked, with defaults filled in (values as ``node_attributes`` reads them)."""
+    raw = {}
+    for name, attr in node.attributes.items():
+        value = attr.value
+        if attr.type == ir.AttributeType.STRING:
+            value = value.encode()
+        elif attr.type == ir.AttributeType.STRINGS:
+            value = [v.encode() for v in value]
+        elif isinstance(value, (tuple, list)):
+            value = list(value)
+        raw[name] = value
+    return ops.spec(node.op_type).normalize(raw, node.name or None)
 
 
-def _domain_nodes(graph) -> list[onnx.NodeProto]:
-    return [n for n in _all_nodes(graph) if n.domain == DOMAIN]
+def _constants(graph: ir.Graph) -> dict[str, tuple[int, np.ndarray]]:
+    """Name -> (ONNX element type, array) of the graph's initializers and Constant nodes (value,
+    value_int(s), value_float(s))."""
+    found = {v.name: (v.const_value.dtype.value, v.const_value.numpy()) for v in graph.initializers.values()}
+    for node in graph:
+        if node.op_type != "Constant" or node.domain != "" or len(node.attributes) != 1:
+            continue
+        attr = next(iter(node.attributes.values()))
+        if attr.name == "value":
+            found[node.outputs[0].name] = (attr.value.dtype.value, attr.value.numpy())
+        elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
+            array = np.array(list(attr.value) if isinstance(attr.value, (tuple, list)) else attr.value)
+            found[node.outputs[0].name] = (helper.np_dtype_to_tensor_dtype(array.dtype), array)
+    return found
 
 
-def _set_versions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy with IR version >= 10 (overloads) and our domain imported; the bodies
-    then import the model's own standard opset."""
+def _trim_optional(inputs) -> list:
+    values = list(inputs)
+    while values and values[-1] is None:
+        values.pop()
+    return values
+
+
+def _domain_nodes(graph: ir.Graph) -> list[ir.Node]:
+    return [n for n in ir.traversal.RecursiveGraphIterator(graph) if n.domain == DOMAIN]
+
+
+def _set_versions(model: ir.Model) -> None:
+    """IR version >= 10 (overloads) and our domain imported; the bodies then import the
+    model's own standard opset."""
     std = _standard_opset(model)
     if std is not None and std < MIN_ONNX_OPSET:
         raise OnnxExtError(
             f"model imports ONNX opset {std}; the function bodies need opset {MIN_ONNX_OPSET} to {MAX_ONNX_OPSET} "
             f"(upgrade the model's standard ops first, e.g. with onnx.version_converter, before adding domain nodes)"
         )
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    out.ir_version = min(max(out.ir_version, IR_VERSION), MAX_IR_VERSION)
-    imports = {o.domain for o in out.opset_import}
-    if DOMAIN not in imports:
-        out.opset_import.append(helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
-    std = _standard_opset(out)
+    model.ir_version = min(max(model.ir_version, IR_VERSION), MAX_IR_VERSION)
+    model.opset_imports.setdefault(DOMAIN, DOMAIN_VERSION)
+    std = _standard_opset(model)
     if std is None:
-        out.opset_import.append(helper.make_opsetid("", ONNX_OPSET))
+        model.opset_imports[""] = ONNX_OPSET
     elif std > MAX_ONNX_OPSET:
         raise OnnxExtError(f"model imports ONNX opset {std}; onnxruntime 1.31 loads up to {MAX_ONNX_OPSET}")
-    return out
 
 
-def _standard_opset(model: onnx.ModelProto) -> int | None:
-    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+def _standard_opset(model: ir.Model) -> int | None:
+    return next((v for d, v in model.opset_imports.items() if d in ("", "ai.onnx")), None)
 
 
-def _add_functions(model: onnx.ModelProto) -> None:
+def _add_functions(model: ir.Model, nodes: list[ir.Node]) -> None:
     # The domain is ours: bodies already in the model (e.g. written by onnxscript
-    # for a user's @script function) are replaced by the ones the nodes need.
+    # for a user's @script function) are replaced by the ones ``nodes`` need.
     opset = _standard_opset(model)
     wanted, seen = [], set()
-    for node in _domain_nodes(model.graph):
+    for node in nodes:
         key = (node.op_type, node.overload or None)
         if key in seen:
             continue
@@ -181,9 +264,10 @@ def _add_functions(model: onnx.ModelProto) -> None:
         if not any(op_type == node.op_type for op_type, _ in seen):
             wanted += spec.helper_protos(opset)
         seen.add(key)
-    kept = [f for f in model.functions if f.domain != DOMAIN]
-    del model.functions[:]
-    model.functions.extend(kept + _unique(wanted))
+    kept = [f for f in model.functions.values() if f.domain != DOMAIN]
+    model.functions.clear()
+    for function in kept + [ir.serde.deserialize_function(p) for p in _unique(wanted)]:
+        model.functions[function.identifier()] = function
 
 
 def _unique(protos):
@@ -194,36 +278,6 @@ def _unique(protos):
             seen.add(key)
             out.append(p)
     return out
-
-
-def _known_operands(model: onnx.ModelProto) -> dict[str, Operand]:
-    """Element type, shape and constant value of every tensor onnx's inference reaches."""
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # inference is a help here, never a requirement
-        inferred = model
-    graph = inferred.graph
-    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and len(node.attribute) == 1:
-            attr = node.attribute[0]
-            if attr.name == "value":
-                values[node.output[0]] = numpy_helper.to_array(attr.t)
-            elif attr.name in ("value_int", "value_ints", "value_float", "value_floats"):
-                values[node.output[0]] = np.array(helper.get_attribute_value(attr))
-    known: dict[str, Operand] = {}
-    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
-        t = vi.type.tensor_type
-        if not vi.type.HasField("tensor_type") or not t.elem_type:
-            continue
-        shape = None
-        if t.HasField("shape"):
-            shape = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim)
-        known[vi.name] = Operand(_type_or_none(t.elem_type), shape, values.get(vi.name))
-    for name, value in values.items():
-        if name not in known or known[name].value is None:
-            known[name] = Operand(_type_or_none(numpy_helper.from_array(value).data_type), value.shape, value)
-    return known
 
 
 def _type_or_none(code):

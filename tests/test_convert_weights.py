@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import onnx
 import pytest
@@ -12,7 +14,7 @@ import openvino.opset8 as o8  # noqa: E402
 
 from converters.ir_reader import read_ir  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file, ir_to_onnx  # noqa: E402
-from converters.ir_to_onnx import convert as convert_module  # noqa: E402
+from converters import onnx_file  # noqa: E402
 from ir_testing import evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
 
 RNG = np.random.default_rng(3)
@@ -89,7 +91,7 @@ def test_equal_weights_are_stored_once(tmp_path):
 
 def test_models_past_the_protobuf_limit_use_external_data(tmp_path, monkeypatch):
     xml, weights, feeds = _matmul_chain(tmp_path)
-    monkeypatch.setattr(convert_module, "PROTOBUF_LIMIT", 4 * 64 * 64 * len(weights) - 1)
+    monkeypatch.setattr(onnx_file, "PROTOBUF_LIMIT", 4 * 64 * 64 * len(weights) - 1)
     out = tmp_path / "m.onnx"
     convert_ir_file(xml, out)
     assert (tmp_path / "m.onnx.data").stat().st_size >= sum(w.nbytes for w in weights)
@@ -104,3 +106,20 @@ def test_failed_conversion_leaves_no_data_file(tmp_path):
     with pytest.raises(Exception, match="NoSuchOp"):
         convert_ir_file(xml, out, external_data=True)
     assert not out.parent.exists() or not list(out.parent.iterdir())
+
+
+def test_conversion_leaves_the_garbage_collector_as_it_was(tmp_path):
+    xml, _, _ = _matmul_chain(tmp_path)
+    convert_ir_file(xml, tmp_path / "m.onnx")
+    assert gc.isenabled()
+    xml.write_text(xml.read_text().replace('type="MatMul"', 'type="NoSuchOp"', 1))
+    with pytest.raises(Exception, match="NoSuchOp"):
+        convert_ir_file(xml, tmp_path / "m.onnx")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.raises(Exception, match="NoSuchOp"):
+            ir_to_onnx(read_ir(xml))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

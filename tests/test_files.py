@@ -4,9 +4,13 @@ import os
 import stat
 from pathlib import Path
 
+import numpy as np
+import onnx
+import onnx_ir as ir
 import pytest
 
 from converters.files import write_atomically
+from converters.onnx_file import write_onnx
 from converters.ir_to_onnx import convert_ir_file
 from converters.onnx_to_ir import convert_onnx_file
 
@@ -69,3 +73,20 @@ def test_converted_and_written_files_get_the_umask_mode(tmp_path, umask, externa
     assert [_mode(p) for p in written] == [0o644] * len(written)
     xml, bin_ = convert_onnx_file(out, tmp_path / "ir" / "m.xml")
     assert _mode(Path(xml)) == _mode(Path(bin_)) == 0o644
+
+
+class _FailingTensor(ir.Tensor):
+    def tofile(self, file):
+        raise OSError("disk full")
+
+
+@pytest.mark.parametrize("external", [False, True])
+def test_a_failed_onnx_write_keeps_the_old_model_and_data(tmp_path, external):
+    model, data = tmp_path / "m.onnx", tmp_path / "m.onnx.data"
+    model.write_bytes(b"old model")
+    data.write_bytes(b"old data")
+    weight = _FailingTensor(np.zeros((16, 16), np.float32), name="w")
+    with pytest.raises(OSError, match="disk full"):
+        write_onnx(onnx.ModelProto(), [weight], model, external_data=external)
+    assert model.read_bytes() == b"old model" and data.read_bytes() == b"old data"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx", "m.onnx.data"]

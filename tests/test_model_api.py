@@ -2,6 +2,7 @@
 
 import numpy as np
 import onnx
+import onnx_ir as ir
 import pytest
 from onnx import TensorProto, helper
 
@@ -9,6 +10,7 @@ from onnxscript import FLOAT, INT64, script
 from onnxscript import opset21 as op
 
 import onnx_ext
+import onnx_ext.model
 from onnx_ext.functions import Gather
 
 DATA = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -93,3 +95,24 @@ def test_function_protos_cover_every_op_and_overload():
 def test_unknown_op_is_named():
     with pytest.raises(onnx_ext.OnnxExtError, match="'Gatherr' is not an op of the onnx-ext domain"):
         onnx_ext.make_node("Gatherr", ["a"], ["b"])
+
+
+def test_the_onnx_ir_core_gives_what_the_model_functions_give():
+    model = gather_then_relu(21)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array([0, 2], np.int64), "unused"))
+    attached, inlined = ir.serde.deserialize_model(model), ir.serde.deserialize_model(model)
+    onnx_ext.model.attach_ir(attached)
+    onnx_ext.model.inline_ir(inlined)
+    # the ModelProto functions differ in one thing: attach_functions keeps a model's initializers
+    # without value_info (onnx_ir's reader gives each its type), inline writes them
+    attached.graph.initializers["unused"].type = attached.graph.initializers["unused"].shape = None
+    assert ir.serde.serialize_model(attached) == onnx_ext.attach_functions(model)
+    assert ir.serde.serialize_model(inlined) == onnx_ext.inline(model)
+
+
+def test_ir_node_is_make_node_on_onnx_ir_values():
+    values = [ir.Value(name=n) for n in ("data", "indices", "axis")]
+    node = onnx_ext.model.ir_node("Gather", values, ["g"], name="lookup", batch_dims=0)
+    assert list(node.inputs) == values and node.outputs[0].name == "g" and node.domain == onnx_ext.DOMAIN
+    assert ir.serde.serialize_node(node) == onnx_ext.make_node("Gather", ["data", "indices", "axis"], ["g"],
+                                                               name="lookup", batch_dims=0)

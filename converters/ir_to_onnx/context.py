@@ -1,25 +1,28 @@
 """What a translator works with: the values of the graph so far and helpers to emit ONNX.
 
-Every IR output port becomes one ONNX value (``Value``: name, element type,
-shape with ``None`` for dynamic dims or ``None`` for an unknown rank, and the
-array when it is a constant). Translators read their inputs with
-``ctx.input(i)``, write the ONNX value named ``ctx.out(i)`` for output ``i``,
-and emit nodes with ``ctx.node``. ``ctx.emit`` runs a standard op on an
-element type that onnxruntime has no kernel for by widening losslessly
-(bf16 -> f32, i16 -> i32, bool -> u8, ...) and casting the result back.
+Every IR output port becomes one ONNX value (``Value``: its name and what is known of
+it, an ``onnx_ext.Operand``: element type, shape with ``None`` for dynamic dims or
+``None`` for an unknown rank, and the array when it is a constant). Translators read
+their inputs with ``ctx.input(i)``, write the ONNX value named ``ctx.out(i)`` for
+output ``i``, and emit nodes with ``ctx.node`` (by value names: the context keeps the
+onnx_ir graph they make). ``ctx.emit`` runs a standard op on an element type that
+onnxruntime has no kernel for by widening losslessly (bf16 -> f32, i16 -> i32,
+bool -> u8, ...) and casting the result back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numbers
+from collections.abc import Iterable
 
 import numpy as np
-import onnx
-from onnx import helper, numpy_helper
+import onnx_ir as ir
 
+from onnx_ext.ops import Operand
 from onnx_ext.types import ElementType, from_numpy, from_ov
 
 from ..ir import IRError, IRModel, Layer
+from .naming import Names
 
 # Element types onnxruntime 1.31's CPU provider has kernels for, per standard op
 # (probed by loading one-node models); ops not listed take every type.
@@ -92,73 +95,109 @@ def compute_type(op: str, et: ElementType, kind: str = "value") -> ElementType |
     return None
 
 
-#: Constants of this many bytes or more are kept as arrays until the model is written.
+#: Constants of this many bytes or more are the model's weights: written after the rest of the
+#: model (streamed, or as external data), never copied into it while it is built and checked.
 LARGE_INITIALIZER_BYTES = 1024
 
 
-@dataclass
 class Value:
-    """One ONNX value: what an IR output port became."""
+    """One ONNX value: what an IR output port became, its name and what is known of it."""
 
-    name: str
-    type: ElementType | None
-    shape: tuple[int | None, ...] | None  # None: rank unknown
-    const: np.ndarray | None = None
+    __slots__ = ("name", "operand")
 
-    @property
-    def rank(self) -> int | None:
-        return None if self.shape is None else len(self.shape)
+    def __init__(self, name: str, type: ElementType | None, shape: tuple[int | None, ...] | None,
+                 const: np.ndarray | None = None):
+        self.name = name
+        self.operand = Operand(type, shape, const)
+
+    type = property(lambda self: self.operand.type)
+    shape = property(lambda self: self.operand.shape)  # None: rank unknown
+    const = property(lambda self: self.operand.value)
+    rank = property(lambda self: self.operand.rank)
 
     @property
     def static_shape(self) -> bool:
-        return self.shape is not None and all(d is not None for d in self.shape)
+        """The rank and every dim are known (integers, not None or a symbolic name)."""
+        return self.shape is not None and all(isinstance(d, (int, np.integer)) for d in self.shape)
 
 
-def value_info(name: str, v: Value) -> onnx.ValueInfoProto:
-    if v.type is None:
-        raise IRError(f"{name}: no element type")
-    if v.shape is None:
-        return helper.make_tensor_value_info(name, v.type.onnx, None)
-    dims = [d if d is not None else f"{name}_d{i}" for i, d in enumerate(v.shape)]
-    return helper.make_tensor_value_info(name, v.type.onnx, dims)
+def declare(value: ir.Value, et: ElementType | None, shape: tuple | None) -> ir.Value:
+    """Give a graph input or output its type and shape (unknown dims named ``<name>_d<i>``)."""
+    if et is None:
+        raise IRError(f"{value.name}: no element type")
+    value.type = ir.TensorType(ir.DataType(et.onnx))
+    value.shape = None if shape is None else ir.Shape(
+        [d if d is not None else f"{value.name}_d{i}" for i, d in enumerate(shape)])
+    return value
+
+
+def tensor(array: np.ndarray, name: str) -> ir.Tensor:
+    """``array`` as an onnx_ir tensor, not copied."""
+    return ir.Tensor(array, ir.DataType(from_numpy(array.dtype).onnx), name=name)
+
+
+def attribute(name: str, value) -> ir.Attr:
+    """An attribute of the type its Python value says (as ``onnx.helper.make_attribute`` infers it)."""
+    if isinstance(value, numbers.Integral):
+        return ir.AttrInt64(name, int(value))
+    if isinstance(value, numbers.Real):
+        return ir.AttrFloat32(name, float(value))
+    if isinstance(value, str):
+        return ir.AttrString(name, value)
+    if isinstance(value, ir.Graph):
+        return ir.AttrGraph(name, value)
+    if isinstance(value, Iterable):
+        values = list(value)
+        if not values:
+            raise ValueError(f"Could not infer attribute `{name}` type from empty iterator")
+        if all(isinstance(v, numbers.Integral) for v in values):
+            return ir.AttrInt64s(name, [int(v) for v in values])
+        if all(isinstance(v, numbers.Real) for v in values):
+            return ir.AttrFloat32s(name, [float(v) for v in values])
+        if all(isinstance(v, str) for v in values):
+            return ir.AttrStrings(name, values)
+        raise ValueError("Could not infer the attribute type from the elements of the passed Iterable value.")
+    raise TypeError(f"'{value}' is not an accepted attribute value.")
 
 
 class Context:
     """The translation of one graph: the model's, or (``parent`` given) a sub-graph body
-    (If), which shares the names, initializers and flags of the whole model."""
+    (If, Loop), which shares the names, initializers and flags of the whole model."""
 
-    def __init__(self, ir: IRModel, parent: "Context | None" = None):
-        self.ir = ir
+    def __init__(self, ir_model: IRModel, parent: "Context | None" = None):
+        self.ir = ir_model
         self.parent = parent
         self.root: Context = parent.root if parent else self
         self.layer: Layer | None = None
-        self.nodes: list[onnx.NodeProto] = []
+        self.nodes: list[ir.Node] = []
         self.values: dict[tuple[int, int], Value] = {}  # (layer id, output port id) -> value
         self.port_names: dict[tuple[int, int], str] = {}  # (layer id, output port id) -> ONNX name
-        self.inputs: list[onnx.ValueInfoProto] = []
-        self.outputs: list[onnx.ValueInfoProto] = []
+        self.inputs: list[ir.Value] = []
+        self.outputs: list[ir.Value] = []
         self.result_names: dict[int, str] = {}  # Result layer id -> graph output name
-        self.result_infos: dict[int, onnx.ValueInfoProto] = {}  # Result layer id -> its output
+        self.result_infos: dict[int, ir.Value] = {}  # Result layer id -> its output
         self.rank_unknown: set[tuple[int, int]] = set()
         #: Dims that replace a port's written (empty) dims: see ranks.py.
         self.dims_override: dict[tuple[int, int], tuple] = {}
         #: In a body: Parameter layer id -> the outer value it stands for.
         self.param_values: dict[int, Value] | None = None
-        self._producers = ir.producers()
+        self._producers = ir_model.producers()
+        self._scope: dict[str, ir.Value] = {}  # the values this graph defines, by name
         if parent is None:
-            # name -> TensorProto, or the array of a large constant (see _add_initializer)
-            self.initializers: dict[str, onnx.TensorProto | np.ndarray] = {}
-            self.used_names: set[str] = set()
+            #: name -> the array of each constant (IR weights: views of the mapped .bin)
+            self.constants: dict[str, np.ndarray] = {}
+            #: name -> the initializer of each constant a node reads (see ``initializer``)
+            self.initializers: dict[str, ir.Value] = {}
+            self.names = Names()
             self._const_cache: dict[tuple, str] = {}
-            self._node_names: set[str] = set()
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
         else:
+            self.constants = self.root.constants
             self.initializers = self.root.initializers
-            self.used_names = self.root.used_names
+            self.names = self.root.names
             self._const_cache = self.root._const_cache
-            self._node_names = self.root._node_names
 
     @property
     def domain_used(self) -> bool:
@@ -185,14 +224,7 @@ class Context:
     # --- names ------------------------------------------------------------------------
 
     def unique(self, wanted: str) -> str:
-        name = wanted or "value"
-        if name in self.used_names:
-            i = 1
-            while f"{wanted}_{i}" in self.used_names:
-                i += 1
-            name = f"{wanted}_{i}"
-        self.used_names.add(name)
-        return name
+        return self.names.unique(wanted)
 
     def tmp(self, hint: str) -> str:
         base = self.layer.name if self.layer else "tmp"
@@ -243,6 +275,46 @@ class Context:
         v = self.out_value(i)
         self.values[(self.layer.id, self.layer.outputs[i].id)] = Value(v.name, et, v.shape)
 
+    def value(self, name: str) -> ir.Value | None:
+        """The onnx_ir value named ``name`` here, in an enclosing graph or among the initializers
+        (None for "", an absent optional input)."""
+        if not name:
+            return None
+        ctx = self
+        while ctx is not None:
+            if name in ctx._scope:
+                return ctx._scope[name]
+            ctx = ctx.parent
+        if name not in self.constants:
+            raise self.error(f"no value named {name!r} has been made (a translator's mistake)")
+        return self.initializer(name)
+
+    def initializer(self, name: str) -> ir.Value:
+        """The onnx_ir initializer of the constant ``name``, made when first asked for (constants that
+        handlers only read as arrays never become onnx_ir objects); it wraps the array, not copied."""
+        if name not in self.initializers:
+            self.initializers[name] = ir.Value(name=name, const_value=tensor(self.constants[name], name))
+        return self.initializers[name]
+
+    # --- the graph --------------------------------------------------------------------
+
+    def graph_input(self, name: str, et: ElementType | None, shape: tuple | None) -> None:
+        """Declare the graph input ``name``."""
+        value = declare(ir.Value(name=name), et, shape)
+        self._scope[name] = value
+        self.inputs.append(value)
+
+    def graph_output(self, result_id: int, v: Value) -> None:
+        """The value ``v`` is the output of the Result layer ``result_id``."""
+        # a constant's output is declared apart from its initializer, which carries no type of its own
+        value = declare(ir.Value(name=v.name) if v.name in self.constants else self.value(v.name), v.type, v.shape)
+        self.result_infos[result_id] = value
+        self.outputs.append(value)
+
+    def graph(self, name: str, inputs: list[ir.Value], outputs: list[ir.Value]) -> ir.Graph:
+        """This context's nodes as a sub-graph."""
+        return ir.Graph(inputs, outputs, nodes=self.nodes, name=name)
+
     # --- emitting ---------------------------------------------------------------------
 
     def node(self, op_type: str, inputs: list[str], outputs: list[str] | str | int = 1, *, domain: str = "",
@@ -252,29 +324,23 @@ class Context:
             outputs = [self.tmp(op_type) for _ in range(outputs)]
         elif isinstance(outputs, str):
             outputs = [outputs]
-        attrs = {k: v for k, v in attrs.items() if v is not None}
-        node = helper.make_node(op_type, list(inputs), list(outputs), name=self._node_name(op_type), domain=domain or None,
-                                **attrs)
-        self.nodes.append(node)
+        attributes = [attribute(k, v) for k, v in sorted(attrs.items()) if v is not None]  # as onnx.helper orders them
+        self.add(ir.Node(domain, op_type, [self.value(i) for i in inputs], attributes,
+                         outputs=[ir.Value(name=o) for o in outputs], name=self._node_name(op_type)))
         return list(outputs)
 
     def one(self, op_type: str, inputs: list[str], output: str | None = None, **attrs) -> str:
         return self.node(op_type, inputs, [output] if output else 1, **attrs)[0]
 
-    def add(self, node: onnx.NodeProto) -> None:
-        if not node.name:
-            node.name = self._node_name(node.op_type)
+    def add(self, node: ir.Node) -> None:
+        """Append ``node`` (made elsewhere, of this context's values) as it is."""
+        for value in node.outputs:
+            if value.name:
+                self._scope[value.name] = value
         self.nodes.append(node)
 
     def _node_name(self, op_type: str) -> str:
-        base = self.layer.name if self.layer else op_type
-        name = base if base not in self._node_names else f"{base}/{op_type}"
-        i = 1
-        while name in self._node_names:
-            name = f"{base}/{op_type}_{i}"
-            i += 1
-        self._node_names.add(name)
-        return name
+        return self.names.node(self.layer.name if self.layer else op_type, op_type)
 
     def const(self, value, dtype=None, hint: str = "const") -> str:
         """An initializer holding ``value`` (small ones are shared)."""
@@ -291,12 +357,7 @@ class Context:
         return name
 
     def _add_initializer(self, name: str, array: np.ndarray) -> None:
-        # Large constants stay numpy arrays (for IR weights: views of the mapped .bin) until
-        # the model is written, so that their bytes are copied once, into the output.
-        if array.nbytes >= LARGE_INITIALIZER_BYTES:
-            self.initializers[name] = array
-        else:
-            self.initializers[name] = numpy_helper.from_array(array, name)
+        self.constants[name] = array
 
     def i64(self, values) -> str:
         return self.const(np.asarray(values, dtype=np.int64), hint="i64")

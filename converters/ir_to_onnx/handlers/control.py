@@ -26,7 +26,10 @@ def if_(ctx: Context, layer) -> None:
             raise ctx.error(f"<{map_key}> entries need integer external_port_id and internal_layer_id") from None
         if len(outputs) != len(layer.outputs):
             raise ctx.error(f"<{map_key}> maps {len(outputs)} outputs, the layer has {len(layer.outputs)}")
-        branches[body_key] = translate_body(ctx, body, inputs, [lid for _, lid in outputs], f"{layer.name}/{body_key}")
+        sub = Context(body, ctx)
+        sub.param_values = inputs
+        name = f"{layer.name}/{body_key}"
+        branches[body_key] = sub.graph(name, [], translate_body(sub, [lid for _, lid in outputs], name))
     cond = ctx.input(0)
     ctx.node("If", [cond.name], [ctx.out(i) for i in range(len(layer.outputs))],
              then_branch=branches["then_body"], else_branch=branches["else_body"])

@@ -7,22 +7,17 @@ node gets the overload of its body that fits.
 
 from __future__ import annotations
 
-import onnx_ext
-from onnx_ext.ops import Operand, broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
+from onnx_ext.model import ir_node
+from onnx_ext.ops import broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
 
 from ...ir_reader import element_type, parse_list
 from ..context import Context, Value
 from ..registry import op_version, translator
 
 
-def operand(v: Value) -> Operand:
-    return Operand(type=v.type, shape=v.shape, value=v.const)
-
-
 def domain_node(ctx: Context, op_type: str, values: list[Value], outputs: list[str], **attrs) -> None:
-    node = onnx_ext.make_node(op_type, [v.name for v in values], outputs, name=ctx.layer.name,
-                              operands=[operand(v) for v in values], **attrs)
-    ctx.add(node)
+    ctx.add(ir_node(op_type, [ctx.value(v.name) for v in values], outputs, name=ctx.layer.name,
+                    operands=[v.operand for v in values], **attrs))
     ctx.domain_used = True
 
 

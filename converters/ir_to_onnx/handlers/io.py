@@ -7,7 +7,7 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from ...ir_reader import element_type
-from ..context import LARGE_INITIALIZER_BYTES, Context, Value, value_info
+from ..context import LARGE_INITIALIZER_BYTES, Context, Value
 from ..registry import translator
 
 _I64 = from_ov("i64")
@@ -29,7 +29,7 @@ def parameter(ctx: Context, layer) -> None:
     if v.shape is None:
         raise ctx.error(f"Parameter shape {layer.data.get('shape')!r} has a dynamic rank, which an ONNX graph input cannot declare")
     ctx.values[(layer.id, port.id)] = v
-    ctx.inputs.append(value_info(v.name, v))
+    ctx.graph_input(v.name, v.type, v.shape)
 
 
 @translator("Const", since=1)
@@ -46,9 +46,7 @@ def result(ctx: Context, layer) -> None:
     if v.name != name:
         ctx.one("Identity", [v.name], name)
     # The IR's dims: hints, relaxed where the ops contradict them (shape_hints.py).
-    info = value_info(name, Value(name, v.type, v.shape))
-    ctx.result_infos[layer.id] = info
-    ctx.outputs.append(info)
+    ctx.graph_output(layer.id, Value(name, v.type, v.shape))
 
 
 @translator("Identity", since=16, emits=("Identity",))

@@ -28,12 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
-from onnx import helper
+import onnx_ir as ir
 
 from onnx_ext.types import from_ov
 
-from ..context import Context, Value, value_info
+from ..context import Context, Value, attribute, declare
 from ..convert import translate_body
 from ..registry import translator
 
@@ -88,10 +87,10 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
     if body is None:
         raise ctx.error(f"{layer.type} has no <body>")
     inputs, outputs, back = _entries(ctx, layer)
-    prologue: list[onnx.NodeProto] = []
-    body_inputs = [helper.make_tensor_value_info(ctx.unique(f"{layer.name}/iteration"), onnx.TensorProto.INT64, []),
-                   helper.make_tensor_value_info(ctx.unique(f"{layer.name}/condition"), onnx.TensorProto.BOOL, [])]
-    iteration, cond_in = body_inputs[0].name, body_inputs[1].name
+    sub = Context(body, ctx)
+    iteration, cond_in = ctx.unique(f"{layer.name}/iteration"), ctx.unique(f"{layer.name}/condition")
+    sub.graph_input(iteration, _I64, ())
+    sub.graph_input(cond_in, _BOOL, ())
     params: dict[int, Value] = {}
     carried: list[tuple[int, Value]] = []  # (Parameter id, outer initial value)
     for e in inputs:
@@ -100,22 +99,20 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
         if e.purpose == "current_iteration":
             name = ctx.unique(f"{layer.name}/current_iteration")
             et = port.element_type or _I64
-            cast = helper.make_node("Cast", [iteration], [name + "/cast"], to=et.onnx)
-            shape = ctx.i64(list(dims))
-            prologue += [cast, helper.make_node("Reshape", [name + "/cast", shape], [name])]
+            _plain(sub, "Cast", [iteration], name + "/cast", to=et.onnx)
+            _plain(sub, "Reshape", [name + "/cast", ctx.i64(list(dims))], name)
             params[e.layer_id] = Value(name, et, dims)
         elif e.layer_id in back:
             outer = ctx.input(e.port)
             name = ctx.unique(f"{layer.name}/carried")
             params[e.layer_id] = Value(name, outer.type, dims)
-            body_inputs.append(value_info(name, Value(name, outer.type, tuple(None for _ in dims))))
+            sub.graph_input(name, outer.type, tuple(None for _ in dims))
             carried.append((e.layer_id, outer))
         elif e.axis is not None:
             if not tensor_iterator:
                 raise ctx.error("Loop inputs cannot be sliced (only TensorIterator's)")
             outer = ctx.input(e.port)
-            name, nodes, trip = _slice_input(ctx, layer, e, outer, iteration, trip)
-            prologue += nodes
+            name, trip = _slice_input(ctx, sub, layer, e, outer, iteration, trip)
             params[e.layer_id] = Value(name, outer.type, dims)
         else:
             params[e.layer_id] = ctx.input(e.port)
@@ -124,27 +121,26 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
     scans = [e for e in mapped if e.axis is not None or e.layer_id not in back.values()]
     results = ([cond_result] if cond_result is not None else []) + [back[p] for p, _ in carried] + \
         [e.layer_id for e in scans]
-    graph = translate_body(ctx, body, params, results, f"{layer.name}/body")
-    for node in reversed(prologue):
-        graph.node.insert(0, node)
-    graph.input.extend(body_inputs)
-    outs = list(graph.output)
-    del graph.output[:]
+    sub.param_values = params
+    outs = translate_body(sub, results, f"{layer.name}/body")
+    cond_out = ctx.unique(f"{layer.name}/condition_out")
     if cond_result is None:  # the condition passes through
-        cond_out = ctx.unique(f"{layer.name}/condition_out")
-        graph.node.append(helper.make_node("Identity", [cond_in], [cond_out]))
+        _plain(sub, "Identity", [cond_in], cond_out)
     else:
-        cond_out = ctx.unique(f"{layer.name}/condition_out")
-        graph.node.append(helper.make_node("Reshape", [outs.pop(0).name, ctx.i64([])], [cond_out]))
-    graph.output.append(helper.make_tensor_value_info(cond_out, onnx.TensorProto.BOOL, []))
+        result = outs.pop(0)
+        result.type, result.shape = None, None  # not an output of the body: nothing to declare
+        _plain(sub, "Reshape", [result.name, ctx.i64([])], cond_out)
+    body_outputs = [declare(sub.value(cond_out), _BOOL, ())]
     seen = set()
-    for info in outs:  # a Result that is both carried and scanned is output twice: copy it
-        if info.name in seen:
-            copy = ctx.unique(info.name + "/copy")
-            graph.node.append(helper.make_node("Identity", [info.name], [copy]))
-            info = helper.make_tensor_value_info(copy, info.type.tensor_type.elem_type, None)
-        seen.add(info.name)
-        graph.output.append(info)
+    for value in outs:  # a Result that is both carried and scanned is output twice: copy it
+        if value.name in seen:
+            copy = ctx.unique(value.name + "/copy")
+            _plain(sub, "Identity", [value.name], copy)
+            dtype, value = value.dtype, sub.value(copy)
+            value.type = ir.TensorType(dtype)
+        seen.add(value.name)
+        body_outputs.append(value)
+    graph = sub.graph(f"{layer.name}/body", sub.inputs, body_outputs)
     loop_outs = ctx.node("Loop", [trip, cond] + [v.name for _, v in carried], len(carried) + len(scans), body=graph)
     finals = {back[p]: loop_outs[i] for i, (p, _) in enumerate(carried)}
     for e in mapped:
@@ -164,8 +160,14 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
             _concatenate(ctx, stacked, e, rank, ctx.out(e.port))
 
 
-def _slice_input(ctx: Context, layer, e: _Entry, outer: Value, iteration: str, trip: str):
-    """The body's part of ``outer`` at the iteration (see the module doc), its nodes, and the
+def _plain(sub: Context, op_type: str, inputs: list[str], output: str, **attrs) -> None:
+    """A node of the loop's own plumbing in the body ``sub``: unnamed, its output named ``output``."""
+    sub.add(ir.Node("", op_type, [sub.value(i) for i in inputs], [attribute(k, v) for k, v in attrs.items()],
+                    outputs=[ir.Value(name=output)], name=""))
+
+
+def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, iteration: str, trip: str):
+    """The body's part of ``outer`` at the iteration (see the module doc), made in ``sub``, and the
     trip count (the first sliced input's number of parts)."""
     forward = e.stride > 0
     if abs(e.stride) != e.part or (e.start, e.end) != ((0, -1) if forward else (-1, 0)):
@@ -180,16 +182,16 @@ def _slice_input(ctx: Context, layer, e: _Entry, outer: Value, iteration: str, t
     name = ctx.unique(f"{layer.name}/part")
     part = ctx.i64([e.part])
     i = name + "/i"
-    nodes = [helper.make_node("Unsqueeze", [iteration, ctx.i64([0])], [i])]
+    _plain(sub, "Unsqueeze", [iteration, ctx.i64([0])], i)
     if forward:
-        nodes.append(helper.make_node("Mul", [i, part], [name + "/begin"]))
+        _plain(sub, "Mul", [i, part], name + "/begin")
     else:  # dim - (i + 1) * p
-        nodes += [helper.make_node("Add", [i, ctx.i64([1])], [name + "/i1"]),
-                  helper.make_node("Mul", [name + "/i1", part], [name + "/back"]),
-                  helper.make_node("Sub", [dim, name + "/back"], [name + "/begin"])]
-    nodes += [helper.make_node("Add", [name + "/begin", part], [name + "/end"]),
-              helper.make_node("Slice", [outer.name, name + "/begin", name + "/end", ctx.i64([axis])], [name])]
-    return name, nodes, trip
+        _plain(sub, "Add", [i, ctx.i64([1])], name + "/i1")
+        _plain(sub, "Mul", [name + "/i1", part], name + "/back")
+        _plain(sub, "Sub", [dim, name + "/back"], name + "/begin")
+    _plain(sub, "Add", [name + "/begin", part], name + "/end")
+    _plain(sub, "Slice", [outer.name, name + "/begin", name + "/end", ctx.i64([axis])], name)
+    return name, trip
 
 
 def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int, output: str) -> None:

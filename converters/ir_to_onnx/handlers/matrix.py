@@ -11,12 +11,11 @@ f16 and bf16 are computed in f32, as the specification says.
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import helper
+import onnx_ir as ir
 
 from onnx_ext.types import ElementType, from_ov
 
-from ..context import Context
+from ..context import Context, declare
 from ..registry import translator
 from .nn import _flag
 
@@ -48,18 +47,18 @@ def _eliminate(ctx: Context, k: str, m: str, det: str, rows: str, ct: ElementTyp
     return nxt, ctx.one("Mul", [det, ctx.one("Mul", [pivot, sign])])
 
 
-def _body(ctx: Context, rows: str, ct: ElementType) -> onnx.GraphProto:
+def _body(ctx: Context, rows: str, ct: ElementType) -> ir.Graph:
     """The Loop body: (k, cond, m, det) -> (cond, m, det), nodes named after the layer."""
     body = Context(ctx.ir, ctx)
     body.layer = ctx.layer
     k, cond, m, det = (body.tmp(name) for name in ("k", "cond", "m", "det"))
+    for name, et, shape in ((k, _I64, ()), (cond, _BOOL, ()), (m, ct, None), (det, ct, None)):
+        body.graph_input(name, et, shape)
     nxt, new_det = _eliminate(body, k, m, det, rows, ct)
     cond_out = body.one("Identity", [cond])
-    info = helper.make_tensor_value_info
-    return helper.make_graph(body.nodes, body.tmp("body"),
-                             [info(k, _I64.onnx, []), info(cond, _BOOL.onnx, []), info(m, ct.onnx, None),
-                              info(det, ct.onnx, None)],
-                             [info(cond_out, _BOOL.onnx, []), info(nxt, ct.onnx, None), info(new_det, ct.onnx, None)])
+    outputs = [declare(body.value(name), et, shape) for name, et, shape in
+               ((cond_out, _BOOL, ()), (nxt, ct, None), (new_det, ct, None))]
+    return body.graph(body.tmp("body"), body.inputs, outputs)
 
 
 @translator("Inverse", since=14,

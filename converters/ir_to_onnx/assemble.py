@@ -1,0 +1,133 @@
+"""The onnx_ir model of a translated graph: equal constants shared, unused ones dropped, the
+domain's bodies attached (or inlined), checked by ``onnx.checker`` with declared output shapes
+relaxed where the ops contradict them (shape_hints.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+import onnx_ext
+from onnx_ext.errors import OnnxExtError
+from onnx_ext.model import attach_ir, inline_ir
+from onnx_ext.types import from_numpy
+
+from ..ir import IRError
+from .context import LARGE_INITIALIZER_BYTES, Context, declare
+from .shape_hints import relax_declared_shapes
+
+PRODUCER = "onnx-ext"
+
+
+def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The model of the translated graph ``ctx``, checked and serialised without its weights, and
+    the weights: the initializers of ``LARGE_INITIALIZER_BYTES`` or more (graph outputs aside), to
+    be the model's last initializers (onnx_file.py writes them from their arrays)."""
+    _share_identical_initializers(ctx)
+    model, weights = _model(ctx)
+    # The weights are graph inputs of their type and shape (the last ones): attaching, inlining
+    # and serialising the model for the checker never copy them.
+    try:
+        if ctx.domain_used:
+            (inline_ir if inline else attach_ir)(model)
+        checked = _check(model, ctx)
+    except IRError:
+        raise
+    except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        raise IRError(" ".join(f"{ctx.ir.source}: the converted model is invalid: {e}".split())) from None
+    del checked.graph.input[len(checked.graph.input) - len(weights):]
+    return checked, [w.const_value for w in weights]
+
+
+def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
+    """The model with the constants nodes read (onnx_ir's RemoveUnusedNodesPass would also drop
+    nodes and optional outputs nothing reads: 20 of the 895 models the tests convert would change)."""
+    outputs = {v.name for v in ctx.outputs}
+    initializers, weights = [], []
+    for name, array in ctx.constants.items():
+        if name in outputs:
+            initializers.append(ctx.initializer(name))
+        elif name in ctx.initializers and ctx.initializers[name].uses():
+            if array.nbytes >= LARGE_INITIALIZER_BYTES:
+                weights.append(declare(ctx.initializers[name], from_numpy(array.dtype), array.shape))
+            else:
+                initializers.append(ctx.initializers[name])
+    opsets = {"": onnx_ext.ONNX_OPSET}
+    if ctx.domain_used:
+        opsets[onnx_ext.DOMAIN] = onnx_ext.DOMAIN_VERSION
+    opsets.update(sorted(ctx.extra_opsets.items()))
+    graph = ir.Graph(ctx.inputs + weights, ctx.outputs, nodes=ctx.nodes, initializers=initializers,
+                     name=ctx.ir.name or "model", opset_imports=opsets,
+                     doc_string=f"converted from OpenVINO IR v{ctx.ir.ir_version} {Path(ctx.ir.source).name}")
+    model = ir.Model(graph, ir_version=onnx_ext.IR_VERSION, producer_name=PRODUCER,
+                     producer_version=onnx_ext.__version__)
+    return model, weights
+
+
+def _check(model: ir.Model, ctx: Context) -> onnx.ModelProto:
+    """``model`` serialised and checked."""
+    proto = ir.serde.serialize_model(model)
+    try:
+        onnx.checker.check_model(proto, full_check=True)
+    except onnx.shape_inference.InferenceError:
+        # Declared shapes are hints: drop those the ops contradict (warns), check again.
+        if not relax_declared_shapes(model, _output_owners(ctx), ctx.ir.source):
+            raise
+        proto = ir.serde.serialize_model(model)
+        onnx.checker.check_model(proto, full_check=True)
+    return proto
+
+
+def _output_owners(ctx: Context) -> dict[str, str]:
+    """Graph output name -> the layer that makes it ("StridedSlice-opset1 'name'"), for messages."""
+    producers = ctx.ir.producers()
+    by_id = {layer.id: layer for layer in ctx.ir.layers}
+    owners = {}
+    for lid, value in ctx.result_infos.items():
+        result = by_id[lid]
+        src = by_id[producers[(lid, result.inputs[0].id)][0]]
+        owners[value.name] = f"{src.type}-{src.version} {src.name!r}"
+    return owners
+
+
+def _share_identical_initializers(ctx: Context) -> None:
+    """openvino.save_model stores equal constants once in the .bin, but each Const layer
+    becomes its own initializer: let nodes share one copy (graph outputs keep theirs).
+    Arrays are compared by a sample of their bytes, then exactly. (onnx_ir's
+    DeduplicateInitializersPass keys on every tensor's bytes, a copy of all the weights;
+    its hashed variant reads all of them; both would also merge constants under 64 bytes.)"""
+    outputs = {v.name for v in ctx.outputs}
+    first: dict[tuple, list[str]] = {}
+    for name, array in ctx.constants.items():
+        if name in outputs or _nbytes(array) < 64:
+            continue
+        data = _bytes(array)
+        key = (array.dtype, array.shape, _fingerprint(data))
+        same = next((n for n in first.get(key, []) if np.array_equal(_bytes(ctx.constants[n]), data)), None)
+        if same is None:
+            first.setdefault(key, []).append(name)
+        elif name in ctx.initializers:
+            ctx.initializers[name].replace_all_uses_with(ctx.initializer(same))
+
+
+def _nbytes(array: np.ndarray) -> int:
+    """The size of the array's data in an ONNX file (u4/i4: two values per byte)."""
+    return -(-array.size // 2) if from_numpy(array.dtype).packed_bits else array.nbytes
+
+
+def _bytes(array: np.ndarray) -> np.ndarray:
+    """The array's bytes (C order), without a copy when it is contiguous."""
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+
+
+def _fingerprint(data: np.ndarray) -> bytes:
+    """A few KB of the bytes (start, middle, end): equal arrays have equal ones, and reading
+    them costs nothing like hashing gigabytes of weights."""
+    n = len(data)
+    if n <= 3 * 4096:
+        return data.tobytes()
+    mid = n // 2
+    return data[:4096].tobytes() + data[mid:mid + 4096].tobytes() + data[-4096:].tobytes()
