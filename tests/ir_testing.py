@@ -42,6 +42,30 @@ def save_ir(model, directory: Path, name: str = "model", *, compress: bool = Fal
     return xml
 
 
+def parameter(shape, et: str = "f32", name: str | None = None):
+    """An OpenVINO Parameter; ``name`` also names its tensor (the ONNX input's name)."""
+    import openvino as ov
+    import openvino.opset8 as o8
+
+    p = o8.parameter(shape, getattr(ov.Type, et), name=name)
+    if name:
+        p.output(0).get_tensor().set_names({name})
+    return p
+
+
+def model_of(outputs, params):
+    """An ``openvino.Model`` of one output (a node or an Output) or a list of them."""
+    import openvino as ov
+
+    outs = outputs if isinstance(outputs, list) else [outputs]
+    return ov.Model([o.output(0) if hasattr(o, "output") and not isinstance(o, ov.Output) else o for o in outs],
+                    params, "case")
+
+
+def normal_f32(rng, *shape, scale: float = 1.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
 def edit_ir(xml: Path, pattern: str, replacement: str, count: int = 1) -> Path:
     """Rewrite the XML in place (for what the Python API cannot build, e.g. pdpd axes)."""
     text = xml.read_text()

@@ -32,31 +32,17 @@ from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import registry  # noqa: E402
 from converters.ir_to_onnx.handlers import nn  # noqa: E402
 from ir_testing import convert, run_onnx, save_ir  # noqa: E402
+from ir_testing import model_of as M, normal_f32 as f32, parameter as P  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def P(shape, et="f32", name=None):
-    p = o8.parameter(shape, getattr(ov.Type, et), name=name)
-    if name:
-        p.output(0).get_tensor().set_names({name})
-    return p
 
 
 def C(value, dtype=np.float32):
     return o8.constant(np.asarray(value, dtype=dtype))
 
 
-def M(outputs, params):
-    return ov.Model(outputs if isinstance(outputs, list) else [outputs], params, "case")
-
-
 def rng(seed: int = 0):
     return np.random.default_rng(seed)
-
-
-def f32(r, *shape, scale=1.0):
-    return (r.standard_normal(shape) * scale).astype(np.float32)
 
 
 CASES: dict[str, callable] = {}

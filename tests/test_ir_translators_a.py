@@ -34,23 +34,14 @@ from converters.ir import IRError  # noqa: E402
 from converters.ir_reader import read_ir  # noqa: E402
 from converters.ir_to_onnx import coverage  # noqa: E402
 from ir_testing import assert_close, convert, edit_ir, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
+from ir_testing import model_of as M, parameter as P  # noqa: E402
 
 R = np.random.default_rng(10)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-def P(shape, et="f32"):
-    return o8.parameter(shape, getattr(ov.Type, et))
-
-
 def C(value, dtype=np.int64):
     return o8.constant(np.asarray(value, dtype=dtype))
-
-
-def M(outputs, params):
-    outs = outputs if isinstance(outputs, list) else [outputs]
-    return ov.Model([o.output(0) if hasattr(o, "output") and not isinstance(o, ov.Output) else o for o in outs],
-                    params, "case")
 
 
 def create(opset, op, args, attrs):

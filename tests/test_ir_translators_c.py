@@ -25,7 +25,8 @@ from converters.ir import IRError
 from converters.ir_reader import read_ir
 from converters.ir_to_onnx import coverage, registry
 from ir_testing import assert_close, convert, evaluate_ir_cpu, run_onnx, save_ir
-from test_ir_translators_b import C, M, P, f32  # the same small model builders
+from ir_testing import model_of as M, normal_f32 as f32, parameter as P  # noqa: E402
+from test_ir_translators_b import C  # noqa: E402
 
 
 def make(opset, op, inputs, attrs):
