@@ -86,3 +86,13 @@ def random_values(rng, shape, dtype) -> np.ndarray:
     if np.dtype(dtype) == np.bool_:
         return rng.integers(0, 2, shape).astype(bool)
     return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)
+
+
+def optimised_op_types(model, tmp_path) -> list[str]:
+    """The op types of ``model`` after onnxruntime's optimisations, in graph order."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
+    ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node]

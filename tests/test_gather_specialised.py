@@ -3,13 +3,13 @@
 onnxruntime keeps of them."""
 
 import numpy as np
-import onnx
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import DATA_TYPES, random_values as _values, assert_same, bits, feeds_of, one_node_model, run_three_ways
+from helpers import optimised_op_types
 from onnx_ext.ops.gather import SPEC, OnAxis, gather_reference
 
 @st.composite
@@ -146,15 +146,6 @@ def test_out_of_range_rows_are_plus_zero(dtype, row0, axis, known_shapes):
             and np.array_equal(bits(np.nan_to_num(got)), bits(np.nan_to_num(want)))), how
 
 
-def _optimised_nodes(model, tmp_path):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
-    ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node]
-
-
 @pytest.mark.parametrize("batch_dims, want", [(0, ["Gather"]), (1, ["GatherND"])])
 def test_constant_indices_leave_one_node(tmp_path, batch_dims, want):
     # Constant in-range indices, static data shape: the check and the If fold away.
@@ -165,6 +156,6 @@ def test_constant_indices_leave_one_node(tmp_path, batch_dims, want):
     assert model.graph.node[0].overload.endswith("_n6_inrange")
     body = next(f for f in model.functions if f.overload == model.graph.node[0].overload)
     assert "If" not in {n.op_type for n in body.node}  # no check left to fold
-    assert _optimised_nodes(model, tmp_path) == want
+    assert optimised_op_types(model, tmp_path) == want
     for how, got in run_three_ways(model, inputs).items():
         assert_same(got, gather_reference(*inputs, batch_dims=batch_dims), how)

@@ -18,7 +18,6 @@ import pytest
 
 import openvino  # noqa: E402,F401  (the test extra installs it)
 
-import openvino as ov  # noqa: E402
 import openvino.opset1 as o1  # noqa: E402
 import openvino.opset3 as o3  # noqa: E402
 import openvino.opset4 as o4  # noqa: E402

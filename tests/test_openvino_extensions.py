@@ -26,7 +26,7 @@ from conftest import load_vectors  # noqa: E402
 from converters.onnx_to_ir import convert_onnx_file  # noqa: E402
 from helpers import assert_same, one_node_model  # noqa: E402
 from ir_testing import domain_ops, evaluate_model, evaluate_model_cpu, native_model  # noqa: E402
-from vectors import vector_expected, vector_inputs  # noqa: E402
+from vectors import INPUT_NAMES, SHAPE_LIKE, vector_expected, vector_inputs  # noqa: E402
 
 DOMAIN = onnx_ext.DOMAIN
 
@@ -140,14 +140,6 @@ def test_without_the_extensions_openvino_cannot_read_the_domain(tmp_path):
 
 
 # --- (b) every shared OpenVINO op-test vector -------------------------------------------------
-
-INPUT_NAMES = {
-    "Gather": ["data", "indices", "axis"],
-    "Range": ["start", "stop", "step"],
-    "Broadcast": ["data", "target_shape", "axes_mapping"],
-    "StridedSlice": ["data", "begin", "end", "strides"],
-}
-SHAPE_LIKE = {"axis", "target_shape", "axes_mapping", "begin", "end", "strides"}
 
 
 def _vector_cases():

@@ -14,23 +14,11 @@ import onnx_ext
 from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
 from conftest import load_vectors
 from helpers import assert_same, one_node_model
-from vectors import vector_expected, vector_inputs
-
-INPUT_NAMES = {
-    "Gather": ["data", "indices", "axis"],
-    "Range": ["start", "stop", "step"],
-    "Broadcast": ["data", "target_shape", "axes_mapping"],
-    "StridedSlice": ["data", "begin", "end", "strides"],
-}
-
-
-SHAPE_LIKE = {"axis", "target_shape", "axes_mapping", "begin", "end", "strides"}
+from vectors import INPUT_NAMES, SHAPE_LIKE, vector_expected, vector_inputs
 
 
 def _cases():
     for op, names in INPUT_NAMES.items():
-        if op not in onnx_ext.SPECS:
-            continue
         for v in load_vectors(op):
             yield pytest.param(op, names, v, id=f"{op}-{v['test_name']}")
 

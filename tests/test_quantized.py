@@ -8,9 +8,6 @@ quantization, f32); its default low-precision execution differs by ~1e-2 (FIELD-
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import os
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +22,7 @@ import openvino.opset13 as ops  # noqa: E402
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, run_onnx  # noqa: E402
+from real_models.cache import cache_dir  # noqa: E402
 
 CPU_EXACT = {"INFERENCE_PRECISION_HINT": "f32", "LP_TRANSFORMS_MODE": False, "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
 #: Real models vs the CPU plugin, relative to max|expected|: the reference's decompressed
@@ -286,25 +284,9 @@ def test_compressed_file_keeps_weights_packed(wtype, tmp_path):
 # --- NNCF models ------------------------------------------------------------------------------
 
 
-def _cache_key() -> str:
-    from real_models import build_models, build_quantized
-
-    h = hashlib.sha256(Path(build_models.__file__).read_bytes() + Path(build_quantized.__file__).read_bytes())
-    for dist in ("openvino", "torch", "transformers", "nncf"):
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)};".encode())
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:12]
-
-
 @pytest.fixture(scope="session")
 def quantized_cache(tmp_path_factory) -> Path:
-    base = os.environ.get("ONNX_EXT_MODEL_CACHE")
-    root = Path(base) if base else tmp_path_factory.getbasetemp()
-    if not base and os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent  # one cache for all workers of this run
-    return root / f"quantized-models-{_cache_key()}"
+    return cache_dir(tmp_path_factory, "quantized-models")
 
 
 def _nncf_model(name: str, cache: Path) -> Path:

@@ -20,9 +20,7 @@ and the versions of the frameworks.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import os
 from pathlib import Path
@@ -31,6 +29,7 @@ import numpy as np
 import pytest
 
 from real_models import build_models as bm
+from real_models.cache import cache_dir
 
 RTOL, ATOL = 1e-4, 1e-5  # the default; a model of the matrix may state its own (build_models.MODELS)
 
@@ -51,28 +50,9 @@ PARAMS = [
 SMALL = [pytest.param(name, id=name, marks=_marks(name, "small")) for name in bm.MODELS]
 
 
-def _cache_key() -> str:
-    h = hashlib.sha256()
-    for source in sorted(Path(bm.__file__).parent.glob("*.py")):  # every builder module
-        h.update(source.read_bytes())
-    for dist in ("openvino", "torch", "torchvision", "transformers", "tensorflow-cpu", "tensorflow", "keras"):
-        try:
-            h.update(f"{dist}={importlib.metadata.version(dist)};".encode())
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return h.hexdigest()[:12]
-
-
 @pytest.fixture(scope="session")
 def ir_cache(tmp_path_factory) -> Path:
-    base = os.environ.get("ONNX_EXT_MODEL_CACHE")
-    if base:
-        root = Path(base)
-    else:
-        root = tmp_path_factory.getbasetemp()
-        if os.environ.get("PYTEST_XDIST_WORKER"):
-            root = root.parent  # one cache for all workers of this run
-    return root / f"real-models-{_cache_key()}"
+    return cache_dir(tmp_path_factory, "real-models")
 
 
 @pytest.fixture(scope="module")

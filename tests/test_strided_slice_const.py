@@ -2,12 +2,12 @@
 numpy reference on random cases, their overload names, and what onnxruntime keeps of them."""
 
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given
 
 import onnx_ext
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways
+from helpers import optimised_op_types
 from onnx_ext.ops.strided_slice import INT64_MAX, INT64_MIN, SPEC, ConstSlice, strided_slice_reference
 from test_strided_slice import strided_slice_cases
 
@@ -96,15 +96,6 @@ def test_bad_const_names_are_refused(name):
     assert name not in SPEC.bodies
 
 
-def _optimised(model, tmp_path):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
-    ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return sorted(n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node)
-
-
 @pytest.mark.parametrize("begin, end, stride, attrs, known_shapes, nodes", [
     (_i64(0, 1), _i64(0, 3), _i64(1, 1), {"begin_mask": [1, 0], "end_mask": [1, 0]}, False, ["Slice"]),
     (_i64(0, 0), _i64(0, 0), _i64(1, -1), {"begin_mask": [1, 1], "end_mask": [1, 1], "new_axis_mask": [1]}, False,
@@ -119,6 +110,6 @@ def _optimised(model, tmp_path):
 def test_const_data_path_after_optimisation(tmp_path, begin, end, stride, attrs, known_shapes, nodes):
     inputs = [X, begin, end, stride]
     model = one_node_model("StridedSlice", inputs, attrs, const=[False, True, True, True], known_shapes=known_shapes)
-    assert _optimised(model, tmp_path) == nodes
+    assert sorted(optimised_op_types(model, tmp_path)) == nodes
     for how, got in run_three_ways(model, inputs).items():
         assert_same(got, strided_slice_reference(*inputs, **attrs), how)

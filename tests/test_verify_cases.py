@@ -1,7 +1,6 @@
 """verify on the models that used to break it, through the command (in-process): each failure
 is one line and exit 2, a mismatch exit 1."""
 
-from pathlib import Path
 
 import numpy as np
 import onnx

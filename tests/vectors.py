@@ -4,6 +4,16 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+#: The vectors' input names per op, in the op's order.
+INPUT_NAMES = {
+    "Gather": ["data", "indices", "axis"],
+    "Range": ["start", "stop", "step"],
+    "Broadcast": ["data", "target_shape", "axes_mapping"],
+    "StridedSlice": ["data", "begin", "end", "strides"],
+}
+#: Inputs that hold shapes, axes or bounds (constants in an IR as exporters write it).
+SHAPE_LIKE = {"axis", "target_shape", "axes_mapping", "begin", "end", "strides"}
+
 
 def vector_array(spec: dict) -> np.ndarray:
     dtype = from_ov(spec["dtype"]).numpy

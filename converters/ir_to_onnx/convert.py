@@ -11,7 +11,6 @@ from pathlib import Path
 import onnx
 import onnx_ir as ir
 
-import onnx_ext
 from onnx_ext.errors import OnnxExtError
 
 from ..ir import IRError, IRModel, Layer
