@@ -8,7 +8,8 @@ identity, which OpenVINO's frontend would drop while the export keeps them) this
              static input shapes -> ``openvino.save_model(..., compress_to_fp16=False)``
              -> ``converters.ir_to_onnx`` (the converter's defaults) -> onnxruntime;
   (b) torch: ``torch.onnx.export(module, args, dynamo=True, optimize=True)`` (torch's
-             default exporter and opset; the opset it wrote is recorded) -> onnxruntime.
+             default exporter and opset; the opset it wrote is recorded) -> onnxruntime;
+             ``--exporter torchscript``: the TorchScript-based exporter (``dynamo=False``).
 
 Both run on the same inputs; each output of (a) and (b) is compared with the module run
 eagerly in torch (largest absolute error over max|torch|; above ``TOLERANCE`` the run is
@@ -16,15 +17,19 @@ marked). Both use onnxruntime's default graph optimisation level (ORT_ENABLE_ALL
 user gets), intra_op_num_threads 1 and 2, inter_op 1. Timing interleaves (a) and (b) round by
 round in one process (a shuffled order per round, a few calls each, their median), so the
 machine's load hits both alike; a/b is the median of the per-round ratios (<= 1: ours is as
-fast or faster), "best" the ratio of the two best rounds. Node counts and op types are those
+fast or faster), "best" the ratio of the two best rounds, "CPU" the median of the per-round
+ratios of the process's CPU time (at 1 thread onnxruntime runs in the calling thread, so time
+spent waiting for a core on a shared machine is left out). Node counts and op types are those
 of the graph onnxruntime runs after its optimisations (``SessionOptions.optimized_model_filepath``,
 written by a separate session so that the timed ones are plain): the op types whose counts
 differ show which fusions onnxruntime applied to one model and not the other.
 
-Not part of the test suite: nothing here asserts a timing.
+Not part of the test suite: nothing here asserts a timing. One file of about 600 lines, as the
+other benchmarks are: a script that runs on its own (model builders, conversions, timing, report).
 
-    python benchmarks/bench_models.py                       # the default models, 1 and 2 threads
+    python benchmarks/bench_models.py                       # every model, 1 and 2 threads
     python benchmarks/bench_models.py --models bert,resnet50 --rounds 3 --seq 64 --image 160   # quick
+    python benchmarks/bench_models.py --models bert --exporter torchscript
     python benchmarks/bench_models.py --list
     python benchmarks/bench_models.py --render benchmarks/results/bench_models.json
 
@@ -58,7 +63,10 @@ from tests.real_models.torchvision_cpu import import_torch, import_torchvision  
 
 #: largest |output - torch eager| / max|torch eager| accepted for either side
 TOLERANCE = 1e-4
-EXPORTER = "torch.onnx.export(dynamo=True, optimize=True, opset_version=None: torch's default)"
+#: torch.onnx.export's options per --exporter: torch's default (the dynamo-based exporter) or the
+#: TorchScript-based one it replaced
+EXPORTERS = {"dynamo": {"dynamo": True, "optimize": True},
+             "torchscript": {"dynamo": False, "do_constant_folding": True}}
 #: ops whose counts tell which fusions onnxruntime applied (shown first in the op-type table)
 FUSED_OPS = ("Attention", "MultiHeadAttention", "SkipLayerNormalization", "LayerNormalization", "Gelu", "FastGelu",
              "BiasGelu", "Gemm", "FusedGemm", "FusedMatMul", "MatMul", "FusedConv", "Conv", "NchwcConv")
@@ -76,7 +84,6 @@ class ModelSpec:
     name: str
     what: str
     build: Callable[[argparse.Namespace], Built]
-    default: bool = True
 
 
 # --- models -----------------------------------------------------------------------------------
@@ -163,7 +170,8 @@ def build_gpt2(args) -> Built:
     inner = _transformers_model("GPT2Config", "GPT2LMHeadModel", use_cache=False,
                                 attn_implementation="sdpa")  # GPT-2 small's defaults
     perturb(inner)
-    feeds = {"input_ids": _tokens(inner.config.vocab_size, args.seq, 2), "attention_mask": np.ones((1, args.seq), np.int64)}
+    feeds = {"input_ids": _tokens(inner.config.vocab_size, args.seq, 2),
+             "attention_mask": np.ones((1, args.seq), np.int64)}
     return Built(_modules()["CausalLM"](inner).eval(), feeds, ["logits"])
 
 
@@ -236,11 +244,12 @@ MODELS = {spec.name: spec for spec in [
     ModelSpec("mobilenet_v3_large", "torchvision mobilenet_v3_large(weights=None) (HSwish, HSigmoid); "
               "x [1, 3, image, image]; logits", build_mobilenet_v3_large),
     ModelSpec("lraspp", "torchvision segmentation lraspp_mobilenet_v3_large(weights=None) (HSwish, HSigmoid, "
-              "bilinear Interpolate); x [1, 3, image, image]; out", build_lraspp, default=False),
+              "bilinear Interpolate); x [1, 3, image, image]; out", build_lraspp),
     ModelSpec("whisper_encoder", "transformers WhisperModel's encoder, Whisper-tiny config (4 layers, 384, 6 heads), "
               "SDPA; input_features [1, 80, 3000]; last_hidden_state", build_whisper_encoder),
     ModelSpec("llama", "transformers LlamaForCausalLM, 12 layers, hidden 768, 12 heads (4 KV heads), MLP 2048, "
-              "vocab 32000, SDPA, no KV cache; input_ids, attention_mask [1, seq]; logits", build_llama, default=False),
+              "vocab 32000, SDPA, no KV cache (Swish, RMS norm, rotary embeddings, grouped KV heads); input_ids, "
+              "attention_mask [1, seq]; logits", build_llama),
 ]}
 
 
@@ -269,19 +278,19 @@ def convert_ours(built: Built, folder: Path):
     return model, {"openvino_s": middle - start, "ir_to_onnx_s": time.perf_counter() - middle}
 
 
-def convert_torch(built: Built, folder: Path):
-    """(b): torch's default exporter. Returns (model, seconds, opset)."""
+def convert_torch(built: Built, folder: Path, exporter: str):
+    """(b): torch.onnx.export with the options of ``EXPORTERS[exporter]``, its default opset. Returns
+    (model, seconds, opset)."""
     import onnx
 
     torch = import_torch()
     example = tuple(torch.from_numpy(v) for v in built.feeds.values())
+    path = folder / "torch.onnx"
     start = time.perf_counter()
     with torch.no_grad():
-        program = torch.onnx.export(built.module, example, input_names=list(built.feeds),
-                                    output_names=built.outputs, dynamo=True, optimize=True)
+        torch.onnx.export(built.module, example, str(path), input_names=list(built.feeds), output_names=built.outputs,
+                          external_data=False, **EXPORTERS[exporter])
     seconds = time.perf_counter() - start
-    path = folder / "torch.onnx"
-    program.save(str(path))
     model = onnx.load(str(path))
     opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
     return model, {"export_s": seconds}, opset
@@ -331,7 +340,8 @@ def optimized_graph(model_bytes: bytes, folder: Path, tag: str) -> dict:
     path = folder / f"{tag}.optimized.onnx"
     session(model_bytes, 1, path)
     graph = onnx.load(str(path), load_external_data=False).graph
-    ops = collections.Counter((f"{n.domain}:" if n.domain not in ("", "ai.onnx") else "") + n.op_type for n in graph.node)
+    ops = collections.Counter((f"{n.domain}:" if n.domain not in ("", "ai.onnx") else "") + n.op_type
+                              for n in graph.node)
     path.unlink()
     for extra in folder.glob(f"{tag}.optimized.onnx*"):
         extra.unlink()
@@ -399,7 +409,7 @@ def measure(spec: ModelSpec, args, folder: Path) -> dict:
     built = spec.build(args)
     want = reference(built)
     ours, ours_times = convert_ours(built, folder)
-    theirs, torch_times, opset = convert_torch(built, folder)
+    theirs, torch_times, opset = convert_torch(built, folder, args.exporter)
     blobs = {"ours": ours.SerializeToString(), "torch": theirs.SerializeToString()}
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -451,7 +461,8 @@ def machine_info() -> dict:
 
     return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
             "onnxruntime": ort.__version__, "onnx": onnx.__version__, "openvino": ov.__version__.split("-")[0],
-            "torch": torch.__version__, "torchvision": torchvision.__version__, "transformers": transformers.__version__,
+            "torch": torch.__version__, "torchvision": torchvision.__version__,
+            "transformers": transformers.__version__,
             "onnxscript": _version("onnxscript"), "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "load_avg_start": list(os.getloadavg())}
 
@@ -471,14 +482,15 @@ def markdown(data: dict) -> str:
         "# Whole models: our IR -> ONNX conversion vs torch.onnx.export, in onnxruntime",
         "",
         f"Machine: {info['cpu']}, {info['cores']} cores ({info['platform']}); load average "
-        f"{_load(info['load_avg_start'])} at the start, {_load(info.get('load_avg_end', []))} at the end "
-        f"(the machine was shared: {data.get('note') or 'no note'}).",
+        f"{_load(info['load_avg_start'])} at the start, {_load(info.get('load_avg_end', []))} at the end"
+        + (f"; {data['note']}." if data.get("note") else "."),
         f"onnxruntime {info['onnxruntime']}, OpenVINO {info['openvino']}, torch {info['torch']}, torchvision "
         f"{info['torchvision']}, transformers {info['transformers']}, onnxscript {info['onnxscript']}, onnx "
         f"{info['onnx']}, Python {info['python']}; {info['date']}; {data['rounds']} rounds.",
         "",
-        "(a) ours: `openvino.convert_model` -> `openvino.save_model(compress_to_fp16=False)` -> `converters.ir_to_onnx`; "
-        f"(b) torch: `{EXPORTER}`, which wrote opset {', '.join(map(str, opsets))}. Random weights (every parameter "
+        "(a) ours: `openvino.convert_model` -> `openvino.save_model(compress_to_fp16=False)` -> "
+        f"`converters.ir_to_onnx`; (b) torch: `{_export_call(data['exporter'])}`, which wrote opset "
+        f"{', '.join(map(str, opsets))}. Random weights (every parameter "
         "perturbed: no zero bias, no identity norm), batch 1, static shapes in both. onnxruntime CPU, default graph "
         "optimisation level (ORT_ENABLE_ALL), inter_op 1. a/b: median of the per-round ratios of interleaved rounds "
         "(<= 1: ours as fast or faster), best: best round over best round, CPU: the same median of CPU-time "
@@ -510,6 +522,11 @@ def markdown(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _export_call(exporter: str) -> str:
+    options = ", ".join(f"{k}={v}" for k, v in EXPORTERS[exporter].items())
+    return f"torch.onnx.export({options}, opset_version=None)"
+
+
 def op_differences(ours: dict[str, int], theirs: dict[str, int]) -> str:
     names = [n for n in sorted(set(ours) | set(theirs)) if ours.get(n, 0) != theirs.get(n, 0)]
     names.sort(key=lambda n: (n.split(":")[-1] not in FUSED_OPS, n))
@@ -530,15 +547,17 @@ def _load(values) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default=",".join(n for n, s in MODELS.items() if s.default),
+    parser.add_argument("--models", default=",".join(MODELS),
                         help="comma-separated, of: " + ", ".join(MODELS))
     parser.add_argument("--threads", default="1,2", help="intra_op_num_threads values, comma-separated")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per model and thread count")
+    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds per model and thread count")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds of timing per model and thread count")
     parser.add_argument("--seq", type=int, default=128, help="tokens of the text models")
     parser.add_argument("--image", type=int, default=224, help="pixels per side of the vision models")
-    parser.add_argument("--note", default="", help="a note on the machine's load, for the table")
+    parser.add_argument("--note", default="", help="a note on the machine (its load, ...), for the table")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--exporter", choices=list(EXPORTERS), default="dynamo",
+                        help="(b)'s exporter: torch's default (dynamo) or the TorchScript-based one")
     parser.add_argument("--keep", type=Path, metavar="DIR", help="also write both ONNX models there "
                         "(<model>.ours.onnx, <model>.torch.onnx)")
     parser.add_argument("--list", action="store_true", help="list the models")
@@ -549,7 +568,7 @@ def main(argv=None) -> int:
         return 0
     if args.list:
         for spec in MODELS.values():
-            print(f"{spec.name:20s} {'default' if spec.default else 'optional':8s} {spec.what}")
+            print(f"{spec.name:20s} {spec.what}")
         return 0
     names = [n.strip() for n in args.models.split(",") if n.strip()]
     unknown = [n for n in names if n not in MODELS]
@@ -568,7 +587,7 @@ def main(argv=None) -> int:
         rows.append(row)
         print(_line(row, time.perf_counter() - start), flush=True)
     info["load_avg_end"] = list(os.getloadavg())
-    data = {"machine": info, "rounds": args.rounds, "note": args.note, "results": rows}
+    data = {"machine": info, "rounds": args.rounds, "note": args.note, "exporter": args.exporter, "results": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "bench_models.json").write_text(json.dumps(data, indent=1))
     (args.out / "bench_models.md").write_text(markdown(data))
@@ -578,7 +597,8 @@ def main(argv=None) -> int:
 
 def _line(row: dict, seconds: float) -> str:
     per_thread = "; ".join(f"{t} thr a/b {s['ratio']:.2f} [{s['spread'][0]:.2f}-{s['spread'][1]:.2f}] best "
-                           f"{s['best']:.2f} CPU {s['cpu_ratio']:.2f} ({_ms(s['ours_s'])} / {_ms(s['torch_s'])})" for t, s in row["threads"].items())
+                           f"{s['best']:.2f} CPU {s['cpu_ratio']:.2f} ({_ms(s['ours_s'])} / {_ms(s['torch_s'])})"
+                           for t, s in row["threads"].items())
     g = row["graphs"]
     return (f"{row['model']:18s} {per_thread}; nodes {_nodes(g['ours'])} / {_nodes(g['torch'])}; error "
             f"{row['error']['ours']:.1e} / {row['error']['torch']:.1e}{'' if row['agree'] else ' OVER TOLERANCE'}; "
