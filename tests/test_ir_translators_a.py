@@ -179,9 +179,9 @@ case("interp11_cubic_antialias_ignored", _interp11([1, 2, 9, 8], "f32", [4, 3], 
 case("interp11_linear_pads", _interp11([1, 2, 5, 6], "f32", [2.0, 2.0], "linear_onnx", "scales", [2, 3],
                                        pads_begin=[0, 0, 1, 2], pads_end=[0, 0, 2, 0]), _IMG[:1], ulps=64, atol=1e-5)
 # pytorch_half_pixel maps a size-1 output axis to 0, unlike half_pixel (which it is for larger outputs)
-case("interp11_linear_pytorch_half_pixel_to_one", _interp11([1, 2, 5, 6], "f32", [1, 13], "linear_onnx", "sizes", [2, 3],
-                                                             coordinate_transformation_mode="pytorch_half_pixel"),
-     _IMG[:1], ulps=64, atol=1e-5)
+case("interp11_linear_pytorch_half_pixel_to_one",
+     _interp11([1, 2, 5, 6], "f32", [1, 13], "linear_onnx", "sizes", [2, 3],
+               coordinate_transformation_mode="pytorch_half_pixel"), _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_linear_sizes_pads_kept_axis", _interp11([1, 2, 5, 6], "f32", [9, 13], "linear_onnx", "sizes", [2, 3],
                                                         pads_begin=[0, 1, 0, 0], pads_end=[0, 0, 1, 0]),
      _IMG[:1], ulps=64, atol=1e-5)

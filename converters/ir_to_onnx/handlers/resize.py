@@ -116,7 +116,9 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
         inputs = [x, "", "", ctx.cast(out, _F32, from_ov("i64"))]
     else:
         inputs = [x, "", ctx.cast(scales.name, scales.type, _F32)]
-    every = None if mode.endswith("_pillow") else _every_axis(ctx, data, axes, begin, end, inputs[-1], sizes is not None)
+    every = None
+    if not mode.endswith("_pillow"):
+        every = _every_axis(ctx, data, axes, begin, end, inputs[-1], sizes is not None)
     if every is not None:
         inputs[-1] = every
         del attrs["axes"]
