@@ -11,6 +11,10 @@
   round_prefer_ceil; other nearest modes and other interpolations with it are
   refused (ONNX removed the mode in opset 13).
 - pads_begin/pads_end: a zero Pad before the Resize, as OpenVINO pads the data.
+- For onnxruntime's NCHWc layout (which takes in a Resize between convolutions only without
+  ``axes`` and not in pytorch_half_pixel): sizes or scales are given for every axis when the
+  resized axes are the trailing ones (and, for sizes, the other dims are static), and
+  pytorch_half_pixel becomes half_pixel, the same, when every resized output dim is static and > 1.
 - Interpolate-1 is OpenVINO's own conversion to Interpolate-4
   (ConvertInterpolate1ToInterpolate4): sizes, nearest_mode simple, asymmetric
   coordinates, align_corners when set, half_pixel for linear when there are no
@@ -136,17 +140,19 @@ def _every_axis(ctx: Context, data: Value, axes: list[int], begin: list[int], en
     """Resize's sizes or scales for every axis, the others keeping their size (scale 1), when the
     resized axes are the trailing ones and, for sizes, the others' dims are static (else None).
     onnxruntime moves only a Resize without ``axes`` into its NCHWc layout (an Upsample between
-    blocked convolutions); it folds the Concat when ``values`` is constant."""
+    blocked convolutions); it folds the Pad (and Mul) when ``values`` is constant."""
     rank = data.rank
     lead = rank - len(axes)
     if axes != list(range(lead, rank)) or lead == 0:
         return None
     if not are_sizes:
-        return ctx.one("Concat", [ctx.const(np.ones(lead, np.float32)), values], axis=0)
+        return ctx.one("Pad", [values, ctx.i64([lead, 0]), ctx.const(np.float32(1))])
     kept = [data.shape[a] for a in range(lead)]
     if any(d is None for d in kept):
         return None
-    return ctx.one("Concat", [ctx.i64([d + begin[a] + end[a] for a, d in enumerate(kept)]), values], axis=0)
+    # ones in front of the sizes, times the kept dims (the padded ones) there
+    ones_first = ctx.one("Pad", [values, ctx.i64([lead, 0]), ctx.i64(1)])
+    return ctx.one("Mul", [ones_first, ctx.i64([d + begin[a] + end[a] for a, d in enumerate(kept)] + [1] * len(axes))])
 
 
 def _v4_attrs(ctx: Context, layer, rank: int):
