@@ -318,24 +318,10 @@ def session(model_bytes: bytes, threads: int, optimized_path: Path | None = None
     return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
 
 
-def count_nodes(graph) -> int:
-    """Nodes, those of If / Loop bodies included."""
-    import onnx
-
-    n = 0
-    for node in graph.node:
-        n += 1
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                n += count_nodes(a.g)
-            for g in a.graphs:
-                n += count_nodes(g)
-    return n
-
-
 def optimized_graph(model_bytes: bytes, folder: Path, tag: str) -> dict:
     """Node counts and op types of the graph onnxruntime runs (its optimisations applied)."""
     import onnx
+    from bench_ops import count_nodes  # a sibling script: If / Loop bodies counted too
 
     path = folder / f"{tag}.optimized.onnx"
     session(model_bytes, 1, path)
