@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 
 import openvino  # noqa: E402,F401  (the test extra installs it)
@@ -167,6 +168,13 @@ case("interp11_cubic_antialias_ignored", _interp11([1, 2, 9, 8], "f32", [4, 3], 
                                                    antialias=True), [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
 case("interp11_linear_pads", _interp11([1, 2, 5, 6], "f32", [2.0, 2.0], "linear_onnx", "scales", [2, 3],
                                        pads_begin=[0, 0, 1, 2], pads_end=[0, 0, 2, 0]), _IMG[:1], ulps=64, atol=1e-5)
+# pytorch_half_pixel maps a size-1 output axis to 0, unlike half_pixel (which it is for larger outputs)
+case("interp11_linear_pytorch_half_pixel_to_one",
+     _interp11([1, 2, 5, 6], "f32", [1, 13], "linear_onnx", "sizes", [2, 3],
+               coordinate_transformation_mode="pytorch_half_pixel"), _IMG[:1], ulps=64, atol=1e-5)
+case("interp11_linear_sizes_pads_kept_axis", _interp11([1, 2, 5, 6], "f32", [9, 13], "linear_onnx", "sizes", [2, 3],
+                                                        pads_begin=[0, 1, 0, 0], pads_end=[0, 0, 1, 0]),
+     _IMG[:1], ulps=64, atol=1e-5)
 case("interp11_bilinear_pillow_down", _interp11([1, 2, 9, 8], "f32", [4, 3], "bilinear_pillow", "sizes", [2, 3]),
      [[data((1, 2, 9, 8))]], ulps=64, atol=1e-5)
 case("interp11_bilinear_pillow_ignores_coordinate_mode",
@@ -508,6 +516,18 @@ def test_every_translator_of_these_modules_has_a_case(tmp_path):
     mine = {(t.op_type.lower(), f"opset{v}") for t in registry.translators() for v in t.versions()
             if t.translate.__module__ in modules or t.op_type.lower() in OTHER_TYPES}
     assert mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"
+
+
+def test_interpolate_on_trailing_axes_of_static_dims_resizes_every_axis(tmp_path):
+    """Sizes for every axis, no ``axes`` and half_pixel for pytorch_half_pixel: the Resize that
+    onnxruntime moves into its NCHWc layout (see resize.py)."""
+    xml = save_ir(_interp11([1, 2, 5, 6], "f32", [9, 13], "linear_onnx", "sizes", [2, 3],
+                            coordinate_transformation_mode="pytorch_half_pixel")(), tmp_path)
+    resize = [n for n in convert(xml).graph.node if n.op_type == "Resize"]
+    assert len(resize) == 1
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in resize[0].attribute}
+    assert "axes" not in attrs and attrs["coordinate_transformation_mode"] == b"half_pixel"
+    assert len(resize[0].input) == 4
 
 
 def test_depth_to_space_channels_not_a_multiple_is_one_line(tmp_path):

@@ -11,6 +11,10 @@
   round_prefer_ceil; other nearest modes and other interpolations with it are
   refused (ONNX removed the mode in opset 13).
 - pads_begin/pads_end: a zero Pad before the Resize, as OpenVINO pads the data.
+- For onnxruntime's NCHWc layout (which takes in a Resize between convolutions only without
+  ``axes`` and not in pytorch_half_pixel): sizes or scales are given for every axis when the
+  resized axes are the trailing ones (and, for sizes, the other dims are static), and
+  pytorch_half_pixel becomes half_pixel, the same, when every resized output dim is static and > 1.
 - Interpolate-1 is OpenVINO's own conversion to Interpolate-4
   (ConvertInterpolate1ToInterpolate4): sizes, nearest_mode simple, asymmetric
   coordinates, align_corners when set, half_pixel for linear when there are no
@@ -106,6 +110,8 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
         attrs.update(mode="linear", antialias=int(mode == "bilinear_pillow"))
     else:
         attrs.update(mode="cubic", cubic_coeff_a=cube_coeff, antialias=int(mode == "bicubic_pillow"))
+    if coords == "pytorch_half_pixel" and _resized_above_one(ctx, axes):
+        coords = "half_pixel"  # the same there; onnxruntime's NCHWc layout takes half_pixel, not pytorch_half_pixel
     attrs["coordinate_transformation_mode"] = coords
     x = data.name
     if any(begin) or any(end):
@@ -118,7 +124,39 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
         inputs = [x, "", "", ctx.cast(out, _F32, from_ov("i64"))]
     else:
         inputs = [x, "", ctx.cast(scales.name, scales.type, _F32)]
+    every = None
+    if not mode.endswith("_pillow"):
+        every = _every_axis(ctx, data, axes, begin, end, inputs[-1], sizes is not None)
+    if every is not None:
+        inputs[-1] = every
+        del attrs["axes"]
     ctx.emit("Resize", inputs[:1], data.type, ctx.out(0), extra=inputs[1:], **attrs)
+
+
+def _resized_above_one(ctx: Context, axes: list[int]) -> bool:
+    """Whether the output has static dims > 1 on every resized axis (pytorch_half_pixel is half_pixel there)."""
+    out = ctx.out_value(0).shape
+    return out is not None and all(out[a] is not None and out[a] > 1 for a in axes)
+
+
+def _every_axis(ctx: Context, data: Value, axes: list[int], begin: list[int], end: list[int], values: str,
+                are_sizes: bool) -> str | None:
+    """Resize's sizes or scales for every axis, the others keeping their size (scale 1), when the
+    resized axes are the trailing ones and, for sizes, the others' dims are static (else None).
+    onnxruntime moves only a Resize without ``axes`` into its NCHWc layout (an Upsample between
+    blocked convolutions); it folds the Pad (and Mul) when ``values`` is constant."""
+    rank = data.rank
+    lead = rank - len(axes)
+    if axes != list(range(lead, rank)) or lead == 0:
+        return None
+    if not are_sizes:
+        return ctx.one("Pad", [values, ctx.i64([lead, 0]), ctx.const(np.float32(1))])
+    kept = [data.shape[a] for a in range(lead)]
+    if any(d is None for d in kept):
+        return None
+    # ones in front of the sizes, times the kept dims (the padded ones) there
+    ones_first = ctx.one("Pad", [values, ctx.i64([lead, 0]), ctx.i64(1)])
+    return ctx.one("Mul", [ones_first, ctx.i64([d + begin[a] + end[a] for a, d in enumerate(kept)] + [1] * len(axes))])
 
 
 def _v4_attrs(ctx: Context, layer, rank: int):
