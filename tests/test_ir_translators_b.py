@@ -689,7 +689,7 @@ def test_every_translator_of_this_batch_has_a_case(tmp_path):
 @pytest.mark.parametrize("inline", [False, True])
 def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warning(tmp_path, caplog, inline):
     """OpenVINO's shape inference declares [1, 2, 1, 1, 3, 1] where its evaluate() (and ONNX's)
-    give [1, 2, 3, 1, 1, 1]: the conflicting dims are dropped, one warning names the layer."""
+    give [1, 2, 3, 1, 1, 1]: the declared dims are replaced by the op's, one warning names the layer."""
     data = P([1, 2, 3, 1], name="data")
     begin, end, stride = (P([3], "i64", name=n) for n in ("begin", "end", "stride"))
     ss = o1.strided_slice(data, begin, end, stride, begin_mask=[0, 0, 0], end_mask=[0, 0, 0],
@@ -706,10 +706,30 @@ def test_strided_slice_declared_shape_contradicting_the_op_converts_with_a_warni
     assert "StridedSlice" in warnings[0].getMessage() and "'the_slice'" in warnings[0].getMessage()
     assert "[1, 2, 1, 1, 3, 1]" in warnings[0].getMessage()
     dims = model.graph.output[0].type.tensor_type.shape.dim
-    assert [d.dim_value if d.HasField("dim_value") else None for d in dims] == [1, 2, None, 1, None, 1]
+    assert [d.dim_value if d.HasField("dim_value") else None for d in dims] == [1, 2, 3, 1, 1, 1]
     got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
     assert want.shape == (1, 2, 3, 1, 1, 1)
     assert_close(got, want, "StridedSlice")
+
+
+def test_layers_after_a_contradicted_declared_shape_use_the_ops_shape(tmp_path, caplog):
+    """A ShapeOf of the slice (folded to a constant from static dims) and a Gather on its axis 2 (a
+    body for a static axis size): with the declared [1, 2, 1, 1, 3, 1] both would be wrong."""
+    data = P([1, 2, 3, 1], name="data")
+    begin, end, stride = (P([3], "i64", name=n) for n in ("begin", "end", "stride"))
+    ss = o1.strided_slice(data, begin, end, stride, [0, 0, 0], [0, 0, 0], new_axis_mask=[0, 1, 1],
+                          shrink_axis_mask=[0, 0, 0], ellipsis_mask=[1, 0, 0])
+    gathered = o8.gather(ss, C([0, 1, 2], np.int64), C(2, np.int64))
+    xml = save_ir(M([o3.shape_of(ss, "i64"), gathered], [data, begin, end, stride]), tmp_path)
+    feeds = [np.arange(6, dtype=np.float32).reshape(1, 2, 3, 1), np.array([0, 0, 0]), np.array([1, 1, 1]),
+             np.array([1, 1, 1])]
+    with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
+        model = convert(xml)
+    assert len([r for r in caplog.records if r.name == "converters.ir_to_onnx"]) == 1
+    got, want = run_onnx(model, feeds), evaluate_ir(xml, feeds)
+    assert_close(got[0], want[0], "ShapeOf")
+    assert list(want[0]) == [1, 2, 3, 1, 1, 1]
+    assert_close(got[1], want[1], "Gather")
 
 
 def test_cli_converts_it_and_warns_in_one_line(tmp_path):

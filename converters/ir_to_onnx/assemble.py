@@ -1,6 +1,6 @@
-"""The onnx_ir model of a translated graph: equal constants shared, unused ones dropped, the
-domain's bodies attached (or inlined), checked by ``onnx.checker`` with declared output shapes
-relaxed where the ops contradict them (shape_hints.py)."""
+"""The onnx_ir model of a translated graph: equal constants shared, unused ones dropped, the IR's
+declared shapes checked against ONNX's shape inference (shape_hints.py), the domain's bodies
+attached (or inlined), checked by ``onnx.checker``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .shape_hints import relax_declared_shapes
+from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
 
@@ -32,9 +32,15 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
     # and serialising the model for the checker never copy them.
     try:
         if ctx.domain_used:
-            (inline_ir if inline else attach_ir)(model)
-        checked = _check(model, ctx)
-    except IRError:
+            attach_ir(model)
+        checked = ir.serde.serialize_model(model)
+        onnx.checker.check_model(checked)
+        check_hints(checked, ctx.hints)  # the shapes: the domain's ops by their schemas, not their bodies
+        if inline and ctx.domain_used:
+            inline_ir(model)
+            checked = ir.serde.serialize_model(model)
+            onnx.checker.check_model(checked, full_check=True)
+    except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         raise IRError(" ".join(f"{ctx.ir.source}: the converted model is invalid: {e}".split())) from None
@@ -65,32 +71,6 @@ def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:
     model = ir.Model(graph, ir_version=onnx_ext.IR_VERSION, producer_name=PRODUCER,
                      producer_version=onnx_ext.__version__)
     return model, weights
-
-
-def _check(model: ir.Model, ctx: Context) -> onnx.ModelProto:
-    """``model`` serialised and checked."""
-    proto = ir.serde.serialize_model(model)
-    try:
-        onnx.checker.check_model(proto, full_check=True)
-    except onnx.shape_inference.InferenceError:
-        # Declared shapes are hints: drop those the ops contradict (warns), check again.
-        if not relax_declared_shapes(model, _output_owners(ctx), ctx.ir.source):
-            raise
-        proto = ir.serde.serialize_model(model)
-        onnx.checker.check_model(proto, full_check=True)
-    return proto
-
-
-def _output_owners(ctx: Context) -> dict[str, str]:
-    """Graph output name -> the layer that makes it ("StridedSlice-opset1 'name'"), for messages."""
-    producers = ctx.ir.producers()
-    by_id = {layer.id: layer for layer in ctx.ir.layers}
-    owners = {}
-    for lid, value in ctx.result_infos.items():
-        result = by_id[lid]
-        src = by_id[producers[(lid, result.inputs[0].id)][0]]
-        owners[value.name] = f"{src.type}-{src.version} {src.name!r}"
-    return owners
 
 
 def _share_identical_initializers(ctx: Context) -> None:

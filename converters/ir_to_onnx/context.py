@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 import onnx_ir as ir
@@ -160,11 +161,17 @@ def attribute(name: str, value) -> ir.Attr:
     raise TypeError(f"'{value}' is not an accepted attribute value.")
 
 
+class Hint(NamedTuple):
+    key: tuple  # (IR graph, layer id, port id)
+    dims: tuple  # as declared (None: dynamic)
+    owner: str  # the layer, for messages
+
+
 class Context:
     """The translation of one graph: the model's, or (``parent`` given) a sub-graph body
     (If, Loop), which shares the names, initializers and flags of the whole model."""
 
-    def __init__(self, ir_model: IRModel, parent: "Context | None" = None):
+    def __init__(self, ir_model: IRModel, parent: "Context | None" = None, hint_overrides: dict | None = None):
         self.ir = ir_model
         self.parent = parent
         self.root: Context = parent.root if parent else self
@@ -193,6 +200,11 @@ class Context:
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
+            #: The dims an IR port declared, by value name, where the translation took them as they
+            #: are: hints, which shape_hints.py checks against ONNX's shape inference.
+            self.hints: dict[str, Hint] = {}
+            #: Hint key -> the dims that replace a port's declared ones (the IR's contradicted ones dropped).
+            self.hint_overrides: dict[tuple, tuple] = hint_overrides or {}
         else:
             self.constants = self.root.constants
             self.initializers = self.root.initializers
@@ -259,7 +271,20 @@ class Context:
         port = self.layer.outputs[i]
         key = (self.layer.id, port.id)
         shape = None if key in self.rank_unknown else self.dims_override.get(key, tuple(port.dims))
+        shape = self.root.hint_overrides.get(self._hint_key(i), shape)
         return Value(self.out(i), port.element_type, shape)
+
+    def hinted(self, i: int = 0) -> Value:
+        """``out_value(i)``, taken as the value of output ``i``: its declared dims are hints to check."""
+        v = self.out_value(i)
+        if v.shape is not None:
+            owner = f"{self.layer.type}-{self.layer.version} {self.layer.name!r}"
+            self.root.hints[v.name] = Hint(self._hint_key(i), v.shape, owner)
+        return v
+
+    def _hint_key(self, i: int) -> tuple:
+        # The same IR objects are translated again when hints are dropped: their identity is stable.
+        return id(self.ir), self.layer.id, self.layer.outputs[i].id
 
     def set_const(self, i: int, array: np.ndarray) -> None:
         """Output ``i`` is the constant ``array`` (an initializer under the output's name)."""
@@ -272,7 +297,7 @@ class Context:
     def set_type(self, i: int, et: ElementType) -> None:
         """Output ``i`` has type ``et`` whatever its port says (ports inside sub-graph bodies
         can be stale: save_model's f16 compression leaves a Convert to f32 with an FP16 port)."""
-        v = self.out_value(i)
+        v = self.hinted(i)
         self.values[(self.layer.id, self.layer.outputs[i].id)] = Value(v.name, et, v.shape)
 
     def value(self, name: str) -> ir.Value | None:

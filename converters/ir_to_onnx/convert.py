@@ -23,6 +23,7 @@ from .naming import assign_names
 from .ranks import infer_rank
 from .unsupported import no_onnx_equivalent
 from .registry import lookup
+from .shape_hints import HintsContradicted, warn
 
 
 def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
@@ -60,18 +61,31 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     return onnx_path
 
 
+#: Translations at most: each drops the declared dims the previous one found contradicted.
+MAX_TRANSLATIONS = 8
+
+
 def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
-    """The checked model without its weights, and the weights (see ``assemble``)."""
+    """The checked model without its weights, and the weights (see ``assemble``). Declared dims
+    that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
     check_supported(ir_model, layers)
+    overrides, changes = {}, []
     with _no_cyclic_gc():
-        return assemble(_translated(ir_model, layers), inline)
-
-
-def _translated(ir_model: IRModel, layers: list[Layer]) -> Context:
-    ctx = Context(ir_model)
-    translate_graph(ctx, layers)
-    return ctx
+        for _ in range(MAX_TRANSLATIONS):
+            ctx = Context(ir_model, hint_overrides=dict(overrides))
+            translate_graph(ctx, layers)
+            try:
+                model = assemble(ctx, inline)
+            except HintsContradicted as e:
+                overrides.update(e.overrides)
+                changes += e.changes
+                continue
+            if changes:
+                warn(ir_model.source, changes)
+            return model
+    raise IRError(f"{ir_model.source}: its declared shapes contradict the ops in {len(changes)} places, "
+                  f"still after {MAX_TRANSLATIONS} translations")
 
 
 @contextlib.contextmanager
@@ -110,7 +124,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
             raise ctx.error(f"cannot translate the layer ({type(e).__name__}: {e})") from e
         for i, port in enumerate(layer.outputs):
             if (layer.id, port.id) not in ctx.values:
-                ctx.values[(layer.id, port.id)] = ctx.out_value(i)
+                ctx.values[(layer.id, port.id)] = ctx.hinted(i)
     ctx.layer = None
 
 

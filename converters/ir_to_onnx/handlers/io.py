@@ -45,7 +45,7 @@ def result(ctx: Context, layer) -> None:
     name = ctx.result_names[layer.id]
     if v.name != name:
         ctx.one("Identity", [v.name], name)
-    # The IR's dims: hints, relaxed where the ops contradict them (shape_hints.py).
+    # The IR's dims: hints, checked against the ops (shape_hints.py).
     ctx.graph_output(layer.id, Value(name, v.type, v.shape))
 
 
