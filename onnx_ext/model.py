@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 from onnx import helper
-from onnx_ir.passes.common import InlinePass, RemoveUnusedFunctionsPass, RemoveUnusedOpsetsPass
+from onnx_ir.passes.common import InlinePass, RemoveUnusedFunctionsPass, RemoveUnusedNodesPass, RemoveUnusedOpsetsPass
 
 from . import ops
 from .domain import DOMAIN, DOMAIN_VERSION, IR_VERSION, MAX_ONNX_OPSET, MIN_ONNX_OPSET, ONNX_OPSET
@@ -119,7 +119,9 @@ def inline_ir(model: ir.Model) -> None:
                 value.type = ir.TensorType(value.const_value.dtype)
             if value.shape is None:
                 value.shape = value.const_value.shape
-    for p in (InlinePass(), RemoveUnusedFunctionsPass(), RemoveUnusedOpsetsPass()):
+    # the unused nodes too: initializers the bodies do not read (a constant Gather axis) would make
+    # onnxruntime warn when it loads the model
+    for p in (InlinePass(), RemoveUnusedNodesPass(), RemoveUnusedFunctionsPass(), RemoveUnusedOpsetsPass()):
         p(model)
     leftover = sorted({n.op_type for n in _domain_nodes(model.graph)})
     if leftover:

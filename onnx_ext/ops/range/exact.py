@@ -27,8 +27,8 @@ def range_count_float(start, stop, step):
     ed = op.Cast(stop, to=DOUBLE.dtype)
     td = op.Cast(step, to=DOUBLE.dtype)
     one_1d = op.Constant(value_ints=[1])
-    inf = op.CastLike(op.Constant(value_float=float("inf")), sd)
-    zero_d = op.CastLike(op.Constant(value_float=0.0), sd)
+    inf = op.Cast(op.Constant(value_float=float("inf")), to=DOUBLE.dtype)
+    zero_d = op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype)
     start_is_finite = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(op.Less(op.Abs(sd), inf)), to=INT64.dtype))
     stop_is_finite = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(op.Less(op.Abs(ed), inf)), to=INT64.dtype))
     step_is_finite_and_not_zero = op.Gather(
@@ -44,7 +44,7 @@ def range_count_float(start, stop, step):
     count_d = op.Ceil(op.Max(op.Div(op.Sub(ed, sd), td), zero_d))
     range_size_fits_int64 = op.Gather(
         op.Constant(value_ints=[0]),
-        op.Cast(op.Not(op.Less(count_d, op.CastLike(op.Constant(value_float=2.0**63), sd))), to=INT64.dtype),
+        op.Cast(op.Not(op.Less(count_d, op.Cast(op.Constant(value_float=2.0**63), to=DOUBLE.dtype))), to=INT64.dtype),
     )
     count = op.Add(op.Cast(count_d, to=INT64.dtype), range_size_fits_int64)
     return count, sd, td
@@ -66,7 +66,7 @@ def range_count_signed(start, stop, step):
     d = op.Sub(e, s)  # wraps: the true difference modulo 2^64
     span = op.Cast(op.Where(up, d, op.Sub(zero, d)), to=UINT64.dtype)
     stride = op.Cast(op.Where(up, t, op.Sub(zero, t)), to=UINT64.dtype)
-    one_u = op.CastLike(one, span)
+    one_u = op.Cast(one, to=UINT64.dtype)
     count_u = op.Add(op.Div(op.Sub(span, one_u), stride), one_u)
     count = op.Where(nonempty, op.Cast(count_u, to=INT64.dtype), zero)
     range_size_fits_int64 = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Less(count, zero), to=INT64.dtype))
@@ -79,10 +79,10 @@ def range_count_unsigned(start, stop, step):
     # Integer output from unsigned inputs: exact in uint64 (values up to 2^64 - 1).
     zero = op.Constant(value_int=0)
     t = op.Cast(step, to=UINT64.dtype)
-    zero_u = op.CastLike(zero, t)
-    one_u = op.CastLike(op.Constant(value_int=1), t)
+    zero_u = op.Cast(zero, to=UINT64.dtype)
+    one_u = op.Cast(op.Constant(value_int=1), to=UINT64.dtype)
     step_is_not_zero = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Equal(t, zero_u), to=INT64.dtype))
-    t = op.Add(t, op.CastLike(step_is_not_zero, t))
+    t = op.Add(t, op.Cast(step_is_not_zero, to=UINT64.dtype))
     s = op.Cast(start, to=UINT64.dtype)
     e = op.Cast(stop, to=UINT64.dtype)
     count_u = op.Add(op.Div(op.Sub(op.Sub(e, s), one_u), t), one_u)
@@ -105,10 +105,10 @@ def range_count_integer(start, stop, step):
     ed = op.Cast(stop, to=DOUBLE.dtype)
     td = op.Cast(step, to=DOUBLE.dtype)
     one_1d = op.Constant(value_ints=[1])
-    inf = op.CastLike(op.Constant(value_float=float("inf")), sd)
-    lo = op.CastLike(op.Constant(value_float=-(2.0**63)), sd)
-    mid = op.CastLike(op.Constant(value_float=2.0**63), sd)
-    hi = op.CastLike(op.Constant(value_float=2.0**64), sd)
+    inf = op.Cast(op.Constant(value_float=float("inf")), to=DOUBLE.dtype)
+    lo = op.Cast(op.Constant(value_float=-(2.0**63)), to=DOUBLE.dtype)
+    mid = op.Cast(op.Constant(value_float=2.0**63), to=DOUBLE.dtype)
+    hi = op.Cast(op.Constant(value_float=2.0**64), to=DOUBLE.dtype)
     half = op.Constant(value_float=0.5)
     zero_f = op.Constant(value_float=0.0)
     # Each check feeds the values the next one reads, so that they run in order.
@@ -137,9 +137,9 @@ def range_count_integer(start, stop, step):
     )
     td = op.Gather(op.Reshape(td, one_1d), step_fits_int64_or_uint64)
     # Truncated toward zero, the step must not be 0: |step| >= 1.
+    one_d = op.Cast(op.Constant(value_float=1.0), to=DOUBLE.dtype)
     step_is_not_zero = op.Gather(
-        op.Constant(value_ints=[0]),
-        op.Cast(op.Not(op.GreaterOrEqual(op.Abs(td), op.CastLike(op.Constant(value_float=1.0), sd))), to=INT64.dtype),
+        op.Constant(value_ints=[0]), op.Cast(op.Not(op.GreaterOrEqual(op.Abs(td), one_d)), to=INT64.dtype)
     )
     # int64 bits of the truncated value (Cast truncates toward zero; values of 2^63
     # and more go through uint64).
@@ -157,7 +157,7 @@ def range_count_integer(start, stop, step):
     w = op.Sub(e, s)
     k = op.Sub(op.Sub(e_h, s_h), op.Cast(op.Less(e, s), to=INT64.dtype))
     w_nonzero = op.Cast(op.Not(op.Equal(w, zero)), to=INT64.dtype)
-    up = op.Greater(td, op.CastLike(zero, sd))
+    up = op.Greater(td, op.Cast(zero, to=DOUBLE.dtype))
     # stop - start > 0: k >= 1, or k == 0 and w != 0; < 0: k <= -1.
     positive = op.Or(op.Greater(k, zero), op.And(op.Equal(k, zero), op.Equal(w_nonzero, one)))
     nonempty = op.Or(op.And(up, positive), op.And(op.Not(up), op.Less(k, zero)))
@@ -165,13 +165,14 @@ def range_count_integer(start, stop, step):
     span = op.Cast(op.Where(up, w, op.Sub(zero, w)), to=UINT64.dtype)
     big = op.Where(up, k, op.Sub(op.Sub(zero, k), w_nonzero))
     stride = op.Cast(op.Where(up, t, op.Sub(zero, t)), to=UINT64.dtype)
-    one_u = op.CastLike(one, span)
-    umax = op.CastLike(op.Constant(value_int=-1), span)
+    one_u = op.Cast(one, to=UINT64.dtype)
+    umax = op.Cast(op.Constant(value_int=-1), to=UINT64.dtype)
     # ceil(n / stride) = (n - 1) / stride + 1; for n = 2^64 + span:
     # (2^64 - 1 + span) / stride = umax / stride + span / stride + carry.
     count_small = op.Add(op.Div(op.Sub(span, one_u), stride), one_u)
     carry = op.GreaterOrEqual(op.Mod(span, stride), op.Sub(stride, op.Mod(umax, stride)))
-    count_big = op.Add(op.Add(op.Div(umax, stride), op.Div(span, stride)), op.Add(op.CastLike(carry, span), one_u))
+    carried = op.Add(op.Cast(carry, to=UINT64.dtype), one_u)
+    count_big = op.Add(op.Add(op.Div(umax, stride), op.Div(span, stride)), carried)
     count = op.Where(op.Equal(big, one), op.Cast(count_big, to=INT64.dtype), op.Cast(count_small, to=INT64.dtype))
     fits = op.And(op.GreaterOrEqual(count, zero), op.Not(op.And(op.Equal(big, one), op.Equal(stride, one_u))))
     count = op.Where(nonempty, count, zero)
@@ -195,7 +196,7 @@ def range_values_int64(count, s, t):
     one = op.Constant(value_int=1)
     stride = op.Cast(op.Where(op.Less(t, zero), op.Sub(zero, t), t), to=UINT64.dtype)
     s_mag = op.Cast(op.Where(op.Less(s, zero), op.Sub(zero, s), s), to=UINT64.dtype)
-    two52 = op.CastLike(op.Constant(value_int=4503599627370496), stride)
+    two52 = op.Cast(op.Constant(value_int=4503599627370496), to=UINT64.dtype)  # Cast: onnxruntime folds it
     n = op.Cast(op.Max(count, one), to=UINT64.dtype)
     small = op.And(op.LessOrEqual(s_mag, two52), op.LessOrEqual(n, op.Div(two52, stride)))
     if small:
