@@ -21,13 +21,12 @@ import openvino.opset7 as o7
 import openvino.opset8 as o8
 import openvino.opset10 as o10
 import pytest
+from ir_testing import save_ir
 from onnx import helper
 
 from converters.ir import IRError
 from converters.ir_reader import read_ir
 from converters.ir_to_onnx import ir_to_onnx
-
-from ir_testing import save_ir  # noqa: E402
 
 ABSENT = None  # the attribute removed
 REFUSED = "refused"

@@ -99,51 +99,39 @@ def boolean(layer: Layer, name: str, default: bool) -> bool:
     return True if text in ("true", "1") else False if text in ("false", "0") else default
 
 
-def integer(ctx: Context, layer: Layer, name: str, default: int | None = None) -> int:
+def _read(ctx: Context, layer: Layer, name: str, default, parse, what: str):
+    """The attribute ``parse``d (None: refused), or ``default`` when absent."""
     text = _text(ctx, layer, name, default)
     if text is None:
         return default
-    value = _parse_int(text)
+    value = parse(text)
     if value is None:
-        raise _error(ctx, layer, f"{name}={text!r} is not an integer")
+        raise _error(ctx, layer, f"{name}={text!r} is not {what}")
     return value
+
+
+def integer(ctx: Context, layer: Layer, name: str, default: int | None = None) -> int:
+    return _read(ctx, layer, name, default, _parse_int, "an integer")
 
 
 def integers(ctx: Context, layer: Layer, name: str, default: list[int] | None = None, *,
              count: int | None = None) -> list[int]:
-    """``count``: the number of entries the layer needs; an empty list is then the default
-    (OpenVINO's convolutions and poolings fill empty strides, dilations and pads)."""
-    text = _text(ctx, layer, name, default)
-    if text is None:
-        return list(default)
-    values = _list(text, _parse_int)
-    if values is None:
-        raise _error(ctx, layer, f"{name}={text!r} is not a list of integers")
+    """``count``: the number of entries the layer needs; an empty list is then the default, if
+    any (OpenVINO's convolutions fill empty strides, dilations and pads, its poolings pads)."""
+    values = list(_read(ctx, layer, name, default, lambda text: _list(text, _parse_int), "a list of integers"))
     if count is not None and len(values) != count:
         if not values and default is not None:
             return list(default)
-        raise _error(ctx, layer, f"{name}={text!r} has {len(values)} entries, the layer needs {count}")
+        raise _error(ctx, layer, f"{name}={layer.data[name]!r} has {len(values)} entries, the layer needs {count}")
     return values
 
 
 def number(ctx: Context, layer: Layer, name: str, default: float | None = None) -> float:
-    text = _text(ctx, layer, name, default)
-    if text is None:
-        return default
-    value = _parse_float(text)
-    if value is None:
-        raise _error(ctx, layer, f"{name}={text!r} is not a number")
-    return value
+    return _read(ctx, layer, name, default, _parse_float, "a number")
 
 
 def numbers(ctx: Context, layer: Layer, name: str, default: list[float] | None = None) -> list[float]:
-    text = _text(ctx, layer, name, default)
-    if text is None:
-        return list(default)
-    values = _list(text, _parse_float)
-    if values is None:
-        raise _error(ctx, layer, f"{name}={text!r} is not a list of numbers")
-    return values
+    return list(_read(ctx, layer, name, default, lambda text: _list(text, _parse_float), "a list of numbers"))
 
 
 def choice(ctx: Context, layer: Layer, name: str, allowed: tuple[str, ...], default: str | None = None) -> str:
