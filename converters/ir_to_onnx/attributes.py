@@ -17,7 +17,8 @@ differential tests are tests/test_ir_attributes.py):
   taken as written and checked by the op exactly.
 - names (RNN ``activations``): entries separated by ",", each trimmed and lower-cased, empty
   ones dropped.
-- element type: ``ir_reader.element_type``.
+- element type: ``ir_reader.element_type``. Integers and lists are ``ir_reader``'s rules (its
+  Const shapes follow them too).
 - absent: the op's default (what its constructor sets; an attribute the op's version does not
   have is never read).
 
@@ -33,13 +34,10 @@ import re
 from onnx_ext.types import ElementType
 
 from ..ir import IRError, Layer
-from ..ir_reader import element_type
+from ..ir_reader import SPACE, element_type, parse_entries, parse_int
 from .context import Context
 
-_SPACE = " \t\n\r\f\v"  # C's isspace
-_INTEGER = re.compile(rf"[{_SPACE}]*(-?[0-9]+)")
-_FLOAT = re.compile(rf"[{_SPACE}]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE](?:[+-]?[0-9]+)?)?")
-_INT64 = 2**63
+_FLOAT = re.compile(rf"[{SPACE}]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE](?:[+-]?[0-9]+)?)?")
 
 
 def _where(ctx: Context, layer: Layer) -> str:
@@ -64,33 +62,14 @@ def _lower(text: str) -> str:
     return text.lower() if text.isascii() else text
 
 
-def _parse_int(text: str) -> int | None:
-    match = _INTEGER.match(text)
-    value = int(match.group(1)) if match else None
-    return value if value is not None and -_INT64 <= value < _INT64 else None
-
-
 def _parse_float(text: str) -> float | None:
-    if text.strip(_SPACE) in ("inf", "-inf", "nan"):
-        return float(text.strip(_SPACE))
+    if text.strip(SPACE) in ("inf", "-inf", "nan"):
+        return float(text.strip(SPACE))
     match = _FLOAT.match(text)
     if match is None or match.group(2) in ("e", "E"):  # "1e", "1e+": an exponent without digits
         return None
-    value = float(match.group(0).lstrip(_SPACE))
+    value = float(match.group(0).lstrip(SPACE))
     return value if math.isfinite(value) else None
-
-
-def _entries(text: str) -> list[str]:
-    """The comma-separated entries (C++ ``getline``: a trailing "," ends the last entry)."""
-    if not text:
-        return []
-    entries = text.split(",")
-    return entries[:-1] if entries[-1] == "" else entries
-
-
-def _list(text: str, parse) -> list | None:
-    values = [parse(entry) if entry else None for entry in _entries(text)]
-    return None if None in values else values
 
 
 def boolean(layer: Layer, name: str, default: bool) -> bool:
@@ -111,14 +90,14 @@ def _read(ctx: Context, layer: Layer, name: str, default, parse, what: str):
 
 
 def integer(ctx: Context, layer: Layer, name: str, default: int | None = None) -> int:
-    return _read(ctx, layer, name, default, _parse_int, "an integer")
+    return _read(ctx, layer, name, default, parse_int, "an integer")
 
 
 def integers(ctx: Context, layer: Layer, name: str, default: list[int] | None = None, *,
              count: int | None = None) -> list[int]:
     """``count``: the number of entries the layer needs; an empty list is then the default, if
     any (OpenVINO's convolutions fill empty strides, dilations and pads, its poolings pads)."""
-    values = list(_read(ctx, layer, name, default, lambda text: _list(text, _parse_int), "a list of integers"))
+    values = list(_read(ctx, layer, name, default, lambda text: parse_entries(text, parse_int), "a list of integers"))
     if count is not None and len(values) != count:
         if not values and default is not None:
             return list(default)
@@ -131,7 +110,7 @@ def number(ctx: Context, layer: Layer, name: str, default: float | None = None) 
 
 
 def numbers(ctx: Context, layer: Layer, name: str, default: list[float] | None = None) -> list[float]:
-    return list(_read(ctx, layer, name, default, lambda text: _list(text, _parse_float), "a list of numbers"))
+    return list(_read(ctx, layer, name, default, lambda text: parse_entries(text, _parse_float), "a list of numbers"))
 
 
 def choice(ctx: Context, layer: Layer, name: str, allowed: tuple[str, ...], default: str | None = None) -> str:
@@ -158,7 +137,7 @@ def names(ctx: Context, layer: Layer, name: str, default: list[str] | None = Non
     text = _text(ctx, layer, name, default)
     if text is None:
         return list(default)
-    return [_lower(entry.strip(_SPACE)) for entry in text.split(",") if entry.strip(_SPACE)]
+    return [_lower(entry.strip(SPACE)) for entry in text.split(",") if entry.strip(SPACE)]
 
 
 def element(ctx: Context, layer: Layer, name: str, default: str | None = None) -> ElementType | None:
