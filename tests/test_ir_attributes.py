@@ -1,7 +1,8 @@
 """The converter reads <data> attributes as OpenVINO's reader does (converters/ir_to_onnx/attributes.py).
 
 For a few real layers, one attribute of each kind (boolean, integer, integer list, float, enum,
-plain string) is rewritten with many spellings. OpenVINO's ``read_model`` either refuses the
+plain string; and a Const's shape, read by ir_reader with the same list rule) is rewritten with
+many spellings. OpenVINO's ``read_model`` either refuses the
 file or reads a value (``op.get_attributes()``); the converter must then refuse it with one line
 naming the attribute, or convert it with the same value (read back from the ONNX node).
 """
@@ -42,6 +43,7 @@ FLOAT = ["1.5", " 1.5", "1.5 ", "+1.5", "-0.5", ".5", "5.", "1e-1", "1E1", "1e+1
 ENUM = ["tanh", "erf", "TANH", "Tanh", "", " tanh", "tanh ", "none", "bogus", ABSENT]
 AUTO_PAD = ["explicit", "valid", "VALID", "Same_Upper", "same_lower", "notset", "auto", "", " valid", ABSENT]
 STRING = ["max", "bilinear", "MAX", "Bilinear", "", " max", "bogus", ABSENT]
+SHAPE = ["2, 3", "2,3", " 2 , 3 ", "2,3,", "2.5,3", "2,3abc", " ", "2,,3", ",2,3", "+2,3", "2,3,,", "a,3"]
 
 
 def _node(model: onnx.ModelProto, op_type: str) -> onnx.NodeProto:
@@ -91,7 +93,10 @@ CASES = {
                              lambda m: next(k for k, v in _CONV_PADS.items() if v == list(_attribute(m, "Conv", "pads")))),
     "ROIPooling.method": (_roi_pooling, "method", STRING,
                           lambda m: "max" if any(n.op_type == "MaxRoiPool" for n in m.graph.node) else "bilinear"),
+    "Constant.shape": (lambda: o1.add(_p([2, 3]), o1.constant(np.ones((2, 3), np.float32))), "shape", SHAPE,
+                       lambda m: list(m.graph.initializer[0].dims)),
 }
+_XML_TYPES = {"Constant": "Const"}
 
 
 @pytest.fixture(scope="module")
@@ -101,10 +106,11 @@ def saved(tmp_path_factory) -> dict[str, Path]:
     return {case: save_ir(_model(build()), directory, case) for case, (build, *_) in CASES.items()}
 
 
-def _edited(xml: Path, name: str, text: str | None, out: Path) -> Path:
-    """The IR with the first <data> carrying ``name`` given ``text`` (None: removed)."""
+def _edited(xml: Path, layer_type: str, name: str, text: str | None, out: Path) -> Path:
+    """The IR with the first ``layer_type`` layer's attribute ``name`` given ``text`` (None: removed)."""
     root = ET.parse(xml).getroot()
-    data = next(d for d in root.iter("data") if name in d.attrib)
+    xml_type = _XML_TYPES.get(layer_type, layer_type)
+    data = next(layer for layer in root.iter("layer") if layer.get("type") == xml_type).find("data")
     if text is ABSENT:
         del data.attrib[name]
     else:
@@ -133,9 +139,10 @@ def _same(ours, theirs) -> bool:
 @pytest.mark.parametrize("case,text", [(c, t) for c, (_, _, texts, _) in CASES.items() for t in texts])
 def test_attribute_read_as_openvino_reads_it(case, text, saved, tmp_path):
     _, name, _, shown = CASES[case]
-    xml = _edited(saved[case], name, text, tmp_path / "edited.xml")
+    layer_type = case.split(".")[0]
+    xml = _edited(saved[case], layer_type, name, text, tmp_path / "edited.xml")
     bin_path = saved[case].with_suffix(".bin")
-    theirs = _openvino_reads(xml, bin_path, case.split(".")[0], name)
+    theirs = _openvino_reads(xml, bin_path, layer_type, name)
     try:
         model = ir_to_onnx(read_ir(xml, bin_path))
     except IRError as e:
