@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import mmap
 import os
+import re
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
 
@@ -47,6 +48,9 @@ MAX_DIM = 2**63 - 1
 #: or in lower case, and a <data> element type in any case but no legacy spelling.
 _PRECISION_ALIASES = {"FP16": "f16", "FP32": "f32", "FP64": "f64", "BOOL": "boolean", "UNSPECIFIED": "undefined"}
 _NOT_UPPER = ("F16", "F32", "F64", "BOOLEAN", "UNDEFINED", "DYNAMIC")  # their legacy spellings only
+#: What OpenVINO skips before a number (C's isspace).
+SPACE = " \t\n\r\f\v"
+_INTEGER = re.compile(rf"[{SPACE}]*(-?[0-9]+)")
 #: Element types that mean "not known" (ports of dynamically typed tensors).
 _UNDEFINED_TYPES = {"dynamic", "undefined"}
 
@@ -319,11 +323,32 @@ def split_names(text: str) -> list[str]:
     return [n for n in names if n]
 
 
+def parse_int(text: str) -> int | None:
+    """An integer as OpenVINO reads one (<data> attributes, Const shapes): spaces, an optional "-",
+    digits, anything after them ignored ("1.5" is 1); None where it refuses the text (blank,
+    "+1", beyond int64)."""
+    match = _INTEGER.match(text)
+    value = int(match.group(1)) if match else None
+    return value if value is not None and -(2**63) <= value < 2**63 else None
+
+
+def parse_entries(text: str, parse) -> list | None:
+    """An IR list as OpenVINO reads it, each entry by ``parse``: ``"0, 1, 1"`` -> [0, 1, 1],
+    ``""`` -> [], a trailing "," ends the last entry; None where it refuses the text (an empty
+    entry, ``"1,,2"``, or one ``parse`` refuses)."""
+    entries = text.split(",") if text else []
+    if entries and entries[-1] == "":
+        entries.pop()
+    values = [parse(entry) if entry else None for entry in entries]
+    return None if None in values else values
+
+
 def parse_list(text: str | None) -> list[int]:
-    """IR integer lists: ``"0, 1, 1"`` -> [0, 1, 1]; ``""`` -> []. Raises ValueError."""
-    if text is None or not text.strip():
-        return []
-    return [int(v) for v in text.replace(" ", "").split(",")]
+    """An IR integer list as OpenVINO reads it (``parse_entries``). Raises ValueError."""
+    values = parse_entries(text or "", parse_int)
+    if values is None:
+        raise ValueError(f"{text!r} is not a list of integers")
+    return values
 
 
 def _edge(el: Element, src: str) -> Edge:

@@ -16,6 +16,7 @@ from onnx_ext.errors import OnnxExtError
 from ..ir import IRError, IRModel, Layer
 from ..ir_reader import read_ir
 from ..onnx_file import write_onnx
+from . import attributes as attr
 from .assemble import assemble
 from .context import Context
 from .handlers.quantized import decompression_subgraphs
@@ -107,7 +108,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
     """Run the translators of ``layers`` (producers first) in ``ctx``."""
     _rank_knowledge(ctx, layers)
     assign_names(ctx, ctx.ir, layers)
-    subgraphs = decompression_subgraphs(ctx.ir, layers)  # compressed weights: one node in their place
+    subgraphs = decompression_subgraphs(ctx, layers)  # compressed weights: one node in their place
     for layer in layers:
         ctx.layer = layer
         if layer.id in subgraphs and subgraphs[layer.id] is None:
@@ -136,7 +137,7 @@ def _check_empty_ports(ctx: Context, layer: Layer) -> None:
     empty = [p for p in layer.outputs if not p.dims and (layer.id, p.id) not in ctx.rank_unknown]
     if not empty:
         return
-    rank = infer_rank(layer, [ctx.input(i) for i in range(len(layer.inputs))])
+    rank = infer_rank(ctx, layer, [ctx.input(i) for i in range(len(layer.inputs))])
     if rank:
         for port in empty:
             ctx.dims_override[(layer.id, port.id)] = (None,) * rank
@@ -213,7 +214,7 @@ def _rank_knowledge(ctx: Context, layers: list[Layer]) -> None:
     producers = ctx.ir.producers()
     for layer in layers:
         if layer.type.lower() == "parameter":
-            if "..." in layer.data.get("shape", "") and layer.outputs and not layer.outputs[0].dims:
+            if "..." in attr.string(ctx, layer, "shape", "") and layer.outputs and not layer.outputs[0].dims:
                 ctx.rank_unknown.add((layer.id, layer.outputs[0].id))
             continue
         if layer.type.lower() == "const":

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ir_reader import parse_list
+from onnx_ext.ops import broadcast as broadcast_op
+
+from . import attributes as attr
+from .context import Context
+from .registry import op_version
 
 _SAME_AS_WIDEST = {
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "floormod", "mod", "squareddifference",
@@ -29,7 +33,7 @@ _REDUCE = {"reducesum", "reduceprod", "reducemax", "reducemin", "reducemean", "r
            "reducelogicaland", "reducelogicalor"}
 
 
-def infer_rank(layer, inputs) -> int | None:
+def infer_rank(ctx: Context, layer, inputs) -> int | None:
     """The rank of every output of ``layer`` given its input values, or None when unknown."""
     t = layer.type.lower()
     ranks = [v.rank for v in inputs]
@@ -43,7 +47,7 @@ def infer_rank(layer, inputs) -> int | None:
     if t == "gather" and len(inputs) >= 2:
         if ranks[0] is None or ranks[1] is None:
             return None
-        b = _int(layer.data.get("batch_dims", "0"))
+        b = attr.integer(ctx, layer, "batch_dims", 0) if op_version(layer) > 1 else 0
         b = b + ranks[1] if b < 0 else b
         return ranks[0] - 1 + ranks[1] - b
     if t == "reshape" and len(inputs) >= 2:
@@ -54,7 +58,7 @@ def infer_rank(layer, inputs) -> int | None:
     if t in _REDUCE and len(inputs) >= 2:
         if ranks[0] is None:
             return None
-        if str(layer.data.get("keep_dims", "false")).strip().lower() in ("true", "1"):
+        if attr.boolean(layer, "keep_dims", False):
             return ranks[0]
         axes = _const(inputs[1])
         if axes is None:
@@ -64,28 +68,20 @@ def infer_rank(layer, inputs) -> int | None:
         n = _length(inputs[1])
         if n is None:
             return None
-        mode = (layer.data.get("mode", "numpy") or "numpy").strip().lower()
-        if mode == "bidirectional":
+        if attr.choice(ctx, layer, "mode", broadcast_op.MODES[op_version(layer)], "numpy") == "bidirectional":
             return None if ranks[0] is None else max(ranks[0], n)
         return n
     if t == "tile" and len(inputs) >= 2:
         n = _length(inputs[1])
         return None if ranks[0] is None or n is None else max(ranks[0], n)
     if t == "stridedslice" and len(inputs) >= 3:
-        return _strided_slice_rank(layer, ranks[0], _length(inputs[1]))
+        return _strided_slice_rank(ctx, layer, ranks[0], _length(inputs[1]))
     if t == "matmul" and len(inputs) >= 2:
         a, b = ranks[0], ranks[1]
         if a is None or b is None:
             return None
         return max(a, b) - (a == 1) - (b == 1) if (a, b) != (1, 1) else 0
     return None
-
-
-def _int(text) -> int:
-    try:
-        return int(str(text).strip() or 0)
-    except ValueError:
-        return 0
 
 
 def _const(v) -> list[int] | None:
@@ -101,13 +97,10 @@ def _length(v) -> int | None:
     return None
 
 
-def _strided_slice_rank(layer, rank: int | None, n: int | None) -> int | None:
+def _strided_slice_rank(ctx: Context, layer, rank: int | None, n: int | None) -> int | None:
     if rank is None or n is None:
         return None
-    try:
-        masks = {k: parse_list(layer.data.get(k, "")) for k in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")}
-    except ValueError:
-        return None
+    masks = {k: attr.integers(ctx, layer, k, []) for k in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask")}
 
     def bit(name, i):
         m = masks[name]

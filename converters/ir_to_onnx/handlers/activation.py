@@ -15,6 +15,7 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import translator
 
@@ -86,18 +87,11 @@ def is_nan(ctx: Context, layer) -> None:
     ctx.emit("IsNaN", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL)
 
 
-def _inf_flags(layer) -> tuple[int, int]:
-    def flag(name):
-        return int(str(layer.data.get(name, "true")).strip().lower() in ("true", "1", "yes"))
-    return flag("detect_negative"), flag("detect_positive")
-
-
 @translator("IsInf", since=10, emits=("IsInf",))
 def is_inf(ctx: Context, layer) -> None:
     data = ctx.input(0)
-    negative, positive = _inf_flags(layer)
     ctx.emit("IsInf", [data.name], _float_data(ctx, data), ctx.out(0), result_type=_BOOL,
-             detect_negative=negative, detect_positive=positive)
+             **{flag: int(attr.boolean(layer, flag, True)) for flag in ("detect_negative", "detect_positive")})
 
 
 @translator("IsFinite", since=10, emits=("IsInf", "IsNaN", "Not", "Or"))

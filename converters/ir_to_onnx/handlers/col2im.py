@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context
 from ..registry import translator
-from .nn import _ints
 
 _F32 = from_ov("f32")
 ORT_KERNELS.setdefault("Col2Im", frozenset({"f32"}))
@@ -19,8 +19,9 @@ def col2im(ctx: Context, layer) -> None:
     data, size, kernel = ctx.input(0), ctx.input(1), ctx.input(2)
     if data.rank not in (2, 3):
         raise ctx.error(f"needs data of rank 2 or 3, got shape {data.shape}")
-    attrs = dict(strides=_ints(ctx, layer, "strides", 2, [1, 1]), dilations=_ints(ctx, layer, "dilations", 2, [1, 1]),
-                 pads=_ints(ctx, layer, "pads_begin", 2, [0, 0]) + _ints(ctx, layer, "pads_end", 2, [0, 0]))
+    strides, dilations, begin, end = (attr.integers(ctx, layer, name, [fill] * 2, count=2) for name, fill in
+                                      (("strides", 1), ("dilations", 1), ("pads_begin", 0), ("pads_end", 0)))
+    attrs = dict(strides=strides, dilations=dilations, pads=begin + end)
     x = data.name if data.rank == 3 else ctx.one("Unsqueeze", [data.name, ctx.i64([0])])
     args = [ctx.as_i64(size, flat=True), ctx.as_i64(kernel, flat=True)]
     if data.rank == 3:

@@ -15,9 +15,10 @@ same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) an
 
 from __future__ import annotations
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
-from .nn import _ints, conv_filters, conv_window
+from .nn import AUTO_PAD, conv_filters, conv_window, explicit_pads
 from .shape import const_ints
 
 ORT_KERNELS.setdefault("ConvTranspose", frozenset({"f16", "f32"}))
@@ -26,9 +27,7 @@ ORT_KERNELS.setdefault("ConvTranspose", frozenset({"f16", "f32"}))
 def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int],
           output_padding: list[int]) -> list[int]:
     n = len(kernel)
-    mode = (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower()
-    if mode not in ("explicit", "notset", "valid", "same_upper", "same_lower"):
-        raise ctx.error(f"auto_pad {mode!r} is not explicit, valid, same_upper or same_lower")
+    mode = attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit")
     if mode == "valid":
         return [0] * (2 * n)
     out_shape = None
@@ -36,14 +35,14 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
         out_shape = const_ints(ctx, ctx.input(2), "the output_shape input")
         if len(out_shape) != n:
             raise ctx.error(f"output_shape {out_shape} has {len(out_shape)} entries, the layer has {n} spatial dims")
-    elif mode in ("explicit", "notset"):
-        return _ints(ctx, layer, "pads_begin", n, [0] * n) + _ints(ctx, layer, "pads_end", n, [0] * n)
+    elif mode == "explicit":
+        return explicit_pads(ctx, layer, n)
     else:  # same_* without an output shape: OpenVINO pads nothing
         return [0] * (2 * n)
     spatial = data.shape[2:]
     if any(d is None for d in spatial):
         raise ctx.error(f"needs static spatial dims to place the padding for output_shape, got {data.shape}")
-    given_begin = _ints(ctx, layer, "pads_begin", n, [0] * n)
+    given_begin = explicit_pads(ctx, layer, n)[:n]
     begin, end = [], []
     for i, (size, k, s, d, op, out) in enumerate(zip(spatial, kernel, strides, dilations, output_padding, out_shape)):
         total = s * (size - 1) + (k - 1) * d + 1 + op - out
@@ -64,7 +63,7 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
 def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
     data, strides, dilations = conv_window(ctx, layer, kernel)
     n = len(kernel)
-    output_padding = _ints(ctx, layer, "output_padding", n, [0] * n)
+    output_padding = attr.integers(ctx, layer, "output_padding", [0] * n, count=n)
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
     ctx.emit("ConvTranspose", [data.name, filters], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
              dilations=dilations, pads=pads, output_padding=output_padding, group=group)

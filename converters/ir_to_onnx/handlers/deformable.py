@@ -16,10 +16,10 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import op_version, translator
-from .nn import _flag, _ints, _padding
-from .shape import _int
+from .nn import conv_window, padding
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -71,11 +71,11 @@ def _deformable(ctx: Context, layer, mask: Value | None, pad_sampling: bool) -> 
         raise ctx.error(f"needs 4-D data and filters of static spatial size, got shapes {data.shape} and "
                         f"{filters.shape}")
     kernel = list(filters.shape[2:])
-    strides, dilations = _ints(ctx, layer, "strides", 2, [1, 1]), _ints(ctx, layer, "dilations", 2, [1, 1])
-    pads = _padding(ctx, layer, data, kernel, strides, dilations)
+    _, strides, dilations = conv_window(ctx, layer, kernel)
+    pads = padding(ctx, layer, data, kernel, strides, dilations)
     if "pads" not in pads:
         raise ctx.error(f"auto_pad {pads['auto_pad'].lower()} needs static spatial dims, got shape {data.shape}")
-    groups = _int(ctx, layer, "deformable_group", 1)
+    groups = attr.integer(ctx, layer, "deformable_group")  # absent: 0, which OpenVINO refuses
     et = data.type
     ct = compute_type("DeformConv", et)
     if ct is None:
@@ -85,7 +85,7 @@ def _deformable(ctx: Context, layer, mask: Value | None, pad_sampling: bool) -> 
     if not pad_sampling:
         off, m = _inside_sampling(ctx, x, off, m, kernel, strides, dilations, pads["pads"][:2], groups, ct)
     out = ctx.one("DeformConv", [x, w, off, "", m or ""], kernel_shape=kernel, strides=strides, dilations=dilations,
-                  pads=pads["pads"], group=_int(ctx, layer, "group", 1), offset_group=groups)
+                  pads=pads["pads"], group=attr.integer(ctx, layer, "group"), offset_group=groups)
     ctx.cast(out, ct, et, ctx.out(0))
 
 
@@ -96,4 +96,4 @@ def deformable_convolution(ctx: Context, layer) -> None:
     """DeformableConvolution-1, and -8 with an optional mask and bilinear_interpolation_pad."""
     v8 = op_version(layer) >= 8
     mask = ctx.input(3) if v8 and ctx.n_inputs() > 3 else None
-    _deformable(ctx, layer, mask, pad_sampling=v8 and _flag(layer, "bilinear_interpolation_pad", False))
+    _deformable(ctx, layer, mask, pad_sampling=v8 and attr.boolean(layer, "bilinear_interpolation_pad", False))

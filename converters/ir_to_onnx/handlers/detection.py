@@ -23,11 +23,10 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
-from ...ir_reader import element_type
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import op_version, translator
-from .layout import _mode, i64_vector
-from .nn import _flag
+from .layout import i64_vector
 
 _I64 = from_ov("i64")
 _F32 = from_ov("f32")
@@ -58,7 +57,7 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
         sigma = ctx.input(5)
         if sigma.const is None or np.any(np.asarray(sigma.const) != 0):
             raise ctx.error("soft-NMS (soft_nms_sigma other than 0) has no ONNX equivalent")
-    encoding = _mode(ctx, layer, "box_encoding", ("corner", "center"), "corner")
+    encoding = attr.choice(ctx, layer, "box_encoding", ("corner", "center"), "corner")
     scores_f = _f32(ctx, scores)
     max_out = i64_vector(ctx, ctx.input(2)) if n > 2 else ctx.i64([0])
     iou = ctx.input(3) if n > 3 else None
@@ -85,7 +84,7 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
     else:  # OpenVINO's default score_threshold 0 drops negative scores
         inputs.append(ctx.const(_below(0.0)))
     rows = ctx.one("NonMaxSuppression", inputs, center_point_box=int(encoding == "center"))
-    if _flag(layer, "sort_result_descending", True):
+    if attr.boolean(layer, "sort_result_descending", True):
         picked = ctx.one("GatherND", [scores_f, rows])
         count = ctx.one("Shape", [picked])
         _, order = ctx.node("TopK", [picked, count], 2, axis=0, largest=1, sorted=1)
@@ -104,7 +103,7 @@ def _dynamic_rows(ctx: Context, i: int, et) -> None:
                    "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
 def non_max_suppression(ctx: Context, layer) -> None:
     version = op_version(layer)
-    out_type = _I64 if version == 1 else element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    out_type = _I64 if version == 1 else attr.element(ctx, layer, "output_type", "i64") or _I64
     rows, scores_f = _selected(ctx, layer, version)
     ctx.cast(rows, _I64, out_type, ctx.out(0))
     _dynamic_rows(ctx, 0, out_type)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from onnx_ext.model import ir_node
 from onnx_ext.ops import broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
 
-from ...ir_reader import element_type, parse_list
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import op_version, translator
 
@@ -24,7 +24,7 @@ def domain_node(ctx: Context, op_type: str, values: list[Value], outputs: list[s
 @translator("Gather", since=gather_op.VERSIONS[0], until=gather_op.VERSIONS[-1], emits=("onnx_ext.Gather",))
 def gather(ctx: Context, layer) -> None:
     version = op_version(layer)
-    batch_dims = 0 if version == 1 else int(layer.data.get("batch_dims", "0") or 0)
+    batch_dims = 0 if version == 1 else attr.integer(ctx, layer, "batch_dims", 0)
     values = [ctx.input(i) for i in range(3)]
     domain_node(ctx, "Gather", values, [ctx.out(0)], batch_dims=batch_dims, version=version)
 
@@ -32,9 +32,9 @@ def gather(ctx: Context, layer) -> None:
 @translator("Range", since=1, emits=("onnx_ext.Range",))
 def range_(ctx: Context, layer) -> None:
     if op_version(layer) == 4:
-        et = element_type(layer.data.get("output_type", ""), ctx.where)
+        et = attr.element(ctx, layer, "output_type")
         if et is None:
-            raise ctx.error(f"output_type {layer.data.get('output_type')!r} is not a concrete element type")
+            raise ctx.error("output_type dynamic is not a concrete element type")
     else:  # Range-1: the output has the inputs' type
         et = ctx.out_type(0)
     values = [ctx.input(i) for i in range(3)]
@@ -44,9 +44,7 @@ def range_(ctx: Context, layer) -> None:
 @translator("Broadcast", since=broadcast_op.VERSIONS[0], until=broadcast_op.VERSIONS[-1], emits=("onnx_ext.Broadcast",))
 def broadcast(ctx: Context, layer) -> None:
     version = op_version(layer)
-    mode = (layer.data.get("mode", "numpy") or "numpy").strip().lower()
-    if mode not in broadcast_op.MODES[version]:
-        raise ctx.error(f"mode {mode!r} is not a Broadcast-{version} mode ({', '.join(broadcast_op.MODES[version])})")
+    mode = attr.choice(ctx, layer, "mode", broadcast_op.MODES[version], "numpy")
     n = 3 if mode in ("explicit", "none") else 2
     if ctx.n_inputs() < n:
         raise ctx.error(f"mode {mode} needs {n} inputs, the layer has {ctx.n_inputs()}")
@@ -55,21 +53,12 @@ def broadcast(ctx: Context, layer) -> None:
     if mode == "pdpd":
         # Broadcast-3 writes its BroadcastModeSpec axis as mode.mode.axis, Broadcast-1 its
         # AutoBroadcastSpec axis as mode.auto_broadcast_axis; absent, OpenVINO's default is 0.
-        text = next((layer.data[k] for k in ("mode.mode.axis", "mode.auto_broadcast_axis", "axis") if k in layer.data), "0")
-        try:
-            attrs["axis"] = int(text)
-        except ValueError:
-            raise ctx.error(f"pdpd axis {text!r} is not an integer") from None
+        attrs["axis"] = attr.integer(ctx, layer, "mode.mode.axis" if version == 3 else "mode.auto_broadcast_axis", 0)
     domain_node(ctx, "Broadcast", values, [ctx.out(0)], **attrs)
 
 
 @translator("StridedSlice", since=1, emits=("onnx_ext.StridedSlice",))
 def strided_slice(ctx: Context, layer) -> None:
-    masks = {}
-    for name in strided_slice_op.MASKS:
-        try:
-            masks[name] = parse_list(layer.data.get(name, ""))
-        except ValueError:
-            raise ctx.error(f"{name}={layer.data.get(name)!r} is not a list of integers") from None
+    masks = {name: attr.integers(ctx, layer, name, []) for name in strided_slice_op.MASKS}
     values = [ctx.input(i) for i in range(min(ctx.n_inputs(), 4))]
     domain_node(ctx, "StridedSlice", values, [ctx.out(0)], **masks)

@@ -13,29 +13,22 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context, Value, compute_type
-from ..registry import translator
+from ..registry import op_version, translator
 
 _BOOL = from_ov("boolean")
 _F64 = from_ov("f64")
-
-
-def _flag(layer, name: str, default: bool) -> bool:
-    text = str(layer.data.get(name, "")).strip().lower()
-    if not text:
-        return default
-    return text in ("true", "1", "yes")
+#: OpenVINO's auto_broadcast names (its AutoBroadcastType; explicit is none).
+AUTO_BROADCAST = ("none", "explicit", "numpy", "pdpd")
 
 
 def binary_inputs(ctx: Context, layer) -> tuple[str, str, Value, Value]:
     """The two inputs, the second reshaped for pdpd broadcasting."""
     a, b = ctx.input(0), ctx.input(1)
-    mode = layer.data.get("auto_broadcast", "numpy").strip().lower()  # "" is refused, as by OpenVINO
-    if mode in ("numpy", "none", "explicit"):
+    if attr.choice(ctx, layer, "auto_broadcast", AUTO_BROADCAST, "numpy") != "pdpd":
         return a.name, b.name, a, b
-    if mode != "pdpd":
-        raise ctx.error(f"auto_broadcast {mode!r} is not one of numpy, none, pdpd")
-    axis = int(layer.data.get("auto_broadcast.auto_broadcast_axis", layer.data.get("axis", 0)))
+    axis = attr.integer(ctx, layer, "auto_broadcast.auto_broadcast_axis", 0)
     return a.name, pdpd_align(ctx, a, b, axis), a, b
 
 
@@ -109,7 +102,7 @@ def squared_difference(ctx: Context, layer) -> None:
 def divide(ctx: Context, layer) -> None:
     x, y, a, _ = binary_inputs(ctx, layer)
     et = _data_type(ctx, a)
-    if et.kind != "int" or not _flag(layer, "m_pythondiv", True):
+    if et.kind != "int" or not attr.boolean(layer, "m_pythondiv", True):
         ctx.emit("Div", [x, y], et, ctx.out(0))
         return
     # Floor division: truncate, then step down where the remainder is non-zero and
@@ -221,8 +214,8 @@ def bitwise_not(ctx: Context, layer) -> None:
 @translator("Select", since=1, emits=("Cast", "Identity", "Where"))
 def select(ctx: Context, layer) -> None:
     cond, then, other = ctx.input(0), ctx.input(1), ctx.input(2)
-    mode = layer.data.get("auto_broadcast", "numpy").strip().lower()  # "" is refused, as by OpenVINO
-    if mode not in ("numpy", "none"):
+    mode = attr.choice(ctx, layer, "auto_broadcast", AUTO_BROADCAST, "numpy")
+    if mode == "pdpd":
         raise ctx.error(f"Select with auto_broadcast={mode!r} is not supported (numpy and none are)")
     where(ctx, ctx.cast(cond.name, cond.type, _BOOL), then, other, ctx.out(0))
 
@@ -300,15 +293,12 @@ def round_(ctx: Context, layer) -> None:
     if not et.is_float:
         ctx.one("Identity", [v.name], ctx.out(0))
         return
-    mode = layer.data.get("mode", "half_to_even").strip().lower()
-    if mode == "half_to_even":
+    if attr.choice(ctx, layer, "mode", ("half_to_even", "half_away_from_zero"), "half_to_even") == "half_to_even":
         ctx.emit("Round", [v.name], et, ctx.out(0))
-    elif mode == "half_away_from_zero":
+    else:
         half = ctx.const(np.array(0.5, et.numpy))
         mag = ctx.emit("Floor", [ctx.emit("Add", [ctx.emit("Abs", [v.name], et), half], et)], et)
         ctx.emit("Mul", [ctx.emit("Sign", [v.name], et), mag], et, ctx.out(0))
-    else:
-        raise ctx.error(f"Round mode {mode!r} is not half_to_even or half_away_from_zero")
 
 
 @translator("ReLU", since=1, emits=("Identity", "Max", "Relu"))
@@ -327,7 +317,7 @@ def relu(ctx: Context, layer) -> None:
 def clamp(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
-    lo, hi = float(layer.data.get("min", "-inf")), float(layer.data.get("max", "inf"))
+    lo, hi = attr.number(ctx, layer, "min", 0.0), attr.number(ctx, layer, "max", 0.0)  # absent: 0, as OpenVINO reads
     if et.is_integer:  # OpenVINO rounds the bounds inwards for integers
         info = np.iinfo(et.numpy)
         lo = int(min(max(np.ceil(lo), info.min), info.max))
@@ -343,7 +333,7 @@ def clamp(ctx: Context, layer) -> None:
 @translator("Elu", since=1, emits=("Elu",))
 def elu(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    ctx.emit("Elu", [v.name], _data_type(ctx, v), ctx.out(0), alpha=float(layer.data.get("alpha", "1")))
+    ctx.emit("Elu", [v.name], _data_type(ctx, v), ctx.out(0), alpha=attr.number(ctx, layer, "alpha", 0.0))
 
 
 @translator("HSigmoid", since=5, emits=("HardSigmoid",))
@@ -355,7 +345,5 @@ def hsigmoid(ctx: Context, layer) -> None:
 @translator("Gelu", since=2, emits=("Gelu",))
 def gelu(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    mode = layer.data.get("approximation_mode", "erf").strip().lower()
-    if mode not in ("erf", "tanh"):
-        raise ctx.error(f"Gelu approximation_mode {mode!r} is not erf or tanh")
+    mode = "erf" if op_version(layer) < 7 else attr.choice(ctx, layer, "approximation_mode", ("erf", "tanh"), "erf")
     ctx.emit("Gelu", [v.name], _data_type(ctx, v), ctx.out(0), approximate="none" if mode == "erf" else "tanh")

@@ -18,6 +18,7 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
 
@@ -33,12 +34,9 @@ def _table(ctx: Context) -> tuple[Value, str, object]:
     return table, ctx.cast(table.name, et, ct), ct
 
 
-def _reduction(ctx: Context, layer, default: str = "sum") -> bool:
+def _reduction(ctx: Context, layer) -> bool:
     """Whether the reduction is mean (else sum)."""
-    mode = (layer.data.get("reduction", default) or default).strip().lower()
-    if mode not in ("sum", "mean"):
-        raise ctx.error(f"reduction {mode!r} is not sum or mean")
-    return mode == "mean"
+    return attr.choice(ctx, layer, "reduction", ("sum", "mean"), "sum") == "mean"
 
 
 def _weighted_rows(ctx: Context, table: str, indices: Value, weights: Value | None, ct) -> str:

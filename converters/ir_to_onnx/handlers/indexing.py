@@ -23,11 +23,11 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
-from ...ir_reader import element_type
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value, compute_type
-from ..registry import translator
+from ..registry import op_version, translator
 from .elementwise import where
-from .shape import _flag, _int, _normalize, const_ints
+from .shape import _normalize, const_ints
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -58,11 +58,9 @@ def one_hot(ctx: Context, layer) -> None:
     indices, depth, on, off = (ctx.input(i) for i in range(4))
     if indices.rank is None:
         raise ctx.error("OneHot needs indices of known rank")
-    axis = _int(ctx, layer, "axis", -1)
-    axis = _normalize(ctx, [axis], indices.rank + 1)[0]
-    mode = (layer.data.get("negative_indices_mode", "ignore_negative") or "ignore_negative").strip().lower()
-    if mode not in ("ignore_negative", "normalize"):
-        raise ctx.error(f"negative_indices_mode {mode!r} is not ignore_negative or normalize")
+    axis = _normalize(ctx, [attr.integer(ctx, layer, "axis", 0)], indices.rank + 1)[0]
+    mode = attr.choice(ctx, layer, "negative_indices_mode", ("ignore_negative", "normalize"), "ignore_negative") \
+        if op_version(layer) >= 16 else "ignore_negative"
     n = ctx.one("Reshape", [ctx.as_i64(depth), ctx.i64([])])
     idx = ctx.as_i64(indices)
     if mode == "normalize":
@@ -123,8 +121,8 @@ def _roll_axis(ctx: Context, data: Value, x: str, axis: int, shift: int, output:
 @translator("Bucketize", since=3, emits=("Cast", "Greater", "GreaterOrEqual", "Identity", "ReduceSum", "Unsqueeze"))
 def bucketize(ctx: Context, layer) -> None:
     data, buckets = ctx.input(0), ctx.input(1)
-    out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
-    right = _flag(layer, "with_right_bound", True)
+    out_type = attr.element(ctx, layer, "output_type") or _I64  # absent: dynamic, which OpenVINO refuses
+    right = attr.boolean(layer, "with_right_bound", True)
     # compare in a type both fit in losslessly
     ct = data.type if data.type == buckets.type else from_ov("f64")
     x = ctx.one("Unsqueeze", [ctx.cast(data.name, data.type, ct), ctx.i64([-1])])
@@ -142,7 +140,8 @@ def reverse_sequence(ctx: Context, layer) -> None:
     data, lengths = ctx.input(0), ctx.input(1)
     if data.rank is None or data.rank < 2:
         raise ctx.error(f"ReverseSequence needs data of known rank >= 2, got shape {data.shape}")
-    batch, seq = _normalize(ctx, [_int(ctx, layer, "batch_axis", 0), _int(ctx, layer, "seq_axis", 1)], data.rank)
+    axes = [attr.integer(ctx, layer, "batch_axis", 0), attr.integer(ctx, layer, "seq_axis", 1)]
+    batch, seq = _normalize(ctx, axes, data.rank)
     if batch == seq:
         raise ctx.error(f"batch_axis and seq_axis are both {batch}")
     lens = ctx.as_i64(lengths, flat=True, floats=True)  # any numeric type (ReverseSequence-1's T_IND)
@@ -236,7 +235,7 @@ def space_to_batch(ctx: Context, layer) -> None:
 @translator("Unique", since=10, emits=("Cast", "Identity", "Reshape", "Unique"))
 def unique(ctx: Context, layer) -> None:
     data = ctx.input(0)
-    attrs = {"sorted": int(_flag(layer, "sorted", True))}
+    attrs = {"sorted": int(attr.boolean(layer, "sorted", True))}
     if ctx.n_inputs() > 1:
         axis = const_ints(ctx, ctx.input(1), "the Unique axis")
         if len(axis) != 1:
@@ -264,7 +263,7 @@ def search_sorted(ctx: Context, layer) -> None:
     seq, values = ctx.input(0), ctx.input(1)
     if seq.rank is None or values.rank is None:
         raise ctx.error("SearchSorted needs inputs of known rank")
-    right = _flag(layer, "right_mode", False)
+    right = attr.boolean(layer, "right_mode", False)
     ct = seq.type if seq.type == values.type else from_ov("f64")
     v = ctx.one("Unsqueeze", [ctx.cast(values.name, values.type, ct), ctx.i64([-1])])  # [..., K, 1]
     s = ctx.cast(seq.name, seq.type, ct)
@@ -281,14 +280,12 @@ def reverse(ctx: Context, layer) -> None:
     data, axes_v = ctx.input(0), ctx.input(1)
     if data.rank is None:
         raise ctx.error("Reverse needs data of known rank")
-    mode = (layer.data.get("mode", "index") or "index").strip().lower()
+    mode = attr.choice(ctx, layer, "mode", ("index", "mask"), "index")
     given = const_ints(ctx, axes_v, "the Reverse axes")
     if mode == "mask":
         axes = [i for i, flag in enumerate(given) if flag]
-    elif mode == "index":
-        axes = sorted(set(_normalize(ctx, given, data.rank)))
     else:
-        raise ctx.error(f"mode {mode!r} is not index or mask")
+        axes = sorted(set(_normalize(ctx, given, data.rank)))
     if not axes:
         ctx.one("Identity", [data.name], ctx.out(0))
         return

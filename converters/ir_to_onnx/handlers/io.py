@@ -6,7 +6,7 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
-from ...ir_reader import element_type
+from .. import attributes as attr
 from ..context import LARGE_INITIALIZER_BYTES, Context, Value
 from ..registry import translator
 
@@ -20,14 +20,13 @@ def parameter(ctx: Context, layer) -> None:
         outer = ctx.param_values[layer.id]
         ctx.values[(layer.id, port.id)] = Value(outer.name, outer.type, outer.shape, outer.const)
         return
-    et = port.element_type
-    if et is None and "element_type" in layer.data:
-        et = element_type(layer.data["element_type"], f"{ctx.ir.source}: {layer.describe()}")
+    et = port.element_type or attr.element(ctx, layer, "element_type", "dynamic")
     if et is None:
         raise ctx.error("a Parameter of dynamic element type cannot be an ONNX graph input")
     v = Value(ctx.out(0), et, ctx.out_value(0).shape)
     if v.shape is None:
-        raise ctx.error(f"Parameter shape {layer.data.get('shape')!r} has a dynamic rank, which an ONNX graph input cannot declare")
+        raise ctx.error(f"Parameter shape {attr.string(ctx, layer, 'shape', '')!r} has a dynamic rank, which an ONNX "
+                        "graph input cannot declare")
     ctx.values[(layer.id, port.id)] = v
     ctx.graph_input(v.name, v.type, v.shape)
 
@@ -56,9 +55,9 @@ def identity(ctx: Context, layer) -> None:
 
 @translator("Convert", since=1, emits=("Cast", "Identity"))
 def convert(ctx: Context, layer) -> None:
-    dst = element_type(layer.data.get("destination_type", ""), f"{ctx.ir.source}: {layer.describe()}")
+    dst = attr.element(ctx, layer, "destination_type")
     if dst is None:
-        raise ctx.error(f"destination_type {layer.data.get('destination_type')!r} is not a concrete element type")
+        raise ctx.error("destination_type dynamic is not a concrete element type")
     _convert_to(ctx, ctx.input(0), dst)
 
 

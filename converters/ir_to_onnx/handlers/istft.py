@@ -15,9 +15,9 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import Context
 from ..registry import translator
-from .nn import _flag
 from .shape import const_ints
 from .spectral import real_inverse
 
@@ -48,7 +48,7 @@ def _overlapped(ctx: Context, layer, frames: str, window: str, step: int, size: 
     windowed = ctx.one("Reshape", [ctx.one("Mul", [frames, window]), ctx.i64([0, -1])])
     sums = _overlap_add(ctx, windowed, positions, total, ctx.one("Shape", [frames], end=1), ct)
     weights = _overlap_add(ctx, ctx.one("Tile", [ctx.one("Mul", [window, window]), count]), positions, total, None, ct)
-    if _flag(layer, "normalized", False):
+    if attr.boolean(layer, "normalized", False):
         sums = ctx.one("Mul", [sums, ctx.const(np.asarray(np.sqrt(np.float32(size)), ct.numpy))])
     zero = ctx.const(np.zeros((), ct.numpy))
     return ctx.one("Where", [ctx.one("Equal", [weights, zero]), zero, ctx.one("Div", [sums, weights])]), total
@@ -56,7 +56,7 @@ def _overlapped(ctx: Context, layer, frames: str, window: str, step: int, size: 
 
 def _cut(ctx: Context, layer, signal: str, total: str, size: int) -> str:
     """The signal from frame_size // 2 (``center``) on, cut or zero-padded to its length."""
-    center = _flag(layer, "center", False)
+    center = attr.boolean(layer, "center", False)
     margin = size // 2 if center else 0
     final = ctx.one("Sub", [total, ctx.i64([size])]) if center else total
     if ctx.n_inputs() > 4:

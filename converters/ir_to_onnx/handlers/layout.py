@@ -12,20 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import translator
-from .shape import _int as _int_attr
 
 _BIG = np.iinfo(np.int64).max
 ORT_KERNELS.setdefault("Pad", frozenset({"f16", "f32", "f64", "i8", "i32", "i64", "u8", "u32", "u64", "boolean"}))
-
-
-def _mode(ctx: Context, layer, name: str, allowed: tuple[str, ...], default: str | None = None) -> str:
-    """A string attribute that must be one of ``allowed`` (lower-cased)."""
-    text = (layer.data.get(name) or default or "").strip().lower()
-    if text not in allowed:
-        raise ctx.error(f"{name} {text!r} is not one of {', '.join(allowed)}")
-    return text
 
 
 def _rank(ctx: Context, data: Value, at_least: int) -> int:
@@ -40,7 +32,7 @@ def _rank(ctx: Context, data: Value, at_least: int) -> int:
 @translator("Pad", since=1, emits=("Cast", "Concat", "Identity", "Pad", "Reshape", "Slice"))
 def pad(ctx: Context, layer) -> None:
     data, begin_v, end_v = ctx.input(0), ctx.input(1), ctx.input(2)
-    mode = _mode(ctx, layer, "pad_mode", ("constant", "edge", "reflect", "symmetric"), "constant")
+    mode = attr.choice(ctx, layer, "pad_mode", ("constant", "edge", "reflect", "symmetric"), "constant")
     value = ctx.input(3).name if mode == "constant" and ctx.n_inputs() > 3 else None
     if begin_v.const is None or end_v.const is None:
         if mode == "symmetric":
@@ -106,10 +98,10 @@ def _symmetric(ctx: Context, x: str, begin: list[int], end: list[int]) -> None:
 
 
 def _block(ctx: Context, layer) -> tuple[int, bool]:
-    bs = _int_attr(ctx, layer, "block_size", 1)
+    bs = attr.integer(ctx, layer, "block_size")  # absent: 0, which OpenVINO refuses
     if bs < 1:
         raise ctx.error(f"block_size {bs} is not positive")
-    return bs, _mode(ctx, layer, "mode", ("blocks_first", "depth_first")) == "blocks_first"
+    return bs, attr.choice(ctx, layer, "mode", ("blocks_first", "depth_first")) == "blocks_first"
 
 
 def _spatial_dims(ctx: Context, data: Value) -> str:
@@ -159,8 +151,8 @@ def shuffle_channels(ctx: Context, layer) -> None:
     """[pre, group, C/group, post] transposed to [pre, C/group, group, post]."""
     data = ctx.input(0)
     rank = _rank(ctx, data, 1)
-    axis = _int_attr(ctx, layer, "axis", 1)
-    group = _int_attr(ctx, layer, "group", 1)
+    axis = attr.integer(ctx, layer, "axis", 1)
+    group = attr.integer(ctx, layer, "group", 1)
     if not -rank <= axis < rank:
         raise ctx.error(f"axis {axis} is out of range for rank {rank}")
     axis %= rank

@@ -17,19 +17,17 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .layout import _mode
-from .nn import _flag, _float
 from .recurrent import _recurrent
-from .shape import _int
 
 _F32 = from_ov("f32")
 _ACTIVATIONS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
 
 
 def _activations(ctx: Context, layer) -> list[str]:
-    names = [a.strip().lower() for a in (layer.data.get("activations") or "sigmoid,tanh,tanh").split(",") if a.strip()]
+    names = attr.names(ctx, layer, "activations", ["sigmoid", "tanh", "tanh"])
     if len(names) != 3 or any(a not in _ACTIVATIONS for a in names):
         raise ctx.error(f"activations {names}: OpenVINO's reference computes three of sigmoid, tanh and relu")
     return [_ACTIVATIONS[a] for a in names]
@@ -40,7 +38,7 @@ def _coupled(ctx: Context, layer, x: Value, h: Value, c: Value, w: Value, r: Val
     et = x.type
     ct = et if et.ov in ("f32", "f64") else _F32
     act_f, act_g, act_h = _activations(ctx, layer)
-    clip = _float(ctx, layer, "clip", 0.0)
+    clip = attr.number(ctx, layer, "clip", 0.0)
     xs, hs, cs, ws, rs = (ctx.cast(v.name, v.type, ct) for v in (x, h, c, w, r))
     bs, ps = ctx.cast(b, et, ct), ctx.cast(p, et, ct)
 
@@ -65,16 +63,16 @@ def _coupled(ctx: Context, layer, x: Value, h: Value, c: Value, w: Value, r: Val
             emits=("Add", "Cast", "Clip", "Concat", "Gather", "Identity", "LSTM", "MatMul", "Mul", "Relu", "Reshape",
                    "Sigmoid", "Slice", "Split", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze"))
 def lstm_cell_1(ctx: Context, layer) -> None:
-    fmt = _mode(ctx, layer, "weights_format", ("fico", "icof", "ifco", "ifoc", "iofc"), "fico")
+    fmt = attr.choice(ctx, layer, "weights_format", ("fico", "icof", "ifco", "ifoc", "iofc"), "ifco")
     if fmt != "fico":
         raise ctx.error(f"weights_format {fmt!r}: OpenVINO's reference computes only fico")
     _activations(ctx, layer)
     x, h, c, w, r = (ctx.input(i) for i in range(5))
-    hidden = _int(ctx, layer, "hidden_size")
+    hidden = attr.integer(ctx, layer, "hidden_size")
     et = x.type
     b = ctx.input(5) if ctx.n_inputs() > 5 else Value(ctx.const(np.zeros(4 * hidden, et.numpy)), et, (4 * hidden,))
     p = ctx.input(6).name if ctx.n_inputs() > 6 else ctx.const(np.zeros(3 * hidden, et.numpy))
-    if _flag(layer, "input_forget", False):
+    if attr.boolean(layer, "input_forget", False):
         _coupled(ctx, layer, x, h, c, w, r, b.name, p)
         return
     onnx_p = ctx.one("Reshape", [ctx.one("Gather", [ctx.one("Reshape", [p, ctx.i64([3, -1])]), ctx.i64([1, 2, 0])]),

@@ -15,9 +15,9 @@ import onnx_ir as ir
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import Context, declare
 from ..registry import translator
-from .nn import _flag
 
 _F32 = from_ov("f32")
 _I64 = from_ov("i64")
@@ -80,6 +80,6 @@ def inverse(ctx: Context, layer) -> None:
     det = ctx.one("Expand", [ctx.const(np.ones((), ct.numpy)), ctx.one("Shape", [flat], end=1)])
     done, det = ctx.node("Loop", [ctx.one("Squeeze", [n]), "", augmented, det], 2, body=_body(ctx, rows, ct))
     inv = ctx.one("Slice", [done, n, ctx.i64([_BIG]), ctx.i64([2])])
-    if _flag(layer, "adjoint", False):
+    if attr.boolean(layer, "adjoint", False):
         inv = ctx.one("Mul", [inv, ctx.one("Unsqueeze", [det, ctx.i64([1, 2])])])
     ctx.cast(ctx.one("Reshape", [inv, ctx.one("Shape", [a])]), ct, et, ctx.out(0))

@@ -7,8 +7,8 @@ where it has none for the OpenVINO semantics (MVN on other axes or with the eps
 outside the square root; ScaledDotProductAttention, which ONNX only has from
 opset 23 as Attention, while the converter writes opset 21).
 
-Over 400 lines: the layer families of real models' backbones, which share the attribute,
-padding and rounding helpers below.
+Over 400 lines: the layer families of real models' backbones, which share the padding and
+rounding helpers below.
 
 Semantics notes, checked against OpenVINO's CPU plugin (tests/test_ir_nn_handlers.py):
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
-from ...ir_reader import element_type, parse_list
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value, compute_type
 from ..registry import op_version, translator
 from .shape import const_ints
@@ -41,6 +41,8 @@ from .shape import const_ints
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
 _FLOATS = frozenset({"f16", "f32", "f64"})
+#: OpenVINO's auto_pad names (its PadType).
+AUTO_PAD = ("explicit", "valid", "same_upper", "same_lower")
 
 # onnxruntime 1.31 CPU kernels of the ops used here (probed by loading one-node models),
 # so that ``ctx.emit`` widens (bf16 -> f32, ...) or refuses with a clear message.
@@ -55,41 +57,7 @@ for _op, _types in {
     ORT_KERNELS.setdefault(_op, _types)
 
 
-# --- attribute helpers ----------------------------------------------------------------
-
-
-def _flag(layer, name: str, default: bool) -> bool:
-    text = str(layer.data.get(name, "")).strip().lower()
-    return default if not text else text in ("true", "1", "yes")
-
-
-def _ints(ctx: Context, layer, name: str, n: int | None = None, default: list[int] | None = None) -> list[int]:
-    text = layer.data.get(name)
-    if text is None:
-        if default is None:
-            raise ctx.error(f"attribute {name!r} is missing")
-        return list(default)
-    try:
-        values = parse_list(text)
-    except ValueError:
-        raise ctx.error(f"{name}={text!r} is not a list of integers") from None
-    if n is not None and len(values) != n:
-        if not values and default is not None:
-            return list(default)
-        raise ctx.error(f"{name}={text!r} has {len(values)} entries, the layer has {n} spatial dims")
-    return values
-
-
-def _float(ctx: Context, layer, name: str, default: float | None = None) -> float:
-    text = layer.data.get(name)
-    if text is None or not str(text).strip():
-        if default is None:
-            raise ctx.error(f"attribute {name!r} is missing")
-        return default
-    try:
-        return float(text)
-    except ValueError:
-        raise ctx.error(f"{name}={text!r} is not a number") from None
+# --- helpers --------------------------------------------------------------------------
 
 
 def _consumed(ctx: Context, i: int) -> bool:
@@ -111,18 +79,19 @@ def _same_pads(size: int, k: int, s: int, d: int, upper: bool) -> tuple[int, int
     return (small, big) if upper else (big, small)
 
 
-def _padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int]) -> dict:
+def explicit_pads(ctx: Context, layer, n: int) -> list[int]:
+    """``pads_begin`` + ``pads_end`` of ``n`` spatial dims (absent or empty: zeros, as OpenVINO fills them)."""
+    return [p for name in ("pads_begin", "pads_end") for p in attr.integers(ctx, layer, name, [0] * n, count=n)]
+
+
+def padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int]) -> dict:
     """ONNX ``pads`` (or ``auto_pad``) for the layer's ``auto_pad`` and pads."""
     n = len(kernel)
-    mode = (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower()
-    if mode in ("explicit", "notset", ""):
-        begin = _ints(ctx, layer, "pads_begin", n, [0] * n)
-        end = _ints(ctx, layer, "pads_end", n, [0] * n)
-        return {"pads": begin + end}
+    mode = attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit")
+    if mode == "explicit":
+        return {"pads": explicit_pads(ctx, layer, n)}
     if mode == "valid":
         return {"pads": [0] * (2 * n)}
-    if mode not in ("same_upper", "same_lower"):
-        raise ctx.error(f"auto_pad {mode!r} is not explicit, valid, same_upper or same_lower")
     spatial = data.shape[2:]
     if all(d is not None for d in spatial):
         pairs = [_same_pads(spatial[i], kernel[i], strides[i], dilations[i], mode == "same_upper") for i in range(n)]
@@ -163,12 +132,13 @@ def conv_window(ctx: Context, layer, kernel: list) -> tuple[Value, list[int], li
     n = _spatial_rank(ctx, data)
     if len(kernel) != n or any(k is None for k in kernel):
         raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
-    return data, _ints(ctx, layer, "strides", n, [1] * n), _ints(ctx, layer, "dilations", n, [1] * n)
+    strides, dilations = (attr.integers(ctx, layer, name, [1] * n, count=n) for name in ("strides", "dilations"))
+    return data, strides, dilations
 
 
 def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
     data, strides, dilations = conv_window(ctx, layer, kernel)
-    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
+    attrs = padding(ctx, layer, data, kernel, strides, dilations)
     ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
              kernel_shape=kernel, group=group, **attrs)
 
@@ -189,14 +159,12 @@ def group_convolution(ctx: Context, layer) -> None:
 
 def _pool_common(ctx: Context, layer, data: Value, dilated: bool):
     n = _spatial_rank(ctx, data)
-    kernel = _ints(ctx, layer, "kernel", n)
-    strides = _ints(ctx, layer, "strides", n, [1] * n)
-    dilations = _ints(ctx, layer, "dilations", n, [1] * n) if dilated else [1] * n
-    attrs = _padding(ctx, layer, data, kernel, strides, dilations)
-    rounding = (layer.data.get("rounding_type", "floor") or "floor").strip().lower()
-    if rounding not in ("floor", "ceil", "ceil_torch"):
-        raise ctx.error(f"rounding_type {rounding!r} is not floor, ceil or ceil_torch")
-    if (layer.data.get("auto_pad", "explicit") or "explicit").strip().lower() in ("same_upper", "same_lower"):
+    kernel = attr.integers(ctx, layer, "kernel", count=n)
+    strides = attr.integers(ctx, layer, "strides", count=n)  # absent or empty: OpenVINO refuses a pooling's
+    dilations = attr.integers(ctx, layer, "dilations", [1] * n, count=n) if dilated else [1] * n
+    attrs = padding(ctx, layer, data, kernel, strides, dilations)
+    rounding = attr.choice(ctx, layer, "rounding_type", ("floor", "ceil", "ceil_torch"), "floor")
+    if attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit") in ("same_upper", "same_lower"):
         rounding = "floor"  # same_*: ceil(in / stride) windows, whatever rounding_type says
     return n, kernel, strides, dilations, attrs, rounding
 
@@ -259,8 +227,8 @@ def max_pool(ctx: Context, layer) -> None:
         ctx.cast(outs[0], ct, et, ctx.out(0))
     if not want_indices:
         return
-    axis = int(layer.data.get("axis", "0") or 0)
-    idx_type = element_type(layer.data.get("index_element_type", "i64"), ctx.where) or _I64
+    axis = attr.integer(ctx, layer, "axis", 0)
+    idx_type = attr.element(ctx, layer, "index_element_type", "i64") or _I64
     if axis < 0:
         axis += data.rank
     idx = outs[1]
@@ -277,7 +245,7 @@ def avg_pool(ctx: Context, layer) -> None:
     data = ctx.input(0)
     n, kernel, strides, dilations, attrs, rounding = _pool_common(ctx, layer, data, dilated=dilated)
     # OpenVINO counts the padding only when there is some (pads_in_avg in its reference)
-    exclude = _flag(layer, "exclude-pad", False) or not any(attrs.get("pads", [1]))
+    exclude = attr.boolean(layer, "exclude-pad", True) or not any(attrs.get("pads", [1]))
     if rounding != "floor":
         _ceil_pads(ctx, data, attrs, kernel, strides, dilations, rounding)
     _check_pads(ctx, attrs, kernel)
@@ -301,9 +269,9 @@ def mvn_6(ctx: Context, layer) -> None:
     et = data.type
     if et is None or not et.is_float:
         raise ctx.error(f"MVN needs floating-point data, got {et.ov if et else None}")
-    variance = _flag(layer, "normalize_variance", True)
-    eps = _float(ctx, layer, "eps")
-    inside = (layer.data.get("eps_mode", "inside_sqrt") or "inside_sqrt").strip().lower() == "inside_sqrt"
+    variance = attr.boolean(layer, "normalize_variance", False)
+    eps = attr.number(ctx, layer, "eps")
+    inside = attr.choice(ctx, layer, "eps_mode", ("inside_sqrt", "outside_sqrt"), "inside_sqrt") == "inside_sqrt"
     axes = None
     if axes_v.const is not None and data.rank is not None:
         axes = sorted({a + data.rank if a < 0 else a for a in const_ints(ctx, axes_v, "the MVN axes")})
@@ -327,15 +295,14 @@ def mvn_1(ctx: Context, layer) -> None:
     et = data.type
     if et is None or not et.is_float:
         raise ctx.error(f"MVN needs floating-point data, got {et.ov if et else None}")
-    if layer.data.get("reduction_axes", "").strip():
-        axes = _ints(ctx, layer, "reduction_axes")
-    else:
+    axes = attr.integers(ctx, layer, "reduction_axes", [])
+    if not axes:  # absent or empty: from across_channels, as OpenVINO computes them
         if data.rank is None:
             raise ctx.error("MVN-1 without reduction_axes needs data of known rank")
-        start = 1 if _flag(layer, "across_channels", False) else 2
+        start = 1 if attr.boolean(layer, "across_channels", False) else 2
         axes = list(range(start, data.rank))
-    eps = _float(ctx, layer, "eps")
-    _mvn_decomposed(ctx, data, ctx.i64(axes), _flag(layer, "normalize_variance", True), eps, True)
+    eps = attr.number(ctx, layer, "eps")
+    _mvn_decomposed(ctx, data, ctx.i64(axes), attr.boolean(layer, "normalize_variance", False), eps, True)
 
 
 def _mvn_decomposed(ctx: Context, data: Value, axes: str, variance: bool, eps: float, inside: bool) -> None:
@@ -361,7 +328,7 @@ def batch_norm_inference(ctx: Context, layer) -> None:
     # BatchNormInference-1 takes gamma, beta, data, mean, variance; BatchNormInference-5 the data first
     order = (0, 1, 2, 3, 4) if op_version(layer) >= 5 else (2, 0, 1, 3, 4)
     data, gamma, beta, mean, var = (ctx.input(i) for i in order)
-    eps = _float(ctx, layer, "epsilon")
+    eps = attr.number(ctx, layer, "epsilon")
     ctx.emit("BatchNormalization", [data.name, gamma.name, beta.name, mean.name, var.name], data.type, ctx.out(0),
              epsilon=eps)
 
@@ -400,7 +367,7 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
     scores = ctx.one("Mul", [scores, scale_name])
     neg_inf = _scalar(ctx, -np.inf, ct)
     zero = _scalar(ctx, 0.0, ct)
-    if _flag(layer, "causal", False):
+    if attr.boolean(layer, "causal", False):
         length_q = ctx.one("Shape", [qn], start=-2, end=-1)
         length_k = ctx.one("Shape", [kn], start=-2, end=-1)
         one = ctx.i64(1)
@@ -431,7 +398,7 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
 
 @translator("Einsum", since=7, emits=("Einsum",))
 def einsum(ctx: Context, layer) -> None:
-    equation = (layer.data.get("equation") or "").replace(" ", "")
+    equation = attr.string(ctx, layer, "equation", "").replace(" ", "")
     if not equation:
         raise ctx.error("Einsum needs an equation")
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
@@ -442,6 +409,6 @@ def einsum(ctx: Context, layer) -> None:
 @translator("GatherElements", since=6, emits=("Cast", "GatherElements"))
 def gather_elements(ctx: Context, layer) -> None:
     data, indices = ctx.input(0), ctx.input(1)
-    axis = int(layer.data.get("axis", "0") or 0)
+    axis = attr.integer(ctx, layer, "axis", 0)
     idx = indices.name if indices.type.ov in ("i32", "i64") else ctx.as_i64(indices)
     ctx.one("GatherElements", [data.name, idx], ctx.out(0), axis=axis)

@@ -17,10 +17,10 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
-from .nn import _float
-from .shape import _int, _normalize, const_ints
+from .shape import _normalize, const_ints
 
 _F32 = from_ov("f32")
 ORT_KERNELS.setdefault("LRN", frozenset({"f32"}))
@@ -51,10 +51,8 @@ def _data_and_axes(ctx: Context, op: str) -> tuple[Value, ElementType, list[int]
 @translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
 def normalize_l2(ctx: Context, layer) -> None:
     data, et, axes = _data_and_axes(ctx, "NormalizeL2")
-    eps = _float(ctx, layer, "eps")
-    mode = (layer.data.get("eps_mode", "add") or "add").strip().lower()
-    if mode not in ("add", "max"):
-        raise ctx.error(f"eps_mode {mode!r} is not add or max")
+    eps = attr.number(ctx, layer, "eps")
+    mode = attr.choice(ctx, layer, "eps_mode", ("add", "max"), "add")
     x, ct = _compute(ctx, data)
     if axes:
         sq = ctx.one("ReduceSumSquare", [x, ctx.i64(sorted(set(axes)))], keepdims=1)
@@ -69,8 +67,8 @@ def normalize_l2(ctx: Context, layer) -> None:
 def lrn(ctx: Context, layer) -> None:
     data, et, axes = _data_and_axes(ctx, "LRN")
     axes = sorted(set(axes))
-    alpha, beta, bias = (_float(ctx, layer, k) for k in ("alpha", "beta", "bias"))
-    size = _int(ctx, layer, "size")
+    alpha, beta, bias = (attr.number(ctx, layer, k) for k in ("alpha", "beta", "bias"))
+    size = attr.integer(ctx, layer, "size")
     if size % 2 == 0:  # OpenVINO's CPU plugin sums other windows than the spec's; onnxruntime refuses them
         raise ctx.error(f"LRN with an even size ({size}) is not translated")
     if axes == [1]:
@@ -94,7 +92,7 @@ def grn(ctx: Context, layer) -> None:
     data = ctx.input(0)
     et = _float_data(ctx, data)
     x, ct = _compute(ctx, data)
-    bias = ctx.const(np.asarray(_float(ctx, layer, "bias"), dtype=ct.numpy))
+    bias = ctx.const(np.asarray(attr.number(ctx, layer, "bias"), dtype=ct.numpy))
     norm = ctx.one("Sqrt", [ctx.one("Add", [ctx.one("ReduceSumSquare", [x, ctx.i64([1])], keepdims=1), bias])])
     ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))
 
@@ -117,8 +115,8 @@ def group_normalization(ctx: Context, layer) -> None:
     data, scale, bias = ctx.input(0), ctx.input(1), ctx.input(2)
     if data.rank is None or data.rank < 2:
         raise ctx.error(f"needs data of known rank >= 2 (N, C, ...), got shape {data.shape}")
-    groups = _int(ctx, layer, "num_groups")
-    eps = _float(ctx, layer, "epsilon")
+    groups = attr.integer(ctx, layer, "num_groups")
+    eps = attr.number(ctx, layer, "epsilon")
     channels = data.shape[1]
     if groups < 1 or (channels is not None and channels % groups):
         raise ctx.error(f"num_groups {groups} does not divide the {channels} channels")

@@ -15,10 +15,9 @@ OpenVINO's reference computes them (extract_image_patches.hpp, reorg_yolo.cpp).
 
 from __future__ import annotations
 
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .layout import _mode
-from .nn import _ints
 
 
 def _patch_geometry(size: int, k: int, s: int, r: int, mode: str) -> tuple[int, int, int]:
@@ -39,8 +38,8 @@ def extract_image_patches(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank != 4 or data.shape[2] is None or data.shape[3] is None:
         raise ctx.error(f"needs 4-D data with static spatial dims, got shape {data.shape}")
-    sizes, strides, rates = (_ints(ctx, layer, name, 2) for name in ("sizes", "strides", "rates"))
-    mode = _mode(ctx, layer, "auto_pad", ("valid", "same_upper", "same_lower"))
+    sizes, strides, rates = (attr.integers(ctx, layer, name, count=2) for name in ("sizes", "strides", "rates"))
+    mode = attr.choice(ctx, layer, "auto_pad", ("valid", "same_upper", "same_lower"))
     geometry = [_patch_geometry(data.shape[2 + i], sizes[i], strides[i], rates[i], mode) for i in range(2)]
     begin = [g[0] for g in geometry]
     end = [max((out - 1) * s + eff - b - data.shape[2 + i], 0)
@@ -70,7 +69,7 @@ def reorg_yolo(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank != 4:
         raise ctx.error(f"needs 4-D data, got shape {data.shape}")
-    s = _ints(ctx, layer, "stride")[0]
+    s = attr.integers(ctx, layer, "stride")[0]
     h, w = _spatial(ctx, data, 2), _spatial(ctx, data, 3)
     blocks = ctx.one("Concat", [ctx.i64([0, -1]), h, ctx.i64([s]), w, ctx.i64([s])], axis=0)
     x = ctx.one("Transpose", [ctx.one("Reshape", [data.name, blocks])], perm=[0, 3, 5, 1, 2, 4])

@@ -45,11 +45,12 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_numpy, from_ov
 
-from ...ir import IRModel, Layer
-from ...ir_reader import element_type, pack_4bit
+from ...ir import Layer
+from ...ir_reader import pack_4bit
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .elementwise import where
+from .elementwise import AUTO_BROADCAST, where
 from .io import fold_convert
 
 _F32 = from_ov("f32")
@@ -68,14 +69,11 @@ USE_MATMUL_NBITS = True
                    "QuantizeLinear", "Round", "Sub", "Where"))
 def fake_quantize(ctx: Context, layer) -> None:
     x, il, ih, ol, oh = (ctx.input(i) for i in range(5))
-    try:
-        levels = int(layer.data.get("levels", ""))
-    except ValueError:
-        raise ctx.error(f"levels={layer.data.get('levels')!r} is not an integer") from None
+    levels = attr.integer(ctx, layer, "levels")
     if levels < 2:
         raise ctx.error(f"levels={levels} must be at least 2")
-    mode = (layer.data.get("auto_broadcast", "numpy") or "numpy").strip().lower()
-    if mode not in ("numpy", "none"):
+    mode = attr.choice(ctx, layer, "auto_broadcast", AUTO_BROADCAST, "numpy")
+    if mode == "pdpd":
         raise ctx.error(f"auto_broadcast {mode!r} is not supported (numpy and none are)")
     if x.type is None or not x.type.is_float:
         raise ctx.error(f"FakeQuantize needs float data, got {x.type.ov if x.type else 'an unknown type'}")
@@ -231,13 +229,13 @@ class Decompression:
             _dequantize_linear(ctx, self)
 
 
-def decompression_subgraphs(ir: IRModel, layers: list[Layer]) -> dict[int, Decompression]:
+def decompression_subgraphs(ctx: Context, layers: list[Layer]) -> dict[int, Decompression]:
     """Layer id -> the subgraph translated in its place: for the last layer of each subgraph
     (or the MatMul that takes it), and for each inner layer (which then emits nothing)."""
     by_id = {layer.id: layer for layer in layers}
     consumers: dict[tuple[int, int], list[tuple[Layer, int]]] = {}
     producers = {}
-    for e in ir.edges:
+    for e in ctx.ir.edges:
         if e.to_layer in by_id and e.from_layer in by_id:
             dst = by_id[e.to_layer]
             index = next(i for i, p in enumerate(dst.inputs) if p.id == e.to_port)
@@ -247,7 +245,7 @@ def decompression_subgraphs(ir: IRModel, layers: list[Layer]) -> dict[int, Decom
     for layer in layers:
         if layer.type.lower() == "const" and layer.value is not None and layer.outputs and \
                 from_numpy(layer.value.dtype).ov in _QUANT_TYPES:
-            d = _match(layer, consumers, producers)
+            d = _match(ctx, layer, consumers, producers)
             if d is not None:
                 for inner in d.inner:
                     found[inner.id] = None  # placeholder: emits nothing
@@ -260,7 +258,7 @@ def _sole_consumer(layer: Layer, consumers) -> tuple[Layer, int] | None:
     return users[0] if len(users) == 1 and len(layer.outputs) == 1 else None
 
 
-def _constant(layer: Layer, index: int, producers, consumers, side: list[Layer]) -> np.ndarray | None:
+def _constant(ctx: Context, layer: Layer, index: int, producers, consumers, side: list[Layer]) -> np.ndarray | None:
     """The value of input ``index`` when it is a Const, or a Convert of one (which joins
     ``side``, the layers replaced with the subgraph, when it feeds nothing else)."""
     src, _ = producers.get((layer.id, index), (None, None))
@@ -270,7 +268,7 @@ def _constant(layer: Layer, index: int, producers, consumers, side: list[Layer])
         return src.value
     if src.type.lower() == "convert":
         inner, _ = producers.get((src.id, 0), (None, None))
-        dst = _destination(src)
+        dst = _destination(ctx, src)
         if inner is not None and inner.type.lower() == "const" and inner.value is not None and dst is not None:
             if _sole_consumer(src, consumers) is not None:
                 side.append(src)
@@ -278,25 +276,22 @@ def _constant(layer: Layer, index: int, producers, consumers, side: list[Layer])
     return None
 
 
-def _destination(layer: Layer) -> ElementType | None:
-    try:
-        return element_type(layer.data.get("destination_type", ""), layer.describe())
-    except ValueError:
-        return None
+def _destination(ctx: Context, layer: Layer) -> ElementType | None:
+    return attr.element(ctx, layer, "destination_type", "dynamic")
 
 
 def _is(hit, op_type: str) -> bool:
     return hit is not None and hit[0].type.lower() == op_type.lower()
 
 
-def _match(const: Layer, consumers, producers) -> Decompression | None:
+def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | None:
     weights = const.value
     wtype = from_numpy(weights.dtype)
     hit = _sole_consumer(const, consumers)
-    if not _is(hit, "Convert") or _destination(hit[0]) is None or not _destination(hit[0]).is_float:
+    ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
+    if ftype is None or not ftype.is_float:
         return None
     convert = hit[0]
-    ftype = _destination(convert)
     if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
         return None
     chain, cur = [convert], convert
@@ -304,7 +299,7 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
     zero_point = None
     hit = _sole_consumer(cur, consumers)
     if _is(hit, "Subtract") and hit[1] == 0:
-        zero_point = _constant(hit[0], 1, producers, consumers, side)
+        zero_point = _constant(ctx, hit[0], 1, producers, consumers, side)
         if zero_point is None:
             return None
         cur = hit[0]
@@ -312,7 +307,7 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
         hit = _sole_consumer(cur, consumers)
     if not _is(hit, "Multiply"):
         return None
-    scale = _constant(hit[0], 1 - hit[1], producers, consumers, side)
+    scale = _constant(ctx, hit[0], 1 - hit[1], producers, consumers, side)
     if scale is None or from_numpy(scale.dtype) != ftype:
         return None
     cur = hit[0]
@@ -331,8 +326,9 @@ def _match(const: Layer, consumers, producers) -> Decompression | None:
     if blocked is None and layout == "blocked":
         return None
     out_type = ftype
-    if _is(hit, "Convert") and _destination(hit[0]) is not None and _destination(hit[0]).is_float:
-        out_type = _destination(hit[0])
+    last = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
+    if last is not None and last.is_float:
+        out_type = last
         cur = hit[0]
         chain.append(cur)
     zp = _zero_point(zero_point, wtype)
@@ -448,9 +444,9 @@ def _nbits_matmul(d: Decompression, consumers) -> Layer | None:
     if not _is(hit, "MatMul") or hit[1] != 1:
         return None
     matmul = hit[0]
-    flag = lambda name: str(matmul.data.get(name, "false")).strip().lower() in ("true", "1")  # noqa: E731
     a = matmul.inputs[0]
-    if not flag("transpose_b") or flag("transpose_a") or a.element_type != d.out_type or len(a.dims) < 2:
+    transposed = attr.boolean(matmul, "transpose_b", False) and not attr.boolean(matmul, "transpose_a", False)
+    if not transposed or a.element_type != d.out_type or len(a.dims) < 2:
         return None
     d.block_size = block
     return matmul

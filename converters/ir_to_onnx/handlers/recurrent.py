@@ -18,10 +18,9 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .nn import _float
-from .shape import _int
 
 _F32 = from_ov("f32")
 _I32 = from_ov("i32")
@@ -30,30 +29,26 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 _ACTIVATIONS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu", "affine": "Affine", "leakyrelu": "LeakyRelu",
                 "thresholdedrelu": "ThresholdedRelu", "scaledtanh": "ScaledTanh", "hardsigmoid": "HardSigmoid",
                 "elu": "Elu", "softsign": "Softsign", "softplus": "Softplus"}
+#: The cells' activations when the IR has none (the sequences have none then: OpenVINO cannot run them).
 _DEFAULT_ACTIVATIONS = {"LSTM": ["sigmoid", "tanh", "tanh"], "GRU": ["sigmoid", "tanh"], "RNN": ["tanh"]}
 
 
-def _floats(text: str | None) -> list[float]:
-    return [float(v) for v in text.replace(" ", "").split(",")] if text and text.strip() else []
-
-
-def _attrs(ctx: Context, layer, kind: str, dirs: int) -> dict:
-    names = [a.strip().lower() for a in (layer.data.get("activations") or "").split(",") if a.strip()]
-    names = names or _DEFAULT_ACTIVATIONS[kind]
-    unknown = [a for a in names if a not in _ACTIVATIONS]
-    if unknown:
-        raise ctx.error(f"activation {unknown[0]!r} has no ONNX equivalent")
-    attrs = {"hidden_size": _int(ctx, layer, "hidden_size"), "activations": [_ACTIVATIONS[a] for a in names] * dirs}
-    alpha, beta = _floats(layer.data.get("activations_alpha")), _floats(layer.data.get("activations_beta"))
+def _attrs(ctx: Context, layer, kind: str, dirs: int, cell: bool) -> dict:
+    names = attr.names(ctx, layer, "activations", _DEFAULT_ACTIVATIONS[kind] if cell else None)
+    if not names or any(a not in _ACTIVATIONS for a in names):
+        raise ctx.error(f"activations {names}: ONNX has {', '.join(_ACTIVATIONS)}")
+    attrs = {"hidden_size": attr.integer(ctx, layer, "hidden_size"),
+             "activations": [_ACTIVATIONS[a] for a in names] * dirs}
+    alpha, beta = (attr.numbers(ctx, layer, name, []) for name in ("activations_alpha", "activations_beta"))
     if alpha:
         attrs["activation_alpha"] = alpha * dirs
     if beta:
         attrs["activation_beta"] = beta * dirs
-    clip = _float(ctx, layer, "clip", 0.0)
+    clip = attr.number(ctx, layer, "clip", 0.0)
     if clip:
         attrs["clip"] = clip
     if kind == "GRU":
-        attrs["linear_before_reset"] = int(str(layer.data.get("linear_before_reset", "false")).lower() in ("true", "1"))
+        attrs["linear_before_reset"] = int(attr.boolean(layer, "linear_before_reset", False))
     return attrs
 
 
@@ -93,7 +88,7 @@ def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], le
         raise ctx.error(f"needs floating-point data, got {et.ov if et else None}")
     ct = et if et.ov in ("f32", "f64") else _F32
     dirs = 2 if direction == "bidirectional" else 1
-    attrs = _attrs(ctx, layer, kind, dirs)
+    attrs = _attrs(ctx, layer, kind, dirs, cell)
     hidden = attrs["hidden_size"]
 
     def cast(v: Value) -> str:
@@ -124,10 +119,7 @@ def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], le
 
 
 def _direction(ctx: Context, layer) -> str:
-    direction = (layer.data.get("direction", "forward") or "forward").strip().lower()
-    if direction not in ("forward", "reverse", "bidirectional"):
-        raise ctx.error(f"direction {direction!r} is not forward, reverse or bidirectional")
-    return direction
+    return attr.choice(ctx, layer, "direction", ("forward", "reverse", "bidirectional"), "forward")
 
 
 @translator("LSTMSequence", since=5, emits=("LSTM", *_RECURRENT_OPS))

@@ -7,17 +7,13 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context
-from ..registry import translator
+from ..registry import op_version, translator
 
 _I64 = from_ov("i64")
 _U64 = from_ov("u64")
 _BOOL = from_ov("boolean")
-
-
-def _flag(layer, name: str, default: bool) -> bool:
-    text = str(layer.data.get(name, "")).strip().lower()
-    return default if not text else text in ("true", "1", "yes")
 
 
 _REDUCE = {"ReduceSum": ("ReduceSum", "bits"), "ReduceProd": ("ReduceProd", "bits"),
@@ -30,7 +26,7 @@ _REDUCE = {"ReduceSum": ("ReduceSum", "bits"), "ReduceProd": ("ReduceProd", "bit
 def _reduce(ctx: Context, layer) -> None:
     onnx_op, kind = {k.lower(): v for k, v in _REDUCE.items()}[layer.type.lower()]
     data, axes = ctx.input(0), ctx.input(1)
-    keep = int(_flag(layer, "keep_dims", False))
+    keep = int(attr.boolean(layer, "keep_dims", False))
     et = data.type
     attrs = dict(keepdims=keep, noop_with_empty_axes=1)
     ax = ctx.as_i64(axes, flat=True)
@@ -58,7 +54,8 @@ def cum_sum(ctx: Context, layer) -> None:
     data = ctx.input(0)
     axis = ctx.as_i64(ctx.input(1)) if ctx.n_inputs() > 1 else ctx.i64(0)
     ctx.emit("CumSum", [data.name], data.type, ctx.out(0), kind="bits", extra=[axis],
-             exclusive=int(_flag(layer, "exclusive", False)), reverse=int(_flag(layer, "reverse", False)))
+             exclusive=int(attr.boolean(layer, "exclusive", False)),
+             reverse=int(attr.boolean(layer, "reverse", False)))
 
 
 @translator("MatMul", since=1, emits=("MatMul", "Transpose"))
@@ -67,7 +64,7 @@ def mat_mul(ctx: Context, layer) -> None:
     names = []
     for v, flag in ((a, "transpose_a"), (b, "transpose_b")):
         name = v.name
-        if _flag(layer, flag, False) and v.rank != 1:
+        if attr.boolean(layer, flag, False) and v.rank != 1:
             if v.rank is None:
                 raise ctx.error(f"{flag} needs an input of known rank")
             if v.rank >= 2:
@@ -80,14 +77,14 @@ def mat_mul(ctx: Context, layer) -> None:
 @translator("SoftMax", since=1, emits=("Softmax",))
 def softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    axis = int(layer.data.get("axis", "1"))
+    axis = attr.integer(ctx, layer, "axis", 0 if op_version(layer) == 1 else 1)  # absent: the constructors' axis
     ctx.emit("Softmax", [v.name], v.type, ctx.out(0), axis=axis)
 
 
 @translator("LogSoftmax", since=5, emits=("LogSoftmax",))
 def log_softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    axis = int(layer.data.get("axis", "1"))
+    axis = attr.integer(ctx, layer, "axis", 1)
     ctx.emit("LogSoftmax", [v.name], v.type, ctx.out(0), axis=axis)
 
 

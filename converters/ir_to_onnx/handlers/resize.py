@@ -27,10 +27,10 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
-from .layout import _mode, _onnx_pad, i64_vector
-from .nn import _flag, _float, _ints
+from .layout import _onnx_pad, i64_vector
 from .shape import const_ints
 
 _F32 = from_ov("f32")
@@ -160,14 +160,14 @@ def _every_axis(ctx: Context, data: Value, axes: list[int], begin: list[int], en
 
 
 def _v4_attrs(ctx: Context, layer, rank: int):
-    mode = _mode(ctx, layer, "mode", _MODES)
-    coords = _mode(ctx, layer, "coordinate_transformation_mode", _COORDS, "half_pixel")
-    nearest = _mode(ctx, layer, "nearest_mode", _NEAREST, "round_prefer_floor")
-    calc = _mode(ctx, layer, "shape_calculation_mode", ("sizes", "scales"))
-    return dict(mode=mode, coords=coords, nearest=nearest, antialias=_flag(layer, "antialias", False),
-                cube_coeff=_float(ctx, layer, "cube_coeff", -0.75),
-                pads_begin=_ints(ctx, layer, "pads_begin", None, [0] * rank),
-                pads_end=_ints(ctx, layer, "pads_end", None, [0] * rank)), calc
+    mode = attr.choice(ctx, layer, "mode", _MODES)
+    coords = attr.choice(ctx, layer, "coordinate_transformation_mode", _COORDS, "half_pixel")
+    nearest = attr.choice(ctx, layer, "nearest_mode", _NEAREST, "round_prefer_floor")
+    calc = attr.choice(ctx, layer, "shape_calculation_mode", ("sizes", "scales"))
+    return dict(mode=mode, coords=coords, nearest=nearest, antialias=attr.boolean(layer, "antialias", False),
+                cube_coeff=attr.number(ctx, layer, "cube_coeff", -0.75),
+                pads_begin=attr.integers(ctx, layer, "pads_begin", [0] * rank),
+                pads_end=attr.integers(ctx, layer, "pads_end", [0] * rank)), calc
 
 
 def _known_rank(ctx: Context, data: Value) -> None:
@@ -200,18 +200,18 @@ def interpolate_1(ctx: Context, layer) -> None:
     data, sizes = ctx.input(0), ctx.input(1)
     _known_rank(ctx, data)
     rank = data.rank
-    axes = [a % rank for a in _ints(ctx, layer, "axes")]
-    mode = _mode(ctx, layer, "mode", ("nearest", "linear", "cubic", "linear_onnx", "area"))
+    axes = [a % rank for a in attr.integers(ctx, layer, "axes")]
+    mode = attr.string(ctx, layer, "mode", None, ("nearest", "linear", "cubic", "linear_onnx", "area"))  # as written
     if mode == "area":
         raise ctx.error("mode 'area' has no ONNX Resize equivalent")
     if mode == "linear":
         mode = "linear_onnx" if rank < 5 else "linear"
-    begin = _ints(ctx, layer, "pads_begin", None, [0] * rank)
-    end = _ints(ctx, layer, "pads_end", None, [0] * rank)
+    begin = attr.integers(ctx, layer, "pads_begin", [0] * rank)
+    end = attr.integers(ctx, layer, "pads_end", [0] * rank)
     coords = "asymmetric"
-    if _flag(layer, "align_corners", False):
+    if attr.boolean(layer, "align_corners", True):
         coords = "align_corners"
     elif mode.startswith("linear") and not any(begin + end) and not (rank == 4 and sorted(axes) == [2, 3]):
         coords = "half_pixel"
-    _resize(ctx, data, axes, mode, coords, "simple", sizes, None, _flag(layer, "antialias", False), -0.75,
+    _resize(ctx, data, axes, mode, coords, "simple", sizes, None, attr.boolean(layer, "antialias", False), -0.75,
             begin, end)

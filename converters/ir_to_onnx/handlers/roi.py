@@ -15,10 +15,9 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context
 from ..registry import op_version, translator
-from .nn import _float
-from .shape import _int
 
 _I64 = from_ov("i64")
 ORT_KERNELS.setdefault("RoiAlign", frozenset({"f32", "f64"}))
@@ -28,25 +27,20 @@ _MODES = {"asymmetric": "output_half_pixel", "half_pixel": "half_pixel", "half_p
 
 @translator("ROIAlign", since=3, emits=("Add", "Cast", "Identity", "RoiAlign"))
 def roi_align(ctx: Context, layer) -> None:
-    aligned = "asymmetric"  # ROIAlign-3's only mode
-    if op_version(layer) >= 9:
-        aligned = (layer.data.get("aligned_mode", "asymmetric") or "asymmetric").strip().lower()
+    aligned = attr.choice(ctx, layer, "aligned_mode", tuple(_MODES), "asymmetric") \
+        if op_version(layer) >= 9 else "asymmetric"  # ROIAlign-3's only mode
     data, rois, batch = ctx.input(0), ctx.input(1), ctx.input(2)
-    if aligned not in _MODES:
-        raise ctx.error(f"aligned_mode {aligned!r} is not asymmetric, half_pixel_for_nn or half_pixel")
-    mode = (layer.data.get("mode", "avg") or "avg").strip().lower()
-    if mode == "max":
+    if attr.choice(ctx, layer, "mode", ("avg", "max"), "avg") == "max":
         raise ctx.error("ROIAlign with max pooling is not translated: onnxruntime's RoiAlign max differs from "
                         "OpenVINO's")
-    if mode != "avg":
-        raise ctx.error(f"mode {mode!r} is not avg or max")
     et = data.type
     ct = from_ov("f32") if et.ov in ("f16", "bf16") else et
     boxes = ctx.cast(rois.name, rois.type, ct)
     if aligned == "half_pixel":
         boxes = ctx.one("Add", [boxes, ctx.const(np.asarray(0.5, dtype=ct.numpy))])
-    ctx.cast(ctx.one("RoiAlign", [ctx.cast(data.name, et, ct), boxes, ctx.as_i64(batch)], mode=mode,
-                     output_height=_int(ctx, layer, "pooled_h"), output_width=_int(ctx, layer, "pooled_w"),
-                     sampling_ratio=_int(ctx, layer, "sampling_ratio", 0),
-                     spatial_scale=_float(ctx, layer, "spatial_scale", 1.0),
+    ctx.cast(ctx.one("RoiAlign", [ctx.cast(data.name, et, ct), boxes, ctx.as_i64(batch)], mode="avg",
+                     output_height=attr.integer(ctx, layer, "pooled_h"),
+                     output_width=attr.integer(ctx, layer, "pooled_w"),
+                     sampling_ratio=attr.integer(ctx, layer, "sampling_ratio", 0),
+                     spatial_scale=attr.number(ctx, layer, "spatial_scale", 0.0),
                      coordinate_transformation_mode=_MODES[aligned]), ct, et, ctx.out(0))

@@ -17,19 +17,12 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
-from .layout import _mode
-from .nn import _float, _ints
 
 _I64 = from_ov("i64")
 ORT_KERNELS.setdefault("MaxRoiPool", frozenset({"f16", "f32"}))
-
-
-def _pooled(ctx: Context, layer) -> list[int]:
-    if layer.data.get("output_size") is not None:
-        return _ints(ctx, layer, "output_size", 2)
-    return [_ints(ctx, layer, "pooled_h", 1)[0], _ints(ctx, layer, "pooled_w", 1)[0]]
 
 
 def _samples(ctx: Context, rois: str, column: int, n: int, size: str, ct: ElementType) -> str:
@@ -102,10 +95,10 @@ def roi_pooling(ctx: Context, layer) -> None:
     if data.rank != 4 or data.type is None or not data.type.is_float:
         raise ctx.error(f"needs floating-point data [N, C, H, W], got {data.type.ov if data.type else None} "
                         f"of shape {data.shape}")
-    pooled = _pooled(ctx, layer)
-    method = _mode(ctx, layer, "method", ("max", "bilinear"), "max")
+    pooled = [attr.integer(ctx, layer, "pooled_h"), attr.integer(ctx, layer, "pooled_w")]  # output_size is not read
+    method = attr.string(ctx, layer, "method", "max", ("max", "bilinear"))
     if method == "bilinear":
         _bilinear(ctx, data, rois, pooled)
         return
     ctx.emit("MaxRoiPool", [data.name, rois.name], data.type, ctx.out(0), pooled_shape=pooled,
-             spatial_scale=_float(ctx, layer, "spatial_scale"))
+             spatial_scale=attr.number(ctx, layer, "spatial_scale"))

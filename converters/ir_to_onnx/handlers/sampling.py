@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context
 from ..registry import translator
 
@@ -16,13 +17,9 @@ _MODES = {"bilinear": "linear", "bicubic": "cubic", "nearest": "nearest"}
 @translator("GridSample", since=9, emits=("Cast", "GridSample", "Identity"))
 def grid_sample(ctx: Context, layer) -> None:
     data, grid = ctx.input(0), ctx.input(1)
-    mode = (layer.data.get("mode", "bilinear") or "bilinear").strip().lower()
-    padding = (layer.data.get("padding_mode", "zeros") or "zeros").strip().lower()
-    if mode not in _MODES:
-        raise ctx.error(f"mode {mode!r} is not bilinear, bicubic or nearest")
-    if padding not in ("zeros", "border", "reflection"):
-        raise ctx.error(f"padding_mode {padding!r} is not zeros, border or reflection")
-    align = int(str(layer.data.get("align_corners", "false")).strip().lower() in ("true", "1"))
+    mode = attr.choice(ctx, layer, "mode", tuple(_MODES), "bilinear")
+    padding = attr.choice(ctx, layer, "padding_mode", ("zeros", "border", "reflection"), "zeros")
+    align = int(attr.boolean(layer, "align_corners", False))
     et = data.type
     if et is None or not et.is_float:
         raise ctx.error(f"needs floating-point data, got {et.ov if et else None}")

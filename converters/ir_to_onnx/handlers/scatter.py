@@ -17,11 +17,10 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
+from .. import attributes as attr
 from ..context import Context, Value, compute_type
 from ..registry import op_version, translator
-from .layout import _mode
-from .nn import _flag
-from .shape import _int, const_ints
+from .shape import const_ints
 
 _I64 = from_ov("i64")
 _F64 = from_ov("f64")
@@ -42,7 +41,7 @@ def _indices(ctx: Context, v: Value) -> str:
 def gather_nd(ctx: Context, layer) -> None:
     keep_batch_dims = op_version(layer) >= 8  # GatherND-5 folds the batch dims into one
     data, indices = ctx.input(0), ctx.input(1)
-    batch_dims = _int(ctx, layer, "batch_dims", 0)
+    batch_dims = attr.integer(ctx, layer, "batch_dims", 0)
     if batch_dims < 0:
         raise ctx.error(f"batch_dims {batch_dims} is negative")
     if keep_batch_dims or batch_dims <= 1:
@@ -89,7 +88,8 @@ def _updates(ctx: Context, updates: Value, reduction: str) -> str:
 @translator("ScatterNDUpdate", since=4, emits=("Cast", "ScatterND", "Sub"))
 def scatter_nd_update(ctx: Context, layer) -> None:
     data, indices, updates = ctx.input(0), ctx.input(1), ctx.input(2)
-    reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none")
+    reduction = attr.choice(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none") \
+        if op_version(layer) >= 15 else "none"  # ScatterNDUpdate-4 has no reduction
     if reduction != "none" and data.type == _BOOL:
         raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
     ctx.one("ScatterND", [data.name, _indices(ctx, indices), _updates(ctx, updates, reduction)], ctx.out(0),
@@ -117,8 +117,9 @@ def _identity(et, reduction: str) -> np.ndarray:
 def scatter_elements_update(ctx: Context, layer) -> None:
     data, indices, updates, axis_v = (ctx.input(i) for i in range(4))
     axis = const_ints(ctx, axis_v, "the ScatterElementsUpdate axis")[0]
-    reduction = _mode(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "sub"), "none")
-    use_init = _flag(layer, "use_init_val", True)
+    reduction = attr.choice(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "sub"), "none") \
+        if op_version(layer) >= 12 else "none"  # ScatterElementsUpdate-3 has no reduction
+    use_init = attr.boolean(layer, "use_init_val", True)
     et = data.type
     if reduction != "none" and et == _BOOL:
         raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")

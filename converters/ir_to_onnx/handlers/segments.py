@@ -24,9 +24,9 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import Context, compute_type
 from ..registry import translator
-from .layout import _mode
 
 _I64 = from_ov("i64")
 
@@ -64,7 +64,7 @@ def segment_max(ctx: Context, layer) -> None:
     if data.rank is None or data.rank < 1 or data.type is None or not (data.type.is_float or data.type.is_integer):
         raise ctx.error(f"needs numeric data of known rank >= 1, got {data.type.ov if data.type else None} "
                         f"of shape {data.shape}")
-    fill = _mode(ctx, layer, "fill_mode", ("zero", "lowest"), "zero")  # absent: zero, as OpenVINO reads it
+    fill = attr.choice(ctx, layer, "fill_mode", ("zero", "lowest"), "zero")  # absent: zero, as OpenVINO reads it
     et, ones = data.type, [1] * (data.rank - 1)
     idx = ctx.as_i64(ids, flat=True)
     if ctx.n_inputs() > 2:

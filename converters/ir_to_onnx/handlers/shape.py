@@ -7,29 +7,12 @@ import numpy as np
 
 from onnx_ext.types import from_ov
 
-from ...ir_reader import element_type
+from .. import attributes as attr
 from ..context import Context, Value
-from ..registry import translator
+from ..registry import op_version, translator
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
-
-
-def _flag(layer, name: str, default: bool) -> bool:
-    text = str(layer.data.get(name, "")).strip().lower()
-    return default if not text else text in ("true", "1", "yes")
-
-
-def _int(ctx: Context, layer, name: str, default: int | None = None) -> int:
-    text = layer.data.get(name)
-    if text is None:  # absent; written but blank is an error, as in OpenVINO
-        if default is None:
-            raise ctx.error(f"attribute {name!r} is missing")
-        return default
-    try:
-        return int(str(text).strip())
-    except ValueError:
-        raise ctx.error(f"attribute {name}={text!r} is not an integer") from None
 
 
 def const_ints(ctx: Context, v: Value, what: str) -> list[int]:
@@ -51,10 +34,9 @@ def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> 
 @translator("ShapeOf", since=1, emits=("Cast", "Identity", "Shape"))
 def shape_of(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    text = layer.data.get("output_type", "i64")  # ShapeOf-1 has none
-    out_type = element_type(text, ctx.where)
+    out_type = _I64 if op_version(layer) == 1 else attr.element(ctx, layer, "output_type")  # ShapeOf-1 has none
     if out_type is None or out_type.ov not in ("i32", "i64"):  # as OpenVINO's node checks
-        raise ctx.error(f"output_type {text} is not i32 or i64")
+        raise ctx.error(f"output_type {out_type.ov if out_type else 'dynamic'} is not i32 or i64")
     if v.static_shape:  # known now: a constant, which later shape arithmetic can use
         ctx.set_const(0, np.array(v.shape, dtype=np.int64).astype(out_type.numpy))
         return
@@ -66,7 +48,7 @@ def shape_of(ctx: Context, layer) -> None:
 @translator("Concat", since=1, emits=("Concat",))
 def concat(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
-    axis = _int(ctx, layer, "axis", 0)
+    axis = attr.integer(ctx, layer, "axis", 0)
     if all(v.const is not None for v in values) and sum(np.asarray(v.const).size for v in values) <= 64:
         ctx.set_const(0, np.concatenate([np.asarray(v.const) for v in values], axis=axis))
         return
@@ -76,7 +58,7 @@ def concat(ctx: Context, layer) -> None:
 @translator("Reshape", since=1, emits=("Cast", "Reshape"))
 def reshape(ctx: Context, layer) -> None:
     data, shape = ctx.input(0), ctx.input(1)
-    special_zero = _flag(layer, "special_zero", False)
+    special_zero = attr.boolean(layer, "special_zero", False)
     # special_zero: a 0 copies the input dim (ONNX allowzero=0); otherwise 0 is a real 0.
     allowzero = 0 if special_zero else 1
     if shape.const is not None and not np.any(np.asarray(shape.const) == 0):
@@ -178,7 +160,7 @@ def tile(ctx: Context, layer) -> None:
 def split(ctx: Context, layer) -> None:
     data, axis_v = ctx.input(0), ctx.input(1)
     axis = const_ints(ctx, axis_v, "the Split axis")[0]
-    n = _int(ctx, layer, "num_splits")
+    n = attr.integer(ctx, layer, "num_splits")
     if n != len(layer.outputs):
         raise ctx.error(f"num_splits is {n} but the layer has {len(layer.outputs)} outputs")
     if data.rank is not None:
@@ -219,7 +201,7 @@ def variadic_split(ctx: Context, layer) -> None:
 @translator("NonZero", since=3, emits=("Cast", "Equal", "Identity", "NonZero", "Not"))
 def non_zero(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    out_type = element_type(layer.data.get("output_type", "i64"), ctx.where) or _I64
+    out_type = attr.element(ctx, layer, "output_type", "i64") or _I64
     x = v.name
     if v.type.ov not in ("f16", "f32", "i32", "i64", "u8", "boolean"):
         x = ctx.one("Not", [ctx.emit("Equal", [x, ctx.const(np.zeros((), v.type.numpy))], v.type, result_type=_BOOL)])

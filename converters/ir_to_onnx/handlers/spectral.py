@@ -20,6 +20,7 @@ import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
 
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, Value
 from ..registry import translator
 from .shape import _normalize, const_ints
@@ -151,7 +152,7 @@ def stft(ctx: Context, layer) -> None:
         left = (frame - size) // 2
         w = ctx.one("Pad", [w, ctx.i64([left, frame - size - left])])
     out = ctx.one("STFT", [x, ctx.one("Reshape", [step, ctx.i64([])]), w, ctx.i64(frame)], onesided=1)
-    if str(layer.data.get("transpose_frames", "false")).strip().lower() in ("true", "1"):
+    if attr.boolean(layer, "transpose_frames", False):
         out = ctx.one("Transpose", [out], perm=[0, 2, 1, 3])
     if data.rank == 1:
         out = ctx.one("Squeeze", [out, ctx.i64([0])])

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from onnx_ext.types import from_ov
 
-from ...ir_reader import element_type
+from .. import attributes as attr
 from ..context import ORT_KERNELS, Context, compute_type
 from ..registry import translator
-from .layout import _mode, i64_vector
-from .shape import _int
+from .layout import i64_vector
 
 _I64 = from_ov("i64")
 ORT_KERNELS.setdefault("TopK", frozenset({"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8"}))
@@ -26,13 +25,13 @@ def topk(ctx: Context, layer) -> None:
     data, k_v = ctx.input(0), ctx.input(1)
     if data.rank is None:
         raise ctx.error("needs data of known rank")
-    axis = _int(ctx, layer, "axis")
+    axis = attr.integer(ctx, layer, "axis")
     if not -data.rank <= axis < data.rank:
         raise ctx.error(f"axis {axis} is out of range for rank {data.rank}")
     axis %= data.rank
-    largest = _mode(ctx, layer, "mode", ("max", "min")) == "max"
-    sort = _mode(ctx, layer, "sort", ("value", "index", "none"), "none")
-    idx_type = element_type(layer.data.get("index_element_type", "i32"), ctx.where) or from_ov("i32")
+    largest = attr.choice(ctx, layer, "mode", ("max", "min")) == "max"
+    sort = attr.choice(ctx, layer, "sort", ("value", "index", "none"), "none")
+    idx_type = attr.element(ctx, layer, "index_element_type", "i32") or from_ov("i32")
     et = data.type
     ct = compute_type("TopK", et)
     if ct is None:
