@@ -137,7 +137,8 @@ def broadcast_cases(draw):
             aligned = aligned[draw(st.integers(0, len(aligned))):] if draw(st.integers(0, 4)) == 0 else aligned
         t = lead + aligned
         if mode == "pdpd":
-            axis = draw(st.sampled_from([-1, -1, len(t) - len(d), draw(st.integers(0, 4))]))
+            # (an axis below -1 is an attribute error: test_broadcast_bad_attributes_name_op_and_attribute)
+            axis = draw(st.sampled_from([-1, -1, max(len(t) - len(d), -1), draw(st.integers(0, 4))]))
     seed = draw(st.integers(0, 2**32 - 1))
     dtype = draw(st.sampled_from(DATA_TYPES))
     data = _values(np.random.default_rng(seed), tuple(d), dtype)
