@@ -217,7 +217,7 @@ def main(argv=None) -> int:
     scenarios = [s for s in scenarios if args.only in s[0]]
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from bench_ops import machine_info
+    from harness import machine_info
 
     info = machine_info()
     results = []

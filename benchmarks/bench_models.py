@@ -40,26 +40,25 @@ from __future__ import annotations
 
 import argparse
 import collections
-import datetime
 import gc
 import json
 import os
-import platform
-import random
 import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.real_models.torchvision_cpu import import_torch, import_torchvision  # noqa: E402
+from harness import count_nodes, machine_info, optimized_model, session, time_interleaved
+from whole_models import MODELS, Built, ModelSpec
+
+from tests.real_models.torchvision_cpu import import_torch
 
 #: largest |output - torch eager| / max|torch eager| accepted for either side
 TOLERANCE = 1e-4
@@ -70,187 +69,6 @@ EXPORTERS = {"dynamo": {"dynamo": True, "optimize": True},
 #: ops whose counts tell which fusions onnxruntime applied (shown first in the op-type table)
 FUSED_OPS = ("Attention", "MultiHeadAttention", "SkipLayerNormalization", "LayerNormalization", "Gelu", "FastGelu",
              "BiasGelu", "Gemm", "FusedGemm", "FusedMatMul", "MatMul", "FusedConv", "Conv", "NchwcConv")
-
-
-@dataclass
-class Built:
-    module: object  # torch.nn.Module, eval mode
-    feeds: dict[str, np.ndarray]  # in the order of the module's forward arguments
-    outputs: list[str]
-
-
-@dataclass
-class ModelSpec:
-    name: str
-    what: str
-    build: Callable[[argparse.Namespace], Built]
-
-
-# --- models -----------------------------------------------------------------------------------
-
-
-def perturb(module, seed: int = 0) -> None:
-    """Every float parameter gets noise (biases of 0 and norms of scale 1 / shift 0 become ordinary
-    values); batch-norm statistics are drawn as in tests/real_models (mean in [-0.5, 0.5), var in
-    [0.5, 2))."""
-    torch = import_torch()
-    gen = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for p in module.parameters():
-            p.add_(torch.randn(p.shape, generator=gen) * 0.02)
-        for mod in module.modules():
-            if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm) and mod.running_mean is not None:
-                mod.running_mean.copy_(torch.rand(mod.running_mean.shape, generator=gen) - 0.5)
-                mod.running_var.copy_(torch.rand(mod.running_var.shape, generator=gen) * 1.5 + 0.5)
-
-
-def _transformers_model(config_cls: str, model_cls: str, **config):
-    import_torch().manual_seed(0)  # torch (and torchvision through the workaround) before transformers
-    import transformers
-
-    cfg = getattr(transformers, config_cls)(**config)
-    return getattr(transformers, model_cls)(cfg).eval()
-
-
-def _modules():
-    """The wrappers: named forward arguments (OpenVINO and the exporter name the inputs after them), plain
-    tensors out. Defined on first use: torch is imported only then."""
-    torch = import_torch()
-
-    class Bert(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return out.last_hidden_state, out.pooler_output
-
-    class CausalLM(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask).logits
-
-    class Encoder(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_features):
-            return self.inner(input_features=input_features).last_hidden_state
-
-    class SegmentationOut(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, x):
-            return self.inner(x)["out"]
-
-    return {"Bert": Bert, "CausalLM": CausalLM, "Encoder": Encoder, "SegmentationOut": SegmentationOut}
-
-
-def _tokens(vocab: int, seq: int, seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, vocab, (1, seq), dtype=np.int64)
-
-
-def build_bert(args) -> Built:
-    inner = _transformers_model("BertConfig", "BertModel", attn_implementation="sdpa")  # BERT-base's defaults
-    perturb(inner)
-    feeds = {"input_ids": _tokens(inner.config.vocab_size, args.seq, 1),
-             "attention_mask": np.ones((1, args.seq), np.int64),
-             "token_type_ids": np.zeros((1, args.seq), np.int64)}
-    return Built(_modules()["Bert"](inner).eval(), feeds, ["last_hidden_state", "pooler_output"])
-
-
-def build_gpt2(args) -> Built:
-    inner = _transformers_model("GPT2Config", "GPT2LMHeadModel", use_cache=False,
-                                attn_implementation="sdpa")  # GPT-2 small's defaults
-    perturb(inner)
-    feeds = {"input_ids": _tokens(inner.config.vocab_size, args.seq, 2),
-             "attention_mask": np.ones((1, args.seq), np.int64)}
-    return Built(_modules()["CausalLM"](inner).eval(), feeds, ["logits"])
-
-
-def build_llama(args) -> Built:
-    inner = _transformers_model("LlamaConfig", "LlamaForCausalLM", vocab_size=32000, hidden_size=768,
-                                intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
-                                num_key_value_heads=4, max_position_embeddings=2048, use_cache=False,
-                                attn_implementation="sdpa", bos_token_id=0, eos_token_id=0, pad_token_id=0)
-    perturb(inner)
-    feeds = {"input_ids": _tokens(32000, args.seq, 3), "attention_mask": np.ones((1, args.seq), np.int64)}
-    return Built(_modules()["CausalLM"](inner).eval(), feeds, ["logits"])
-
-
-def build_whisper_encoder(args) -> Built:
-    """Whisper-tiny's encoder: 30 s of audio (80 mels x 3000 frames, fixed by its positions)."""
-    model = _transformers_model("WhisperConfig", "WhisperModel", d_model=384, encoder_layers=4,
-                                encoder_attention_heads=6, encoder_ffn_dim=1536, decoder_layers=4,
-                                decoder_attention_heads=6, decoder_ffn_dim=1536, num_mel_bins=80,
-                                max_source_positions=1500, attn_implementation="sdpa")
-    inner = model.get_encoder().eval()
-    perturb(inner)
-    feeds = {"input_features": np.random.default_rng(4).standard_normal((1, 80, 3000)).astype(np.float32)}
-    return Built(_modules()["Encoder"](inner).eval(), feeds, ["last_hidden_state"])
-
-
-def _image(args, seed: int) -> dict[str, np.ndarray]:
-    return {"x": np.random.default_rng(seed).standard_normal((1, 3, args.image, args.image)).astype(np.float32)}
-
-
-def _torchvision(name: str, args, seed: int) -> Built:
-    import_torchvision()
-    import_torch().manual_seed(0)
-    from torchvision import models
-
-    module = getattr(models, name)(weights=None).eval()
-    perturb(module)  # also gives ViT's zero-initialised head weights
-    return Built(module, _image(args, seed), ["logits"])
-
-
-def build_resnet50(args) -> Built:
-    return _torchvision("resnet50", args, 5)
-
-
-def build_vit_b_16(args) -> Built:
-    return _torchvision("vit_b_16", args, 6)
-
-
-def build_mobilenet_v3_large(args) -> Built:
-    return _torchvision("mobilenet_v3_large", args, 7)
-
-
-def build_lraspp(args) -> Built:
-    import_torchvision()
-    import_torch().manual_seed(0)
-    from torchvision.models import segmentation
-
-    inner = segmentation.lraspp_mobilenet_v3_large(weights=None, weights_backbone=None).eval()
-    perturb(inner)
-    return Built(_modules()["SegmentationOut"](inner).eval(), _image(args, 8), ["out"])
-
-
-MODELS = {spec.name: spec for spec in [
-    ModelSpec("bert", "transformers BertModel, BERT-base config (12 layers, hidden 768, 12 heads), SDPA; "
-              "input_ids, attention_mask (all ones), token_type_ids [1, seq]; last_hidden_state, pooler_output",
-              build_bert),
-    ModelSpec("gpt2", "transformers GPT2LMHeadModel, GPT-2 small config (12 layers, 768, vocab 50257), SDPA, "
-              "no KV cache; input_ids, attention_mask [1, seq]; logits", build_gpt2),
-    ModelSpec("resnet50", "torchvision resnet50(weights=None); x [1, 3, image, image]; logits", build_resnet50),
-    ModelSpec("vit_b_16", "torchvision vit_b_16(weights=None); x [1, 3, image, image]; logits", build_vit_b_16),
-    ModelSpec("mobilenet_v3_large", "torchvision mobilenet_v3_large(weights=None) (HSwish, HSigmoid); "
-              "x [1, 3, image, image]; logits", build_mobilenet_v3_large),
-    ModelSpec("lraspp", "torchvision segmentation lraspp_mobilenet_v3_large(weights=None) (HSwish, HSigmoid, "
-              "bilinear Interpolate); x [1, 3, image, image]; out", build_lraspp),
-    ModelSpec("whisper_encoder", "transformers WhisperModel's encoder, Whisper-tiny config (4 layers, 384, 6 heads), "
-              "SDPA; input_features [1, 80, 3000]; last_hidden_state", build_whisper_encoder),
-    ModelSpec("llama", "transformers LlamaForCausalLM, 12 layers, hidden 768, 12 heads (4 KV heads), MLP 2048, "
-              "vocab 32000, SDPA, no KV cache (Swish, RMS norm, rotary embeddings, grouped KV heads); input_ids, "
-              "attention_mask [1, seq]; logits", build_llama),
-]}
 
 
 # --- conversions ------------------------------------------------------------------------------
@@ -306,26 +124,10 @@ def reference(built: Built) -> list[np.ndarray]:
 # --- onnxruntime ------------------------------------------------------------------------------
 
 
-def session(model_bytes: bytes, threads: int, optimized_path: Path | None = None):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()  # graph_optimization_level stays ORT_ENABLE_ALL, the default
-    opts.log_severity_level = 3
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    if optimized_path is not None:
-        opts.optimized_model_filepath = str(optimized_path)
-    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
-
-
 def optimized_graph(model_bytes: bytes, folder: Path, tag: str) -> dict:
     """Node counts and op types of the graph onnxruntime runs (its optimisations applied)."""
-    import onnx
-    from bench_ops import count_nodes  # a sibling script: If / Loop bodies counted too
-
     path = folder / f"{tag}.optimized.onnx"
-    session(model_bytes, 1, path)
-    graph = onnx.load(str(path), load_external_data=False).graph
+    graph = optimized_model(model_bytes, 1, path)[1].graph
     ops = collections.Counter((f"{n.domain}:" if n.domain not in ("", "ai.onnx") else "") + n.op_type
                               for n in graph.node)
     path.unlink()
@@ -346,34 +148,6 @@ def errors(got: list[np.ndarray], want: list[np.ndarray]) -> float:
             return float("inf")
         worst = max(worst, float(np.abs(g.astype(np.float64) - w).max() / max(np.abs(w).max(), 1e-30)))
     return worst
-
-
-def time_interleaved(runs: dict[str, Callable[[], object]], rounds: int, budget_s: float) -> dict[str, dict]:
-    """Per variant, per round: the median of `k` calls, wall time and the process's CPU time (seconds),
-    after one warm-up call. Variants are interleaved in a shuffled order each round; `k` makes the whole
-    take about budget_s."""
-    per_call = {}
-    for name, run in runs.items():
-        run()
-        start = time.perf_counter()
-        run()
-        per_call[name] = time.perf_counter() - start
-    calls = {name: int(min(20, max(1, budget_s / rounds / len(runs) / per_call[name] - 1))) for name in runs}
-    samples = {name: {"wall": [], "cpu": []} for name in runs}
-    order = list(runs)
-    for _ in range(rounds):
-        random.shuffle(order)
-        for name in order:
-            runs[name]()  # warm: the other variant ran in between
-            wall, cpu = [], []
-            for _ in range(calls[name]):
-                start, start_cpu = time.perf_counter(), time.process_time()
-                runs[name]()
-                wall.append(time.perf_counter() - start)
-                cpu.append(time.process_time() - start_cpu)
-            samples[name]["wall"].append(statistics.median(wall))
-            samples[name]["cpu"].append(statistics.median(cpu))
-    return samples
 
 
 def summarize(samples: dict[str, dict]) -> dict:
@@ -412,7 +186,8 @@ def measure(spec: ModelSpec, args, folder: Path) -> dict:
             row["error"] = {k: errors(run_outputs(s, built.feeds), want) for k, s in sessions.items()}
             row["agree"] = all(e <= TOLERANCE for e in row["error"].values())
         runs = {k: _runner(s, built.feeds) for k, s in sessions.items()}
-        row["threads"][str(threads)] = summarize(time_interleaved(runs, args.rounds, args.budget))
+        row["threads"][str(threads)] = summarize(time_interleaved(runs, args.rounds, args.budget,
+                                                                     calls_between=(1, 20)))
         del runs, sessions
         gc.collect()
     return row
@@ -431,35 +206,6 @@ def _runner(sess, feeds: dict[str, np.ndarray]) -> Callable[[], object]:
 # --- report -----------------------------------------------------------------------------------
 
 
-def machine_info() -> dict:
-    import onnx
-    import onnxruntime as ort
-    import openvino as ov
-
-    torch = import_torch()
-    cpu = platform.processor()
-    for line in Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []:
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    import transformers
-    import torchvision
-
-    return {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-            "onnxruntime": ort.__version__, "onnx": onnx.__version__, "openvino": ov.__version__.split("-")[0],
-            "torch": torch.__version__, "torchvision": torchvision.__version__,
-            "transformers": transformers.__version__,
-            "onnxscript": _version("onnxscript"), "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "load_avg_start": list(os.getloadavg())}
-
-
-def _version(module: str) -> str:
-    try:
-        return __import__(module).__version__
-    except ImportError:
-        return "not installed"
-
-
 def markdown(data: dict) -> str:
     info, rows = data["machine"], data["results"]
     threads = sorted({int(t) for r in rows for t in r["threads"]})
@@ -468,7 +214,7 @@ def markdown(data: dict) -> str:
         "# Whole models: our IR -> ONNX conversion vs torch.onnx.export, in onnxruntime",
         "",
         f"Machine: {info['cpu']}, {info['cores']} cores ({info['platform']}); load average "
-        f"{_load(info['load_avg_start'])} at the start, {_load(info.get('load_avg_end', []))} at the end"
+        f"{_load(info.get('load_avg', info.get('load_avg_start')))} at the start, {_load(info.get('load_avg_end', []))} at the end"
         + (f"; {data['note']}." if data.get("note") else "."),
         f"onnxruntime {info['onnxruntime']}, OpenVINO {info['openvino']}, torch {info['torch']}, torchvision "
         f"{info['torchvision']}, transformers {info['transformers']}, onnxscript {info['onnxscript']}, onnx "
@@ -562,8 +308,9 @@ def main(argv=None) -> int:
         print(f"unknown models {unknown}: see --list", file=sys.stderr)
         return 2
     args.threads = [int(t) for t in args.threads.split(",")]
-    info = machine_info()
-    print(f"# {info['cpu']} x{info['cores']}, load {_load(info['load_avg_start'])}; onnxruntime {info['onnxruntime']}, "
+    import_torch()  # with torchvision's CPU workaround, before machine_info imports torchvision and transformers
+    info = machine_info("torch", "torchvision", "transformers")
+    print(f"# {info['cpu']} x{info['cores']}, load {_load(info.get('load_avg', info.get('load_avg_start')))}; onnxruntime {info['onnxruntime']}, "
           f"OpenVINO {info['openvino']}, torch {info['torch']}", flush=True)
     rows = []
     for name in names:

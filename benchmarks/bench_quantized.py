@@ -30,6 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from harness import session  # noqa: E402
+
 #: (name, weight type, N, K, group size, with zero point)
 SCENARIOS = [
     ("i4-sym-g32", "i4", 1024, 1024, 32, False),
@@ -74,15 +76,6 @@ def convert(xml: Path, nbits: bool):
         quantized.USE_MATMUL_NBITS = True
 
 
-def session(model, threads: int):
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-
-
 def reference(xml: Path, x: np.ndarray) -> np.ndarray:
     import openvino as ov
 
@@ -119,7 +112,7 @@ def main(argv=None) -> int:
                 x = rng.standard_normal((m_rows, k)).astype(np.float32)
                 want = reference(xml, x)
                 for t in threads:
-                    sessions = {key: session(m, t) for key, m in models.items()}
+                    sessions = {key: session(m.SerializeToString(), t) for key, m in models.items()}
                     errors = {key: float(np.abs(s.run(None, {"x": x})[0] - want).max() / np.abs(want).max())
                               for key, s in sessions.items()}
                     repeat = max(3, int(0.2 / max(timed(sessions["dq"], {"x": x}, 1), 1e-6)))

@@ -1,0 +1,104 @@
+"""What the benchmarks share: the machine they ran on, onnxruntime sessions and the graph onnxruntime runs,
+and interleaved timing (variants timed in a shuffled order each round, so that the machine's load hits all of
+them alike)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import onnx
+import onnxruntime as ort
+
+
+def machine_info(*modules: str) -> dict:
+    """CPU, cores, platform, date, load average and the versions of onnx, onnxruntime, onnxscript, numpy,
+    openvino and ``modules``."""
+    cpu = platform.processor()
+    cpuinfo = Path("/proc/cpuinfo")
+    for line in cpuinfo.read_text().splitlines() if cpuinfo.exists() else []:
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    info = {"cpu": cpu, "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+            "date": datetime.datetime.now().isoformat(timespec="seconds"), "load_avg": list(os.getloadavg())}
+    for module in ("onnx", "onnxruntime", "onnxscript", "numpy", "openvino", *modules):
+        info[module] = version(module)
+    return info
+
+
+def version(module: str) -> str:
+    try:
+        return __import__(module).__version__.split("-")[0]  # openvino: 2026.4.1-22982-...
+    except ImportError:
+        return "not installed"
+
+
+def session(model_bytes: bytes, threads: int, optimized_path: Path | None = None) -> ort.InferenceSession:
+    """onnxruntime on the CPU at its default graph optimisation level (ORT_ENABLE_ALL), sequential, quiet."""
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if optimized_path is not None:
+        opts.optimized_model_filepath = str(optimized_path)
+    return ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+
+
+def optimized_model(model_bytes: bytes, threads: int, path: Path) -> tuple[ort.InferenceSession, onnx.ModelProto]:
+    """A session and the graph it runs after onnxruntime's optimisations (written to ``path``)."""
+    sess = session(model_bytes, threads, path)
+    return sess, onnx.load(str(path), load_external_data=False)
+
+
+def count_nodes(graph: onnx.GraphProto) -> int:
+    """Nodes of the graph, those of If / Loop bodies included."""
+    n = 0
+    for node in graph.node:
+        n += 1
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                n += count_nodes(a.g)
+            for g in a.graphs:
+                n += count_nodes(g)
+    return n
+
+
+def time_interleaved(runs: dict[str, Callable[[], object]], rounds: int, budget_s: float, *, calls_between: tuple,
+                     at_most: dict[str, int] | None = None) -> dict[str, dict[str, list[float]]]:
+    """Per variant, per round: the median of `k` calls, wall time and the process's CPU time (seconds), after one
+    warm-up call (another variant ran in between). Variants are interleaved in a shuffled order each round; `k`
+    (within ``calls_between``, and ``at_most[name]`` for a slow variant) makes the whole take about budget_s."""
+    per_call = {}
+    for name, run in runs.items():
+        run()
+        start = time.perf_counter()
+        run()
+        per_call[name] = max(time.perf_counter() - start, 1e-6)
+    low, high = calls_between
+    calls = {name: int(min(high, max(low, budget_s / rounds / len(runs) / per_call[name] - 1))) for name in runs}
+    for name, most in (at_most or {}).items():
+        if name in calls:
+            calls[name] = max(1, min(calls[name], most))
+    samples = {name: {"wall": [], "cpu": []} for name in runs}
+    order = list(runs)
+    for _ in range(rounds):
+        random.shuffle(order)
+        for name in order:
+            runs[name]()
+            wall, cpu = [], []
+            for _ in range(calls[name]):
+                start, start_cpu = time.perf_counter(), time.process_time()
+                runs[name]()
+                wall.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
+            samples[name]["wall"].append(statistics.median(wall))
+            samples[name]["cpu"].append(statistics.median(cpu))
+    return samples
