@@ -237,14 +237,16 @@ def main(argv=None) -> int:
                 row["memory"] = run_child("memory", xml, d / "unused.onnx")
             results.append(row)
             f, v = row["file"], row["verify"]
-            print(f"{name}: {row['layers']} layers, .bin {mb(bin_bytes)}; convert_ir_file {f['convert_ir_file_s']:.2f} s, "
+            print(f"{name}: {row['layers']} layers, .bin {mb(bin_bytes)}; "
+                  f"convert_ir_file {f['convert_ir_file_s']:.2f} s, "
                   f"peak RSS +{mb(f['peak_rss_above_baseline'])}, peak anon +{mb(f['peak_anon_above_baseline'])} "
                   f"({f['peak_anon_above_baseline'] / max(bin_bytes, 1):.2f}x .bin); files {v['files']} "
                   f"({mb(v['onnx_file_bytes'])}, {v['external_initializers']} external); onnxruntime matches "
                   f"OpenVINO: {v['close']} (max diff {v['max_abs_diff']:.2g})", flush=True)
             if "memory" in row:
                 m = row["memory"]
-                print(f"{'':{len(name)}}  read_ir {m['read_ir_s']:.2f} s + ir_to_onnx {m['ir_to_onnx_s']:.2f} s, peak RSS "
+                print(f"{'':{len(name)}}  read_ir {m['read_ir_s']:.2f} s + ir_to_onnx {m['ir_to_onnx_s']:.2f} s, "
+                      f"peak RSS "
                       f"+{mb(m['peak_rss_above_baseline'])}, peak anon +{mb(m['peak_anon_above_baseline'])} "
                       f"({m['peak_anon_above_baseline'] / max(bin_bytes, 1):.2f}x .bin)", flush=True)
     out = Path(args.out)

@@ -214,7 +214,7 @@ def markdown(data: dict) -> str:
         "# Whole models: our IR -> ONNX conversion vs torch.onnx.export, in onnxruntime",
         "",
         f"Machine: {info['cpu']}, {info['cores']} cores ({info['platform']}); load average "
-        f"{_load(info.get('load_avg', info.get('load_avg_start')))} at the start, {_load(info.get('load_avg_end', []))} at the end"
+        f"{_load(_load_start(info))} at the start, {_load(info.get('load_avg_end', []))} at the end"
         + (f"; {data['note']}." if data.get("note") else "."),
         f"onnxruntime {info['onnxruntime']}, OpenVINO {info['openvino']}, torch {info['torch']}, torchvision "
         f"{info['torchvision']}, transformers {info['transformers']}, onnxscript {info['onnxscript']}, onnx "
@@ -273,6 +273,10 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.0f} ms"
 
 
+def _load_start(info: dict) -> list:
+    return info.get("load_avg", info.get("load_avg_start"))  # results written before harness.py: load_avg_start
+
+
 def _load(values) -> str:
     return ", ".join(f"{v:.1f}" for v in values) or "?"
 
@@ -310,7 +314,7 @@ def main(argv=None) -> int:
     args.threads = [int(t) for t in args.threads.split(",")]
     import_torch()  # with torchvision's CPU workaround, before machine_info imports torchvision and transformers
     info = machine_info("torch", "torchvision", "transformers")
-    print(f"# {info['cpu']} x{info['cores']}, load {_load(info.get('load_avg', info.get('load_avg_start')))}; onnxruntime {info['onnxruntime']}, "
+    print(f"# {info['cpu']} x{info['cores']}, load {_load(_load_start(info))}; onnxruntime {info['onnxruntime']}, "
           f"OpenVINO {info['openvino']}, torch {info['torch']}", flush=True)
     rows = []
     for name in names:

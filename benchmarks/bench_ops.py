@@ -61,7 +61,8 @@ from op_scenarios import SCENARIOS, Scenario
 
 def ort_session(model: onnx.ModelProto, threads: int, tmpdir: str, tag: str):
     sess, optimized = optimized_model(model.SerializeToString(), threads, Path(tmpdir) / f"{tag}.optimized.onnx")
-    return sess, (len(optimized.graph.node), count_nodes(optimized.graph)), sorted(n.op_type for n in optimized.graph.node)
+    graph = optimized.graph
+    return sess, (len(graph.node), count_nodes(graph)), sorted(n.op_type for n in graph.node)
 
 
 def _contiguous(a):
@@ -267,8 +268,10 @@ def markdown(results: list[dict], info: dict) -> str:
         m, q = r["median_s"], r["ratio"]
         r11 = fmt_time(m["range11"]) + f" ({q['range11_over_ours']:.0f}x a)" if "range11" in m else ""
         lines.append(
-            f"| {r['op']} | {r['name']} | {'const' if r['const'] else 'runtime'} | {r['threads']} | {r['out_elements']:,} | "
-            f"{fmt_time(m['ours'])} | {fmt_time(m['native'])} | {fmt_time(m['openvino']) if 'openvino' in m else '-'} | "
+            f"| {r['op']} | {r['name']} | {'const' if r['const'] else 'runtime'} | {r['threads']} | "
+            f"{r['out_elements']:,} | "
+            f"{fmt_time(m['ours'])} | {fmt_time(m['native'])} | "
+            f"{fmt_time(m['openvino']) if 'openvino' in m else '-'} | "
             f"{r11} | **{q['ours']:.2f}** | {q['ours_min']:.2f} | {q['openvino']:.2f} | {_nodes_text(r)} | "
             f"{r['target']} | {'yes' if r['met'] else 'NO'} |".replace("| nan |", "| - |")
         )
@@ -320,8 +323,8 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     threads = sorted({r["threads"] for r in results})
-    fig, axes = plt.subplots(len(threads), 1, figsize=(max(10, 0.42 * len(results) / len(threads) + 3), 4.2 * len(threads)),
-                             squeeze=False)
+    width = max(10, 0.42 * len(results) / len(threads) + 3)
+    fig, axes = plt.subplots(len(threads), 1, figsize=(width, 4.2 * len(threads)), squeeze=False)
     for ax, th in zip(axes[:, 0], threads):
         rows = [r for r in results if r["threads"] == th]
         labels = [f"{r['op']}\n{r['name']}\n{'const' if r['const'] else 'rt'}" for r in rows]
@@ -347,7 +350,8 @@ def plot(results: list[dict], path: Path) -> None:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--ops", default="gather,strided_slice,broadcast,range", help="comma-separated: " + ",".join(SCENARIOS))
+    p.add_argument("--ops", default="gather,strided_slice,broadcast,range",
+                   help="comma-separated: " + ",".join(SCENARIOS))
     p.add_argument("--threads", nargs="+", default=["1", "all"], help="thread counts ('all' = every core)")
     p.add_argument("--rounds", type=int, default=15, help="interleaved rounds per scenario")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of timing per scenario and thread count")
@@ -395,7 +399,8 @@ def main(argv=None) -> int:
                        "met": bool(met), "note": "; ".join(filter(None, [sc.note] + notes)),
                        "same_graph": same_graph, "samples_s": samples, **s}
                 results.append(row)
-                r11 = f" range11/ours {s['ratio']['range11_over_ours']:.0f}x" if "range11_over_ours" in s["ratio"] else ""
+                r11 = s["ratio"].get("range11_over_ours")
+                r11 = f" range11/ours {r11:.0f}x" if r11 is not None else ""
                 bad = [k for k, v in checks.items() if not v]
                 print(f"{sc.key:42s} th={th} ours {fmt_time(s['median_s']['ours']):>9} native "
                       f"{fmt_time(s['median_s']['native']):>9} a/b {s['ratio']['ours']:5.2f} "

@@ -4,6 +4,7 @@ and, for Range, (d) ONNX Range-11's function body. Needs openvino."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -242,7 +243,8 @@ def broadcast_scenarios():
                     t = _param("target_shape", [len(target)], np.int64)
                     params.append(t)
                 args = [d, t] + ([opset3.constant(np.array(axes, np.int64))] if axes is not None else [])
-                node = (opset3 if version == 3 else opset1).broadcast(*args, broadcast_spec=mode.upper() if mode != "none" else "EXPLICIT")
+                spec = mode.upper() if mode != "none" else "EXPLICIT"
+                node = (opset3 if version == 3 else opset1).broadcast(*args, broadcast_spec=spec)
                 return _model(node, params)
 
             def native(const=const):
@@ -266,7 +268,8 @@ def broadcast_scenarios():
             feeds = {"data": data}
             if not const:
                 feeds["target_shape"] = target
-            out.append(Scenario("Broadcast", name, what, const, ov_model, native, feeds, out_elements=int(np.prod(target))))
+            out.append(Scenario("Broadcast", name, what, const, ov_model, native, feeds,
+                                out_elements=int(np.prod(target))))
 
     add("attention-mask", "[?,1,1,256]=[4,..] -> [4,12,256,256] numpy", [4, 1, 1, 256], [4, 12, 256, 256], dynamic=1)
     add("bias", "[1,64,1,1] -> [8,64,56,56] numpy", [1, 64, 1, 1], [8, 64, 56, 56])
@@ -362,7 +365,7 @@ def range_scenarios(types=None):
             feeds = {nm: v for nm, v, c in zip(("start", "stop", "step"), vals, per) if not c}
             r11 = None
             if with_range11:
-                r11 = (lambda const=const: _range11_model(dtype, not const, *[v.astype(dtype) for v in vals]))
+                r11 = functools.partial(_range11_model, dtype, not const, *[v.astype(dtype) for v in vals])
             sc = Scenario("Range", name, what, const, ov_model, native, feeds, range11=r11, out_elements=ref.size)
             sc.reference = ref
             if not const and with_range11:
