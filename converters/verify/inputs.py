@@ -1,0 +1,111 @@
+"""The inputs both sides get: given (arrays or an .npz, checked against the model) or seeded random values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import onnx
+
+from onnx_ext.types import ElementType
+
+from .errors import VerifyError
+from .signature import onnx_signature
+
+
+@dataclass(frozen=True)
+class InputPolicy:
+    """How random inputs are made when none are given."""
+
+    seed: int = 0
+    dynamic_size: int = 3  # every dynamic dim not named in ``dims``
+    dims: Mapping[str, int] | None = None  # symbolic dim name -> size
+    float_range: tuple[float, float] = (-1.0, 1.0)
+    int_range: tuple[int, int] = (0, 4)  # small: integers often feed shapes and indices
+
+
+def make_inputs(model: onnx.ModelProto, policy: InputPolicy = InputPolicy()) -> dict[str, np.ndarray]:
+    """Seeded random inputs honouring the model's declared types and shapes."""
+    rng = np.random.default_rng(policy.seed)
+    feeds = {}
+    for t in onnx_signature(model)[0]:
+        if t.type is None:
+            raise VerifyError(f"input {t.name!r}: no random values for its element type; give --inputs")
+        shape = [_dim_size(d, policy) for d in (t.dims or ())]
+        feeds[t.name] = _random_array(rng, t.type, shape, policy)
+    return feeds
+
+
+def symbolic_dims(model: onnx.ModelProto) -> list[str]:
+    """The names of the symbolic dims of the model's inputs, in order of appearance."""
+    seen: dict[str, None] = {}
+    for t in onnx_signature(model)[0]:
+        for d in t.dims or ():
+            if isinstance(d, str):
+                seen[d] = None
+    return list(seen)
+
+
+def check_dims(model: onnx.ModelProto, policy: InputPolicy) -> None:
+    known = symbolic_dims(model)
+    for name, size in (policy.dims or {}).items():
+        if name not in known:
+            raise VerifyError(f"--dim {name}={size}: the model's inputs have no dim named {name!r} "
+                              f"(their symbolic dims: {', '.join(known) or 'none'})")
+        if size < 0:
+            raise VerifyError(f"--dim {name}={size}: a size must be >= 0")
+
+
+def _dim_size(dim, policy: InputPolicy) -> int:
+    if isinstance(dim, int):
+        return dim
+    if policy.dims and dim in policy.dims:
+        return policy.dims[dim]
+    return policy.dynamic_size
+
+
+def _random_array(rng, et: ElementType, shape, policy: InputPolicy) -> np.ndarray:
+    if et.kind == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    if et.is_integer:
+        lo, hi = policy.int_range
+        if et.kind == "uint":
+            lo = max(lo, 0)
+        return rng.integers(lo, hi, shape, endpoint=False).astype(et.numpy)
+    lo, hi = policy.float_range
+    return rng.uniform(lo, hi, shape).astype(np.float32).astype(et.numpy)
+
+
+def load_inputs(path: str | Path) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if not hasattr(npz, "files"):
+                raise ValueError("a single array, not an .npz archive")
+            return {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, EOFError) as e:
+        raise VerifyError(f"{path}: cannot read inputs ({' '.join(str(e).split())})") from None
+
+
+def check_feeds(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], source: str) -> None:
+    """Raise VerifyError naming the input unless ``feeds`` has each model input once, with the
+    declared element type, rank and static dims."""
+    declared = onnx_signature(model)[0]
+    expected = {t.name for t in declared}
+    extra = [n for n in feeds if n not in expected]
+    if extra:
+        raise VerifyError(f"{source}: no model input named {extra[0]!r} (the inputs: {', '.join(sorted(expected))})")
+    for t in declared:
+        if t.name not in feeds:
+            raise VerifyError(f"{source}: input {t.name!r} is missing")
+        value = np.asarray(feeds[t.name])
+        if t.type is not None and value.dtype != t.type.numpy:
+            raise VerifyError(f"{source}: input {t.name!r} has dtype {value.dtype}, the model expects {t.type.numpy}"
+                              f" ({t.type.ov})")
+        if t.dims is not None and (len(value.shape) != len(t.dims) or any(
+                isinstance(d, int) and d != s for d, s in zip(t.dims, value.shape))):
+            want = "[" + ", ".join("?" if d is None else str(d) for d in t.dims) + "]"
+            raise VerifyError(f"{source}: input {t.name!r} has shape {list(value.shape)}, the model expects {want}")

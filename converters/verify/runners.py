@@ -1,0 +1,133 @@
+"""Running both sides: the ONNX model in onnxruntime, the IR on OpenVINO's reference, its CPU plugin at f32 or
+this package's numpy references."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import onnx
+
+import onnx_ext
+
+from ..ir import IRModel
+from ..openvino_tensors import from_ov_tensor, to_ov_tensor
+from .errors import VerifyError, ov_message
+
+#: The CPU plugin computing what the layers specify: f32, no low-precision execution of
+#: quantized layers, no dynamic quantization of activations (FIELD-NOTES).
+CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "LP_TRANSFORMS_MODE": False, "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
+
+
+BACKENDS = {
+    "reference": "OpenVINO's reference (Model.evaluate)",
+    "cpu": "OpenVINO's CPU plugin at f32",
+    "numpy": "onnx-ext's numpy references",
+}
+
+
+def run_onnx(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], label: str = "the ONNX model") -> dict[str, np.ndarray]:
+    names = [o.name for o in model.graph.output]
+    try:
+        return dict(zip(names, onnx_ext.run(model, dict(feeds), names)))
+    except Exception as e:  # onnxruntime's Fail, InvalidArgument, RuntimeError, ...
+        raise VerifyError(f"{label}: onnxruntime failed: {ov_message(e)}") from None
+
+
+#: An IR output: its names and value.
+IROutputs = list[tuple[tuple[str, ...], np.ndarray]]
+
+
+def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
+           label: str | None = None) -> tuple[IROutputs, str, str]:
+    """The IR's outputs, the backend that ran and a note on the choice. ``backend`` None: the
+    reference, else the CPU plugin where the reference fails; numpy without openvino."""
+    label = label or str(xml)
+    if backend == "numpy" or (backend is None and not _have_openvino()):
+        return _run_numpy(ir, feeds), "numpy", "" if backend else "(openvino is not installed)"
+    if not _have_openvino():
+        raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
+    import openvino as ov
+
+    core = ov.Core()
+    try:
+        model = core.read_model(str(xml))
+    except Exception as e:
+        raise VerifyError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
+    values = _ov_feed_order(model, feeds, label)
+    if backend == "cpu":
+        return _guard(_run_cpu, core, model, values, label, "cpu"), "cpu", ""
+    try:
+        return _run_reference(model.clone(), values), "reference", ""
+    except Exception as e:
+        if backend == "reference":
+            raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
+        reason = ov_message(e)
+    outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ")
+    return outs, "cpu", f"(the reference could not run it: {reason})"
+
+
+def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
+    try:
+        return run(core, model, values)
+    except Exception as e:
+        raise VerifyError(f"{label}: {before}{BACKENDS[backend]} cannot run the IR: {ov_message(e)}") from None
+
+
+def _have_openvino() -> bool:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray]) -> IROutputs:
+    from ..ir_to_onnx import ir_to_onnx
+
+    model = ir_to_onnx(ir)
+    names = [o.name for o in model.graph.output]
+    outs = onnx_ext.reference_evaluator(model).run(names, dict(feeds))
+    return [((n,), np.asarray(v)) for n, v in zip(names, outs)]
+
+
+def _run_cpu(core, model, values: list[np.ndarray]) -> IROutputs:
+    compiled = core.compile_model(model, "CPU", CPU_CONFIG)
+    request = compiled.create_infer_request()
+    request.infer({i: to_ov_tensor(v) for i, v in enumerate(values)})
+    return [(_port_names(out), from_ov_tensor(request.get_tensor(out))) for out in compiled.outputs]
+
+
+def _run_reference(model, values: list[np.ndarray]) -> IROutputs:
+    import openvino as ov
+
+    model.reshape({port: ov.PartialShape(list(v.shape)) for port, v in zip(model.inputs, values)})
+    inputs = [to_ov_tensor(v) for v in values]
+    # An output whose shape depends on input values (Range with a runtime stop) is still
+    # dynamic here: give evaluate a 0-d tensor, which it resizes.
+    outputs = [ov.Tensor(o.get_element_type(), o.get_shape() if o.get_partial_shape().is_static else ov.Shape([]))
+               for o in model.outputs]
+    if not model.evaluate(outputs, inputs):
+        raise RuntimeError("Model.evaluate returned False (an op without an evaluate)")
+    return [(_port_names(o), from_ov_tensor(t)) for o, t in zip(model.outputs, outputs)]
+
+
+def _port_names(port) -> tuple[str, ...]:
+    return tuple(sorted(port.get_names())) + (port.get_node().get_friendly_name(),)
+
+
+def _ov_feed_order(model, feeds: Mapping[str, np.ndarray], label: str) -> list[np.ndarray]:
+    values = []
+    for port in model.inputs:
+        names = list(port.get_names()) + [port.get_node().get_friendly_name()]
+        match = next((n for n in names if n in feeds), None)
+        if match is None:
+            raise VerifyError(f"{label}: no input value for IR input {names[0]!r}")
+        values.append(np.asarray(feeds[match]))
+    return values
+
+
+def default_backend() -> str:
+    """The first backend ``verify`` tries when none is given."""
+    return "reference" if _have_openvino() else "numpy"
