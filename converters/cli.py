@@ -10,16 +10,16 @@ import signal
 import sys
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
+from . import batch
+from .batch import one_line
 from .ir import IRError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a tool killed by SIGPIPE
-SUFFIXES = {".xml": ".onnx", ".onnx": ".xml"}
 
 EPILOG = """\
 examples:
@@ -92,12 +92,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _error(message: str) -> None:
     print(f"onnx-ext: error: {message}", file=sys.stderr)
-
-
-def one_line(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.filename:
-        return f"{e.filename}: {e.strerror or type(e).__name__}"
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _version() -> str:
@@ -243,201 +237,21 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     return _show_report(args, result.report) if result.report else EXIT_OK
 
 
-@dataclass(frozen=True)
-class Job:
-    src: Path
-    dst: Path
-    label: str  # the source as the summary shows it
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str  # "ok", "differs" or "failed"
-    seconds: float
-    message: str = ""
-
-
-def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
-    """One job per model: directories are searched recursively; outputs mirror the paths
-    relative to each directory source (a file source goes to DST/its name)."""
-    if dst.exists() and not dst.is_dir():
-        raise OnnxExtError(f"{dst}: with several sources or a directory source, DST must be a directory")
-    wanted = {".xml", ".onnx"} if to is None else {".onnx" if to == "xml" else ".xml"}
-    jobs: list[Job] = []
-    out_root = dst.resolve()
-    for src in sources:
-        if src.is_dir():
-            found = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix.lower() in wanted
-                           and not p.name.startswith(".") and out_root not in p.resolve().parents)
-            jobs += [Job(p, dst / p.relative_to(src).with_suffix(SUFFIXES[p.suffix.lower()]), str(p)) for p in found]
-        elif src.suffix.lower() in wanted:
-            jobs.append(Job(src, dst / src.with_suffix(SUFFIXES[src.suffix.lower()]).name, str(src)))
-        elif not src.exists():
-            raise FileNotFoundError(2, "No such file or directory", str(src))
-        else:
-            kinds = " or ".join(sorted(wanted))
-            raise OnnxExtError(f"{src}: not a model to convert here (expected {kinds})")
-    if not jobs:
-        raise OnnxExtError(f"no {' or '.join(sorted(wanted))} files in {', '.join(map(str, sources))}")
-    seen: dict[Path, Job] = {}
-    for job in jobs:
-        key = job.dst.resolve().with_suffix("") if job.dst.suffix == ".xml" else job.dst.resolve()
-        if key in seen:
-            raise OnnxExtError(f"{seen[key].label} and {job.label} would both write {job.dst}")
-        seen[key] = job
-    return jobs
-
-
 def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
-    jobs = plan(sources, dst, args.to)
+    jobs = batch.plan(sources, dst, args.to)
     settings = dict(inline=args.inline, verify=args.verify, **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
     if n_jobs < 1:
         raise OnnxExtError(f"--jobs {n_jobs}: expected at least 1")
-    outcomes = _run_jobs(jobs, settings, n_jobs, progress=not args.quiet)
+    outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet)
     for outcome in outcomes:
         if outcome.status == "failed":
             _error(outcome.message)
     if not args.quiet:
-        _print_summary(jobs, outcomes)
+        batch.print_summary(jobs, outcomes)
     if any(o.status == "failed" for o in outcomes):
         return EXIT_FAILED
     return EXIT_MISMATCH if any(o.status == "differs" for o in outcomes) else EXIT_OK
-
-
-def convert_job(job: Job, settings: dict) -> Outcome:
-    """Convert one file (in a worker process); every failure becomes one line."""
-    from .api import convert
-
-    start = time.perf_counter()
-    _busy[0] = True
-    try:
-        inline = settings.get("inline", False) and job.src.suffix.lower() == ".xml"  # --inline: IR -> ONNX only
-        result = convert(job.src, job.dst, **{**settings, "inline": inline})
-    except (IRError, OnnxExtError, OSError) as e:
-        return Outcome("failed", time.perf_counter() - start, _naming(job, one_line(e)))
-    except Exception as e:  # a bug: report it and go on with the other files
-        return Outcome("failed", time.perf_counter() - start,
-                       _naming(job, f"internal error: {type(e).__name__}: {one_line(e)}"))
-    finally:
-        _busy[0] = False
-    seconds = time.perf_counter() - start
-    if result.report is None:
-        return Outcome("ok", seconds)
-    return Outcome("ok" if result.report.ok else "differs", seconds, result.report.summary())
-
-
-def _naming(job: Job, message: str) -> str:
-    return message if job.src.name in message else f"{job.label}: {message}"
-
-
-_busy = [False]  # in a worker: is a conversion running (then SIGINT aborts it)
-
-
-def _worker_init() -> None:
-    # A worker ignores SIGINT while idle (a traceback from its queue wait would break the
-    # one-line rule) and turns it into KeyboardInterrupt during a conversion, so that the
-    # conversion removes its temporary files.
-    def on_sigint(signum, frame):
-        if _busy[0]:
-            _busy[0] = False  # once: a second SIGINT must not cut the clean-up short
-            raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, on_sigint)
-
-
-def _run_jobs(jobs: list[Job], settings: dict, n_jobs: int, progress: bool) -> list[Outcome]:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    outcomes: list[Outcome | None] = [None] * len(jobs)
-    columns = (TextColumn("converting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[last]}"))
-    console = _console(sys.stderr)
-    with Progress(*columns, console=console, transient=True, disable=not (progress and console.is_terminal)) as bar:
-        task = bar.add_task("convert", total=len(jobs), last="")
-
-        def done(i: int, outcome: Outcome) -> None:
-            outcomes[i] = outcome
-            bar.update(task, advance=1, last=jobs[i].label)
-
-        if n_jobs == 1:
-            for i, job in enumerate(jobs):
-                done(i, convert_job(job, settings))
-        else:
-            _run_in_pool(jobs, settings, n_jobs, done)
-    return outcomes  # type: ignore[return-value]
-
-
-def _run_in_pool(jobs: list[Job], settings: dict, n_jobs: int, done) -> None:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-
-    pending = list(range(len(jobs)))
-    while pending:
-        pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init)
-        try:
-            futures = {pool.submit(convert_job, jobs[i], settings): i for i in pending}
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    done(i, future.result())
-                except BrokenProcessPool:
-                    continue
-                pending.remove(i)
-        except KeyboardInterrupt:
-            _interrupt_workers(pool)
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        if pending:
-            # A worker died (a crash in a native library): the pool is gone with every job it
-            # held. Run the first of them alone, so that a crash names its file, then the rest.
-            i = pending.pop(0)
-            outcome = _run_alone(jobs[i], settings)
-            done(i, outcome)
-            n_jobs = min(n_jobs, max(len(pending), 1))
-
-
-def _run_alone(job: Job, settings: dict) -> Outcome:
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=1, initializer=_worker_init) as pool:
-        try:
-            return pool.submit(convert_job, job, settings).result()
-        except BrokenProcessPool:
-            return Outcome("failed", time.perf_counter() - start, f"{job.label}: the worker process crashed")
-
-
-def _interrupt_workers(pool) -> None:
-    # Workers get the terminal's Ctrl-C themselves; a SIGINT sent to this process alone must
-    # reach them too, so that running conversions stop and clean up. (No public API lists them.)
-    for process in list(getattr(pool, "_processes", {}).values()):
-        try:
-            os.kill(process.pid, signal.SIGINT)
-        except (OSError, AttributeError):
-            pass
-
-
-def _console(file):
-    from rich.console import Console
-
-    # Off a terminal rich would wrap at 80 columns: keep the table's rows whole.
-    return Console(file=file, width=None if file.isatty() else 4096, highlight=False)
-
-
-def _print_summary(jobs: list[Job], outcomes: list[Outcome]) -> None:
-    from rich.table import Table
-
-    table = Table("file", "status", "time", "message", box=None, pad_edge=False)
-    for job, outcome in zip(jobs, outcomes):
-        message = outcome.message if outcome.status != "ok" or not outcome.message else f"-> {job.dst}; {outcome.message}"
-        table.add_row(job.label, outcome.status, f"{outcome.seconds:.2f} s", message or f"-> {job.dst}")
-    console = _console(sys.stdout)
-    console.print(table)
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "differs", "failed")}
-    console.print(f"{len(jobs)} file{'s' if len(jobs) != 1 else ''}: {counts['ok']} ok, {counts['differs']} differ, {counts['failed']} failed")
 
 
 if __name__ == "__main__":

@@ -132,7 +132,8 @@ import os  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
 
-from converters import cli as cli_module  # noqa: E402
+from converters import batch  # noqa: E402
+from converters import cli as cli_module
 
 
 def run_main(capsys, *args):
@@ -206,8 +207,8 @@ def test_progress_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
     from rich.console import Console
 
     buf = io.StringIO()
-    real = cli_module._console
-    monkeypatch.setattr(cli_module, "_console",
+    real = batch.console
+    monkeypatch.setattr(batch, "console",
                         lambda f: Console(file=buf, force_terminal=True, width=120) if f is sys.stderr else real(f))
     src = make_tree(tmp_path / "models")
     status, out, _ = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", tmp_path / "out", "-j", "1")
@@ -316,9 +317,9 @@ def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monk
 
     def fake_run(jobs, settings, n_jobs, progress):
         seen.append((len(jobs), n_jobs))
-        return [cli_module.Outcome("ok", 0.0) for _ in jobs]
+        return [batch.Outcome("ok", 0.0) for _ in jobs]
 
-    monkeypatch.setattr(cli_module, "_run_jobs", fake_run)
+    monkeypatch.setattr(batch, "run_jobs", fake_run)
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     src = make_tree(tmp_path / "models", copies=5)  # 6 .xml, 2 .onnx
     assert run_main(capsys, "convert", src, tmp_path / "out")[0] == 0
@@ -331,16 +332,16 @@ def crash_on_crash_xml(job, settings):
     """A stand-in for convert_job in forked workers: dies like a native crash on one file."""
     if job.src.name == "crash.xml":
         os._exit(11)
-    return cli_module.Outcome("ok", 0.0, f"converted {job.src.name}")
+    return batch.Outcome("ok", 0.0, f"converted {job.src.name}")
 
 
 @pytest.mark.skipif(__import__("multiprocessing").get_context().get_start_method() != "fork",
                     reason="the workers see the patched convert_job only when forked")
 def test_a_crashing_worker_fails_its_file_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli_module, "convert_job", crash_on_crash_xml)
+    monkeypatch.setattr(batch, "convert_job", crash_on_crash_xml)
     names = ["a.xml", "b.xml", "crash.xml", "c.xml", "d.xml"]
-    jobs = [cli_module.Job(tmp_path / n, tmp_path / "out" / n, n) for n in names]
-    outcomes = cli_module._run_jobs(jobs, {}, 2, progress=False)
+    jobs = [batch.Job(tmp_path / n, tmp_path / "out" / n, n) for n in names]
+    outcomes = batch.run_jobs(jobs, {}, 2, progress=False)
     assert [o.status for o in outcomes] == ["ok", "ok", "failed", "ok", "ok"]
     assert outcomes[2].message == "crash.xml: the worker process crashed"
     assert outcomes[4].message == "converted d.xml"
