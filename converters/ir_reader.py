@@ -15,6 +15,7 @@ What is read:
   one byte each), checked against ``element_type`` and ``shape``;
 - edges, checked: both ends exist, each input port is fed exactly once, no cycle.
 
+The text rules (element types, dims, names, integers) are ``ir_text``'s, the .bin's ``ir_weights``'.
 Layer types and versions are not judged here (the reader is shared with tools
 that only inspect a file); ``ir_to_onnx`` lists every unsupported one.
 """
@@ -22,37 +23,21 @@ that only inspect a file); ``ir_to_onnx`` lists every unsupported one.
 from __future__ import annotations
 
 import math
-import mmap
 import os
-import re
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
 
-import numpy as np
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
-from onnx_ext.types import ElementType, UnknownElementType, from_ov
-
 from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
+from .ir_text import MAX_DIM, dim, element_type, split_names
+from .ir_weights import read_weights
 
 SUPPORTED_IR_VERSIONS = (10, 11)
 #: Sub-graph bodies (If, Loop, TensorIterator) nested deeper than this are refused (real models
 #: nest a few levels; the reader and translators recurse once per level).
 MAX_BODY_DEPTH = 64
-#: The largest dimension and element count ONNX (int64 dims) and OpenVINO can declare.
-MAX_DIM = 2**63 - 1
-
-#: Port ``precision`` spellings of IR files (legacy upper-case names) that are not simply the
-#: upper-case type name, -> element type names. OpenVINO takes a precision spelled exactly so,
-#: or in lower case, and a <data> element type in any case but no legacy spelling.
-_PRECISION_ALIASES = {"FP16": "f16", "FP32": "f32", "FP64": "f64", "BOOL": "boolean", "UNSPECIFIED": "undefined"}
-_NOT_UPPER = ("F16", "F32", "F64", "BOOLEAN", "UNDEFINED", "DYNAMIC")  # their legacy spellings only
-#: What OpenVINO skips before a number (C's isspace).
-SPACE = " \t\n\r\f\v"
-_INTEGER = re.compile(rf"[{SPACE}]*(-?[0-9]+)")
-#: Element types that mean "not known" (ports of dynamically typed tensors).
-_UNDEFINED_TYPES = {"dynamic", "undefined"}
 
 
 def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = None) -> IRModel:
@@ -66,12 +51,13 @@ def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = No
         raise IRError(f"{src}: not an OpenVINO IR file (root element <{root.tag}>, expected <net>)")
     version_text = root.get("version", "")
     if not version_text.isdigit() or int(version_text) not in SUPPORTED_IR_VERSIONS:
-        raise IRError(f"{src}: IR version {version_text or '(none)'} is not supported (versions {', '.join(map(str, SUPPORTED_IR_VERSIONS))})")
+        supported = ", ".join(map(str, SUPPORTED_IR_VERSIONS))
+        raise IRError(f"{src}: IR version {version_text or '(none)'} is not supported (versions {supported})")
     ir = IRModel(name=root.get("name", "model"), ir_version=int(version_text), source=src)
     _graph(root, ir)
     consts = [layer for layer in _all_layers(ir) if layer.type.lower() in ("const", "constant")]
     if consts:
-        _read_weights(consts, bin_path, explicit_bin, src)
+        read_weights(consts, bin_path, explicit_bin, src)
     elif explicit_bin and not bin_path.is_file():
         raise IRError(f"{bin_path}: weights file not found (given for {src})")
     return ir
@@ -96,7 +82,8 @@ def _graph(el: Element, ir: IRModel, depth: int = 0) -> None:
     for index, layer_el in enumerate(layers_el.findall("layer")):
         layer = _layer(layer_el, index, src, ir.ir_version, depth)
         if layer.id in seen:
-            raise IRError(f"{src}: {layer.describe()}: layer id {layer.id} is used twice (also by {seen[layer.id].describe()})")
+            raise IRError(f"{src}: {layer.describe()}: layer id {layer.id} is used twice "
+                          f"(also by {seen[layer.id].describe()})")
         seen[layer.id] = layer
         ir.layers.append(layer)
     if not ir.layers:
@@ -219,12 +206,13 @@ def _parameter_from_data(layer: Layer, where: str) -> None:
     if shape == "...":  # dynamic rank: the port's (empty) dims say nothing more
         dims = port.dims
     else:
-        dims = [] if not shape else [_dim(d, f"{where}: <data> shape {shape!r}", open_below=True)
+        dims = [] if not shape else [dim(d, f"{where}: <data> shape {shape!r}", open_below=True)
                                      for d in shape.split(",")]
     # OpenVINO writes the port as the <data>; a difference means an edited file whose other
     # layers' ports (which the translators read) follow one or the other.
     if port.element_type is not None and et is not None and port.element_type != et:
-        raise IRError(f"{where}: Parameter element_type {et.ov} differs from its port's precision {port.element_type.ov}")
+        raise IRError(f"{where}: Parameter element_type {et.ov} differs from its port's precision "
+                      f"{port.element_type.ov}")
     if dims != port.dims:
         raise IRError(f"{where}: Parameter shape {shape!r} differs from its port's dims {port.dims}")
     port.element_type = et
@@ -258,97 +246,9 @@ def _port(el: Element, where: str, is_input: bool) -> Port:
     if precision is None and not is_input:  # OpenVINO's reader requires it on output ports
         raise IRError(f"{where}: no precision attribute")
     et = None if precision is None else element_type(precision, where, precision=True)
-    dims = [_dim(d.text or "", where) for d in el.findall("dim")]
+    dims = [dim(d.text or "", where) for d in el.findall("dim")]
     names = split_names(el.get("names", ""))
     return Port(id=port_id, element_type=et, dims=dims, names=names)
-
-
-def element_type(text: str, where: str, *, precision: bool = False) -> ElementType | None:
-    """An IR element type name as OpenVINO reads it: in <data> (``f32``, ``I64``, ``boolean``),
-    or (``precision``) a port's precision (``f32`` or ``FP32``, ``BOOL``, ``I64``); None for
-    dynamic types."""
-    if precision:
-        key = _PRECISION_ALIASES.get(text, text.lower() if text.isupper() and text not in _NOT_UPPER else text)
-    else:
-        key = text.lower()
-    if key in _UNDEFINED_TYPES:
-        return None
-    try:
-        et = from_ov(key)
-    except UnknownElementType:
-        et = None
-    if et is None or et.ov != key:  # from_ov is lenient ("bool", " f32"); OpenVINO is not
-        raise IRError(f"{where}: unknown or unsupported element type {text!r}")
-    return et
-
-
-def _dim(text: str, where: str, *, open_below: bool = False) -> int | None:
-    """A dimension: a number, -1 or ? (dynamic), or an interval ``lo..hi`` (dynamic here; ``hi``
-    may be left out, and in a Parameter's <data> shape ``lo`` too, as OpenVINO allows); None
-    for dynamic ones."""
-    t = text.strip()
-    if t == "":
-        raise IRError(f"{where}: empty dimension")
-    if t == "?":
-        return None
-    lo, interval, hi = t.partition("..")
-    try:
-        value = int(lo) if lo.strip() or not (interval and open_below) else 0
-        upper = int(hi) if interval and hi.strip() else None
-    except ValueError:
-        raise IRError(f"{where}: bad dimension {text!r}") from None
-    if value < -1 or value > MAX_DIM or (upper is not None and not max(value, 0) <= upper <= MAX_DIM):
-        raise IRError(f"{where}: bad dimension {text!r} (must be -1 to 2^63-1, intervals lo..hi with lo <= hi)")
-    return None if interval or value == -1 else value
-
-
-def split_names(text: str) -> list[str]:
-    """``names="a,b\\,c"`` -> ["a", "b,c"] (a backslash escapes a comma inside a name)."""
-    if not text.strip():
-        return []
-    names, current, i = [], [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] == ",":
-            current.append(",")
-            i += 2
-            continue
-        if ch == ",":
-            names.append("".join(current).strip())
-            current = []
-        else:
-            current.append(ch)
-        i += 1
-    names.append("".join(current).strip())
-    return [n for n in names if n]
-
-
-def parse_int(text: str) -> int | None:
-    """An integer as OpenVINO reads one (<data> attributes, Const shapes): spaces, an optional "-",
-    digits, anything after them ignored ("1.5" is 1); None where it refuses the text (blank,
-    "+1", beyond int64)."""
-    match = _INTEGER.match(text)
-    value = int(match.group(1)) if match else None
-    return value if value is not None and -(2**63) <= value < 2**63 else None
-
-
-def parse_entries(text: str, parse) -> list | None:
-    """An IR list as OpenVINO reads it, each entry by ``parse``: ``"0, 1, 1"`` -> [0, 1, 1],
-    ``""`` -> [], a trailing "," ends the last entry; None where it refuses the text (an empty
-    entry, ``"1,,2"``, or one ``parse`` refuses)."""
-    entries = text.split(",") if text else []
-    if entries and entries[-1] == "":
-        entries.pop()
-    values = [parse(entry) if entry else None for entry in entries]
-    return None if None in values else values
-
-
-def parse_list(text: str | None) -> list[int]:
-    """An IR integer list as OpenVINO reads it (``parse_entries``). Raises ValueError."""
-    values = parse_entries(text or "", parse_int)
-    if values is None:
-        raise ValueError(f"{text!r} is not a list of integers")
-    return values
 
 
 def _edge(el: Element, src: str) -> Edge:
@@ -371,7 +271,8 @@ def _check_edges(ir: IRModel, by_id: dict[int, Layer]) -> None:
             raise IRError(f"{src}: {text} goes to layer {e.to_layer}, which does not exist"
                           + (f" (from {src_layer.describe()})" if src_layer else ""))
         if src_layer is None:
-            raise IRError(f"{src}: {dst_layer.describe()}: {text} comes from layer {e.from_layer}, which does not exist")
+            raise IRError(f"{src}: {dst_layer.describe()}: {text} comes from layer {e.from_layer}, "
+                          "which does not exist")
         if not any(p.id == e.from_port for p in src_layer.outputs):
             raise IRError(f"{src}: {src_layer.describe()}: {text} leaves from output port {e.from_port}, "
                           f"which the layer does not have (outputs: {[p.id for p in src_layer.outputs]})")
@@ -387,91 +288,3 @@ def _check_edges(ir: IRModel, by_id: dict[int, Layer]) -> None:
                 raise IRError(f"{src}: {layer.describe()}: input port {port.id} is not connected (dangling)")
 
 
-# --- weights -----------------------------------------------------------------------
-
-
-def _read_weights(consts: list[Layer], bin_path: Path, explicit: bool, src: str) -> None:
-    try:
-        f = open(bin_path, "rb")
-    except FileNotFoundError:
-        first = consts[0]
-        raise IRError(f"{bin_path}: weights file not found ({'given' if explicit else 'expected'} for {src}, "
-                      f"needed by {first.describe()})") from None
-    except OSError as e:
-        raise IRError(f"{bin_path}: cannot read the weights file ({e.strerror or e})") from None
-    with f:
-        size = os.fstat(f.fileno()).st_size
-        # The payloads are read-only views of the mapped file, not copies: the mapping lives
-        # as long as an array uses it (the .bin must not be truncated meanwhile; writers
-        # that replace files, such as ours, leave the mapped inode alone).
-        buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-        for layer in consts:
-            layer.value = _const_value(layer, buf, size, bin_path, src)
-
-
-def _const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) -> np.ndarray:
-    where = f"{src}: {layer.describe()}"
-    data = layer.data
-    for key in ("element_type", "shape", "offset", "size"):
-        if key not in data:
-            raise IRError(f"{where}: Const has no {key!r} in <data>")
-    et = element_type(data["element_type"], where)
-    if et is None:
-        raise IRError(f"{where}: Const element type {data['element_type']!r} is not a concrete type")
-    try:
-        shape = parse_list(data["shape"])
-    except ValueError:
-        raise IRError(f"{where}: Const shape {data['shape']!r} is not a list of integers") from None
-    if any(d < 0 for d in shape):
-        raise IRError(f"{where}: Const shape {data['shape']!r} has a negative dimension")
-    try:
-        offset, size = int(data["offset"]), int(data["size"])
-    except ValueError:
-        raise IRError(f"{where}: Const offset {data['offset']!r} / size {data['size']!r} are not integers") from None
-    if offset < 0 or size < 0:
-        raise IRError(f"{where}: Const offset {offset} / size {size} must not be negative")
-    count = math.prod(shape)
-    needed = -(-count * et.bits // 8) if et.packed_bits else count * (1 if et.kind == "bool" else et.numpy.itemsize)
-    # openvino.save_model stores an empty constant as one byte: accept that, nothing else.
-    if size != needed and not (needed == 0 and size <= 1):
-        raise IRError(f"{where}: Const size is {size} bytes, but {et.ov} {shape} needs {needed}")
-    if offset + size > file_size:
-        raise IRError(f"{where}: Const data at offset {offset} size {size} lies outside {bin_path} ({file_size} bytes)")
-    if layer.outputs:
-        port = layer.outputs[0]
-        if port.element_type is not None and port.element_type != et:
-            raise IRError(f"{where}: Const element_type {et.ov} differs from its output port's precision {port.element_type.ov}")
-        if port.dims != shape and not (port.dims == [] and shape == [] ):
-            if len(port.dims) != len(shape) or any(d is not None and d != s for d, s in zip(port.dims, shape)):
-                raise IRError(f"{where}: Const shape {shape} differs from its output port's dims {port.dims}")
-    if not needed:
-        return np.zeros(shape, dtype=np.bool_ if et.kind == "bool" else et.numpy)
-    if et.kind == "bool":
-        return (np.frombuffer(buf, dtype=np.uint8, count=count, offset=offset) != 0).reshape(shape)
-    if et.packed_bits:
-        return unpack_4bit(np.frombuffer(buf, dtype=np.uint8, count=size, offset=offset), count, et).reshape(shape)
-    dtype = et.numpy.newbyteorder("<") if et.numpy.byteorder in ("=", "<", ">") else et.numpy
-    value = np.frombuffer(buf, dtype=dtype, count=count, offset=offset)  # a view: no copy
-    if value.dtype != et.numpy:  # a big-endian host
-        value = value.astype(et.numpy)
-    return value.reshape(shape)
-
-
-def unpack_4bit(packed: np.ndarray, count: int, et: ElementType) -> np.ndarray:
-    """``count`` u4/i4 values (ml_dtypes, one per byte) from bytes holding two each, low nibble
-    first (OpenVINO's order, and ONNX's: the files' bytes are copied as they are)."""
-    values = np.empty(2 * packed.size, dtype=np.uint8)
-    values[0::2] = packed & 0x0F
-    values[1::2] = packed >> 4
-    values = values[:count]
-    if et.kind == "int":  # two's complement nibbles: 8..15 are -8..-1
-        return ((values.astype(np.int8) ^ 8) - 8).view(et.numpy)
-    return values.view(et.numpy)
-
-
-def pack_4bit(values: np.ndarray) -> np.ndarray:
-    """The inverse of ``unpack_4bit``: u4/i4 values (any shape, C order) as uint8, two per byte."""
-    nibbles = np.ascontiguousarray(values).reshape(-1).view(np.uint8) & 0x0F
-    if nibbles.size % 2:
-        nibbles = np.append(nibbles, np.uint8(0))
-    return nibbles[0::2] | (nibbles[1::2] << 4)

@@ -9,17 +9,16 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
-import pytest
-
-from converters.ir import IRError
-from converters.ir_reader import element_type, parse_list, read_ir, split_names
-from converters.ir_to_onnx import convert_ir_file
-
 import openvino as ov
 import openvino.opset1 as o1
 import openvino.opset8 as o8
-
+import pytest
 from ir_testing import save_ir  # noqa: E402
+
+from converters.ir import IRError
+from converters.ir_reader import read_ir
+from converters.ir_text import element_type, parse_list, split_names
+from converters.ir_to_onnx import convert_ir_file
 
 
 def _base_model():

@@ -17,7 +17,7 @@ differential tests are tests/test_ir_attributes.py):
   taken as written and checked by the op exactly.
 - names (RNN ``activations``): entries separated by ",", each trimmed and lower-cased, empty
   ones dropped.
-- element type: ``ir_reader.element_type``. Integers and lists are ``ir_reader``'s rules (its
+- element type: ``ir_text.element_type``. Integers and lists are ``ir_text``'s rules (the reader's
   Const shapes follow them too).
 - absent: the op's default (what its constructor sets; an attribute the op's version does not
   have is never read).
@@ -34,7 +34,7 @@ import re
 from onnx_ext.types import ElementType
 
 from ..ir import IRError, Layer
-from ..ir_reader import SPACE, element_type, parse_entries, parse_int
+from ..ir_text import SPACE, element_type, parse_entries, parse_int
 from .context import Context
 
 _FLOAT = re.compile(rf"[{SPACE}]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+))([eE](?:[+-]?[0-9]+)?)?")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..ir import IRError, IRModel, Layer
-from ..ir_reader import split_names
+from ..ir_text import split_names
 
 
 class Names:

@@ -13,7 +13,7 @@ from onnx_ext.model import operand
 from onnx_ext.types import ElementType, from_ov
 
 from ..ir import IRModel
-from ..ir_reader import split_names
+from ..ir_text import split_names
 from .errors import VerifyError
 
 

@@ -46,7 +46,7 @@ import numpy as np
 from onnx_ext.types import ElementType, from_numpy, from_ov
 
 from ...ir import Layer
-from ...ir_reader import pack_4bit
+from ...ir_weights import pack_4bit
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
