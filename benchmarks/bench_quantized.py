@@ -4,7 +4,7 @@ One IR layer as NNCF's INT4 weight compression writes it (OpenVINO's Python API,
 ``openvino.save_model``): i4 or u4 weights [N, G, g] -> Convert(f16) [-> Subtract(u4 zero
 point)] -> Multiply(f16 scale [N, G, 1]) -> Reshape [N, K] -> Convert(f32) -> MatMul(x,
 W, transpose_b). It is converted twice by ``converters.ir_to_onnx``: as it does by
-default (``com.microsoft.MatMulNBits``) and with ``quantized.USE_MATMUL_NBITS = False``
+default (``com.microsoft.MatMulNBits``) and with ``decompression.USE_MATMUL_NBITS = False``
 (``DequantizeLinear`` with ``block_size`` + ``Transpose`` + ``MatMul``). Both run in
 onnxruntime in this process, interleaved round by round; the ratio DQ / MatMulNBits is
 the median of the per-round ratios. Also printed: each model's error against OpenVINO's
@@ -67,13 +67,13 @@ def make_ir(path: Path, wtype: str, n: int, k: int, group: int, zero_point: bool
 def convert(xml: Path, nbits: bool):
     from converters.ir_reader import read_ir
     from converters.ir_to_onnx import ir_to_onnx
-    from converters.ir_to_onnx.handlers import quantized
+    from converters.ir_to_onnx.handlers import decompression
 
-    quantized.USE_MATMUL_NBITS = nbits
+    decompression.USE_MATMUL_NBITS = nbits
     try:
         return ir_to_onnx(read_ir(xml))
     finally:
-        quantized.USE_MATMUL_NBITS = True
+        decompression.USE_MATMUL_NBITS = True
 
 
 def reference(xml: Path, x: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from ..onnx_file import write_onnx
 from . import attributes as attr
 from .assemble import assemble
 from .context import Context
-from .handlers.quantized import decompression_subgraphs
+from .handlers.decompression import decompression_subgraphs
 from .naming import assign_names
 from .ranks import infer_rank
 from .unsupported import no_onnx_equivalent

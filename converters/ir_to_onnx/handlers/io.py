@@ -80,7 +80,7 @@ def _convert_to(ctx: Context, v: Value, dst: ElementType) -> None:
 
 def _compressed_weights(v: Value) -> bool:
     """4-bit constants, and large 8-bit ones: compressed weights, which stay compressed
-    (converted at run time; decompression subgraphs become DequantizeLinear, quantized.py)."""
+    (converted at run time; decompression subgraphs become DequantizeLinear, decompression.py)."""
     return v.type is not None and (v.type.packed_bits > 0 or (
         v.type.ov in ("u8", "i8") and v.const.nbytes >= LARGE_INITIALIZER_BYTES))
 
