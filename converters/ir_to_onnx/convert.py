@@ -22,9 +22,9 @@ from .context import Context
 from .handlers.decompression import decompression_subgraphs
 from .naming import assign_names
 from .ranks import infer_rank
-from .unsupported import no_onnx_equivalent
 from .registry import lookup
 from .shape_hints import HintsContradicted, warn
+from .unsupported import no_onnx_equivalent
 
 
 def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context
+from ..context import Context
+from ..kernels import ORT_KERNELS
 from ..registry import translator
 
 _F32 = from_ov("f32")

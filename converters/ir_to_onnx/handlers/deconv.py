@@ -16,7 +16,8 @@ same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) an
 from __future__ import annotations
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS
 from ..registry import translator
 from .nn import AUTO_PAD, conv_filters, conv_window, explicit_pads
 from .shape import const_ints

@@ -14,7 +14,8 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import Context, Value, compute_type
+from ..context import Context, Value
+from ..kernels import compute_type
 from ..registry import op_version, translator
 
 _BOOL = from_ov("boolean")

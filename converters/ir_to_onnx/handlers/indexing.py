@@ -24,7 +24,8 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value, compute_type
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS, compute_type
 from ..registry import op_version, translator
 from .elementwise import where
 from .shape import _normalize, const_ints

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value, compute_type
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS, compute_type
 from ..registry import translator
 
 _BIG = np.iinfo(np.int64).max

@@ -34,7 +34,8 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value, compute_type
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS, compute_type
 from ..registry import op_version, translator
 from .shape import const_ints
 

@@ -28,7 +28,8 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS
 from ..registry import translator
 from .layout import _onnx_pad, i64_vector
 from .shape import const_ints

@@ -16,7 +16,8 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context
+from ..context import Context
+from ..kernels import ORT_KERNELS
 from ..registry import op_version, translator
 
 _I64 = from_ov("i64")

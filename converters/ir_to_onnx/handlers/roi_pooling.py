@@ -18,7 +18,8 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS
 from ..registry import translator
 
 _I64 = from_ov("i64")

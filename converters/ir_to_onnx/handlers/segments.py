@@ -25,7 +25,8 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
-from ..context import Context, compute_type
+from ..context import Context
+from ..kernels import compute_type
 from ..registry import translator
 
 _I64 = from_ov("i64")

@@ -21,7 +21,8 @@ import numpy as np
 from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, Value
+from ..context import Context, Value
+from ..kernels import ORT_KERNELS
 from ..registry import translator
 from .shape import _normalize, const_ints
 

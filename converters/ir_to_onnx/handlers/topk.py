@@ -12,7 +12,8 @@ from __future__ import annotations
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import ORT_KERNELS, Context, compute_type
+from ..context import Context
+from ..kernels import ORT_KERNELS, compute_type
 from ..registry import translator
 from .layout import i64_vector
 
