@@ -33,7 +33,7 @@ def _values(rng, shape, dtype):
     return values.astype(dtype)
 
 
-def _attrs(mode, version, axis=-1):
+def broadcast_attrs(mode, version, axis=-1):
     attrs = {"mode": mode, "version": version}
     if mode == "pdpd":
         attrs["axis"] = axis
@@ -156,7 +156,7 @@ def broadcast_cases(draw):
 
 def _ours(mode, version, axis, inputs, const, variant):
     """{how: output or exception} for the function, the inlined model and the numpy reference."""
-    attrs = _attrs(mode, version, axis)
+    attrs = broadcast_attrs(mode, version, axis)
     out_rank = _out_rank(mode, inputs[0], inputs[1])
     if variant == "public":
         if len(inputs) == 2:  # the public body reads axes_mapping: pass one in every mode
@@ -212,7 +212,7 @@ def test_broadcast_matches_openvino(ov_reference, case):
         _assert_all_fail(ours, "is refused here (pdpd axis past trailing alignment)")
         return
     try:
-        want = broadcast_reference(*inputs, **_attrs(mode, version, axis))
+        want = broadcast_reference(*inputs, **broadcast_attrs(mode, version, axis))
     except onnx_ext.OpInputError:
         want = None
     if mode in EXPLICIT and not const[2] and any(not 0 <= k < len(target) for k in inputs[2]):

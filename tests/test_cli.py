@@ -133,7 +133,7 @@ import signal  # noqa: E402
 import time  # noqa: E402
 
 from converters import batch  # noqa: E402
-from converters import cli as cli_module
+from converters import cli as cli_module  # noqa: E402
 
 
 def run_main(capsys, *args):

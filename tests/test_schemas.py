@@ -16,7 +16,7 @@ from onnx import helper, numpy_helper
 import onnx_ext
 from onnx_ext.ops import SPECS
 from onnx_ext.types import from_numpy
-from test_broadcast import _attrs as broadcast_attrs, broadcast_cases
+from test_broadcast import broadcast_attrs, broadcast_cases
 from test_gather import gather_cases
 from test_range import FLOAT_TYPES, INT_TYPES, NUMERIC, range_cases
 from test_strided_slice import strided_slice_cases

@@ -7,7 +7,7 @@ their inputs with ``ctx.input(i)``, write the ONNX value named ``ctx.out(i)`` fo
 output ``i``, and emit nodes with ``ctx.node`` (by value names: the context keeps the
 onnx_ir graph they make). ``ctx.emit`` runs a standard op on an element type that
 onnxruntime has no kernel for by widening losslessly (bf16 -> f32, i16 -> i32,
-bool -> u8, ...) and casting the result back.
+bool -> u8, ...; ``kernels.py``) and casting the result back.
 """
 
 from __future__ import annotations

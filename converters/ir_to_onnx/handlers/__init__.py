@@ -1,7 +1,7 @@
 """The translators, one per layer type and version; importing this package registers them."""
 
 from . import control, domain, elementwise, io, reduce, shape  # noqa: F401
-from . import nn  # noqa: F401,E402  (convolutions, pooling, MVN, attention: real models)
+from . import nn, pooling  # noqa: F401,E402  (convolutions, pooling, MVN, attention: real models)
 from . import detection, layout, resize, scatter, topk  # noqa: F401,E402
 from . import fake_quantize  # noqa: F401,E402  (compressed weights: decompression.py, see convert.translate_graph)
 from . import (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing,  # noqa: F401,E402

@@ -17,18 +17,10 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS, compute_type
+from ..kernels import compute_type
 from ..registry import translator
 
 _BOOL = from_ov("boolean")
-
-# onnxruntime 1.31 CPU kernels (probed with one-node models).
-for _op, _types in {
-    "PRelu": frozenset({"f16", "f32", "f64"}),
-    "IsNaN": frozenset({"f16", "f32", "f64"}),
-    "IsInf": frozenset({"f16", "f32", "f64"}),
-}.items():
-    ORT_KERNELS.setdefault(_op, _types)
 
 
 def _float_data(ctx: Context, v: Value):

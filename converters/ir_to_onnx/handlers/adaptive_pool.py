@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..context import Context
 from ..registry import translator
-from .nn import _consumed, _spatial_rank
+from .nn import consumed, spatial_rank
 from .shape import const_ints
 
 
@@ -35,7 +35,7 @@ def _dynamic_bins(ctx: Context, data: str, axis: int, m: int) -> list[tuple[str,
 
 def _adaptive(ctx: Context, layer, reduce_op: str, pool_op: str) -> None:
     data = ctx.input(0)
-    k = _spatial_rank(ctx, data)
+    k = spatial_rank(ctx, data)
     sizes = const_ints(ctx, ctx.input(1), "the output size")
     if len(sizes) != k:
         raise ctx.error(f"output size {sizes} has {len(sizes)} entries, the data has {k} spatial dims")
@@ -69,6 +69,6 @@ def adaptive_avg_pool(ctx: Context, layer) -> None:
 @translator("AdaptiveMaxPool", since=8,
             emits=("Add", "Concat", "Div", "Identity", "MaxPool", "Mul", "ReduceMax", "Shape", "Slice"))
 def adaptive_max_pool(ctx: Context, layer) -> None:
-    if len(layer.outputs) > 1 and _consumed(ctx, 1):
+    if len(layer.outputs) > 1 and consumed(ctx, 1):
         raise ctx.error("the indices output of AdaptiveMaxPool is not translated")
     _adaptive(ctx, layer, "ReduceMax", "MaxPool")

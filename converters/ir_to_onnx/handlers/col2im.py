@@ -8,11 +8,9 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context
-from ..kernels import ORT_KERNELS
 from ..registry import translator
 
 _F32 = from_ov("f32")
-ORT_KERNELS.setdefault("Col2Im", frozenset({"f32"}))
 
 
 @translator("Col2Im", since=15, emits=("Cast", "Col2Im", "Squeeze", "Unsqueeze"))

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS
 from ..registry import translator
 from .nn import AUTO_PAD, conv_filters, conv_window, explicit_pads
 from .shape import const_ints
-
-ORT_KERNELS.setdefault("ConvTranspose", frozenset({"f16", "f32"}))
 
 
 def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int], dilations: list[int],

@@ -18,13 +18,12 @@ from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS, compute_type
+from ..kernels import compute_type
 from ..registry import op_version, translator
 from .nn import conv_window, padding
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
-ORT_KERNELS.setdefault("DeformConv", frozenset({"f32", "f64"}))
 
 
 def _grid(ctx: Context, out_dims: str, axis: int, k: int, stride: int, dilation: int, pad: int, ct: ElementType,

@@ -25,16 +25,13 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS, compute_type
+from ..kernels import compute_type
 from ..registry import op_version, translator
 from .elementwise import where
-from .shape import _normalize, const_ints
+from .shape import normalize_axes, const_ints
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
-ORT_KERNELS.setdefault("Unique", frozenset({"f32", "f64", "i8", "i64"}))
-ORT_KERNELS.setdefault("ReverseSequence", frozenset(
-    {"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "boolean"}))
 
 
 def _dim(ctx: Context, v: Value, axis: int) -> str:
@@ -59,7 +56,7 @@ def one_hot(ctx: Context, layer) -> None:
     indices, depth, on, off = (ctx.input(i) for i in range(4))
     if indices.rank is None:
         raise ctx.error("OneHot needs indices of known rank")
-    axis = _normalize(ctx, [attr.integer(ctx, layer, "axis", 0)], indices.rank + 1)[0]
+    axis = normalize_axes(ctx, [attr.integer(ctx, layer, "axis", 0)], indices.rank + 1)[0]
     mode = attr.choice(ctx, layer, "negative_indices_mode", ("ignore_negative", "normalize"), "ignore_negative") \
         if op_version(layer) >= 16 else "ignore_negative"
     n = ctx.one("Reshape", [ctx.as_i64(depth), ctx.i64([])])
@@ -84,7 +81,7 @@ def roll(ctx: Context, layer) -> None:
     if data.rank is None:
         raise ctx.error("Roll needs data of known rank")
     shifts = const_ints(ctx, ctx.input(1), "the Roll shift")
-    axes = _normalize(ctx, const_ints(ctx, ctx.input(2), "the Roll axes"), data.rank)
+    axes = normalize_axes(ctx, const_ints(ctx, ctx.input(2), "the Roll axes"), data.rank)
     if len(shifts) == 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
@@ -142,7 +139,7 @@ def reverse_sequence(ctx: Context, layer) -> None:
     if data.rank is None or data.rank < 2:
         raise ctx.error(f"ReverseSequence needs data of known rank >= 2, got shape {data.shape}")
     axes = [attr.integer(ctx, layer, "batch_axis", 0), attr.integer(ctx, layer, "seq_axis", 1)]
-    batch, seq = _normalize(ctx, axes, data.rank)
+    batch, seq = normalize_axes(ctx, axes, data.rank)
     if batch == seq:
         raise ctx.error(f"batch_axis and seq_axis are both {batch}")
     lens = ctx.as_i64(lengths, flat=True, floats=True)  # any numeric type (ReverseSequence-1's T_IND)
@@ -286,7 +283,7 @@ def reverse(ctx: Context, layer) -> None:
     if mode == "mask":
         axes = [i for i, flag in enumerate(given) if flag]
     else:
-        axes = sorted(set(_normalize(ctx, given, data.rank)))
+        axes = sorted(set(normalize_axes(ctx, given, data.rank)))
     if not axes:
         ctx.one("Identity", [data.name], ctx.out(0))
         return

@@ -14,11 +14,10 @@ import numpy as np
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS, compute_type
+from ..kernels import compute_type
 from ..registry import translator
 
 _BIG = np.iinfo(np.int64).max
-ORT_KERNELS.setdefault("Pad", frozenset({"f16", "f32", "f64", "i8", "i32", "i64", "u8", "u32", "u64", "boolean"}))
 
 
 def _rank(ctx: Context, data: Value, at_least: int) -> int:
@@ -39,7 +38,7 @@ def pad(ctx: Context, layer) -> None:
         if mode == "symmetric":
             raise ctx.error("symmetric padding needs constant pads_begin and pads_end")
         pads = ctx.one("Concat", [i64_vector(ctx, begin_v), i64_vector(ctx, end_v)], axis=0)
-        _onnx_pad(ctx, data.name, pads, mode, value, data, ctx.out(0))
+        onnx_pad(ctx, data.name, pads, mode, value, data, ctx.out(0))
         return
     rank = _rank(ctx, data, 1)
     begin = [int(x) for x in np.asarray(begin_v.const).reshape(-1)]
@@ -58,10 +57,10 @@ def pad(ctx: Context, layer) -> None:
     elif mode == "symmetric":
         _symmetric(ctx, x, begin, end)
     else:
-        _onnx_pad(ctx, x, ctx.i64(begin + end), mode, value, data, ctx.out(0))
+        onnx_pad(ctx, x, ctx.i64(begin + end), mode, value, data, ctx.out(0))
 
 
-def _onnx_pad(ctx: Context, x: str, pads: str, mode: str, value: str | None, data: Value, output: str | None) -> str:
+def onnx_pad(ctx: Context, x: str, pads: str, mode: str, value: str | None, data: Value, output: str | None) -> str:
     """ONNX Pad of ``x`` (of ``data``'s type), widened where onnxruntime has no kernel."""
     et = data.type
     ct = compute_type("Pad", et, "bits")

@@ -4,7 +4,7 @@ computes it (lstm_cell.hpp, lstm_cell_v1).
 The reference reads P as [3 * hidden] in the order f, i, o (ONNX's P is i, o, f) and
 computes only the gate order ``fico`` and the activations sigmoid, tanh and relu:
 other weights formats and activations are refused, as it refuses them. Without
-``input_forget`` it is ONNX's LSTM with P (recurrent._recurrent). With it, the input gate
+``input_forget`` it is ONNX's LSTM with P (recurrent.translate_recurrent). With it, the input gate
 is 1 - f, where ONNX's ``input_forget`` makes the forget gate 1 - i: the cell is then
 written out in the reference's order of operations:
 f = act_f(clip(Xt W_f^T + Ht-1 R_f^T + B_f + P_f Ct-1)), i = 1 - f,
@@ -20,7 +20,7 @@ from onnx_ext.types import from_ov
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .recurrent import _recurrent
+from .recurrent import translate_recurrent
 
 _F32 = from_ov("f32")
 _ACTIVATIONS = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
@@ -77,4 +77,4 @@ def lstm_cell_1(ctx: Context, layer) -> None:
         return
     onnx_p = ctx.one("Reshape", [ctx.one("Gather", [ctx.one("Reshape", [p, ctx.i64([3, -1])]), ctx.i64([1, 2, 0])]),
                                  ctx.i64([-1])])  # f, i, o -> i, o, f
-    _recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True, peepholes=onnx_p)
+    translate_recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True, peepholes=onnx_p)

@@ -19,13 +19,10 @@ from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS
 from ..registry import translator
-from .shape import _normalize, const_ints
+from .shape import normalize_axes, const_ints
 
 _F32 = from_ov("f32")
-ORT_KERNELS.setdefault("LRN", frozenset({"f32"}))
-ORT_KERNELS.setdefault("ReduceSumSquare", frozenset({"f16", "f32", "f64", "i32", "i64"}))
 
 
 def _float_data(ctx: Context, v: Value):
@@ -46,7 +43,7 @@ def _data_and_axes(ctx: Context, op: str) -> tuple[Value, ElementType, list[int]
     et = _float_data(ctx, data)
     if data.rank is None:
         raise ctx.error(f"{op} needs data of known rank")
-    return data, et, _normalize(ctx, const_ints(ctx, ctx.input(1), f"the {op} axes"), data.rank)
+    return data, et, normalize_axes(ctx, const_ints(ctx, ctx.input(1), f"the {op} axes"), data.rank)
 
 
 @translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))

@@ -75,12 +75,12 @@ def _weights(ctx: Context, kind: str, w: str, r: str, b: str, hidden: int, ct, l
     return w, r, ctx.one("Concat", [b, zeros], axis=1)
 
 
-#: What _recurrent may emit besides the ONNX op (LSTM, GRU or RNN).
+#: What translate_recurrent may emit besides the ONNX op (LSTM, GRU or RNN).
 _RECURRENT_OPS = ("Cast", "Concat", "Gather", "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Transpose",
                   "Unsqueeze")
 
 
-def _recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
+def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
                r: Value, b: Value, direction: str, cell: bool, peepholes: str | None = None) -> None:
     """``peepholes``: ONNX's LSTM P (i, o, f) for one direction, [3 * hidden], of the data's type."""
     et = x.type
@@ -125,34 +125,34 @@ def _direction(ctx: Context, layer) -> str:
 @translator("LSTMSequence", since=5, emits=("LSTM", *_RECURRENT_OPS))
 def lstm_sequence(ctx: Context, layer) -> None:
     x, h, c, lens, w, r, b = (ctx.input(i) for i in range(7))
-    _recurrent(ctx, layer, "LSTM", x, [h, c], lens, w, r, b, _direction(ctx, layer), cell=False)
+    translate_recurrent(ctx, layer, "LSTM", x, [h, c], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @translator("GRUSequence", since=5, emits=("GRU", *_RECURRENT_OPS))
 def gru_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
-    _recurrent(ctx, layer, "GRU", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
+    translate_recurrent(ctx, layer, "GRU", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @translator("RNNSequence", since=5, emits=("RNN", *_RECURRENT_OPS))
 def rnn_sequence(ctx: Context, layer) -> None:
     x, h, lens, w, r, b = (ctx.input(i) for i in range(6))
-    _recurrent(ctx, layer, "RNN", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
+    translate_recurrent(ctx, layer, "RNN", x, [h], lens, w, r, b, _direction(ctx, layer), cell=False)
 
 
 @translator("LSTMCell", since=4, emits=("LSTM", *_RECURRENT_OPS))
 def lstm_cell(ctx: Context, layer) -> None:
     x, h, c, w, r, b = (ctx.input(i) for i in range(6))
-    _recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True)
+    translate_recurrent(ctx, layer, "LSTM", x, [h, c], None, w, r, b, "forward", cell=True)
 
 
 @translator("GRUCell", since=3, emits=("GRU", *_RECURRENT_OPS))
 def gru_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
-    _recurrent(ctx, layer, "GRU", x, [h], None, w, r, b, "forward", cell=True)
+    translate_recurrent(ctx, layer, "GRU", x, [h], None, w, r, b, "forward", cell=True)
 
 
 @translator("RNNCell", since=1, emits=("RNN", *_RECURRENT_OPS))
 def rnn_cell(ctx: Context, layer) -> None:
     x, h, w, r, b = (ctx.input(i) for i in range(5))
-    _recurrent(ctx, layer, "RNN", x, [h], None, w, r, b, "forward", cell=True)
+    translate_recurrent(ctx, layer, "RNN", x, [h], None, w, r, b, "forward", cell=True)

@@ -29,15 +29,13 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS
 from ..registry import translator
-from .layout import _onnx_pad, i64_vector
+from .layout import onnx_pad, i64_vector
 from .shape import const_ints
 
 _F32 = from_ov("f32")
 # onnxruntime has an f16 Resize too; f16 (and bf16) data are resized in f32 instead, which is
 # what the tests compare with OpenVINO's f16 results.
-ORT_KERNELS.setdefault("Resize", frozenset({"f32", "i8", "i32", "u8"}))
 
 _MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
 _COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
@@ -116,7 +114,7 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
     attrs["coordinate_transformation_mode"] = coords
     x = data.name
     if any(begin) or any(end):
-        x = _onnx_pad(ctx, x, ctx.i64(begin + end), "constant", None, data, None)
+        x = onnx_pad(ctx, x, ctx.i64(begin + end), "constant", None, data, None)
     if sizes is not None:
         inputs = [x, "", "", i64_vector(ctx, sizes)]
     elif mode.endswith("_pillow"):  # OpenVINO's Pillow filters scale by out/in, not by the scales given

@@ -17,11 +17,9 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context
-from ..kernels import ORT_KERNELS
 from ..registry import op_version, translator
 
 _I64 = from_ov("i64")
-ORT_KERNELS.setdefault("RoiAlign", frozenset({"f32", "f64"}))
 
 _MODES = {"asymmetric": "output_half_pixel", "half_pixel": "half_pixel", "half_pixel_for_nn": "half_pixel"}
 

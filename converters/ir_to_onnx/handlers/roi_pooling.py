@@ -19,11 +19,9 @@ from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS
 from ..registry import translator
 
 _I64 = from_ov("i64")
-ORT_KERNELS.setdefault("MaxRoiPool", frozenset({"f16", "f32"}))
 
 
 def _samples(ctx: Context, rois: str, column: int, n: int, size: str, ct: ElementType) -> str:

@@ -21,7 +21,7 @@ def const_ints(ctx: Context, v: Value, what: str) -> list[int]:
     return [int(x) for x in np.asarray(v.const).reshape(-1)]
 
 
-def _normalize(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> list[int]:
+def normalize_axes(ctx: Context, axes: list[int], rank: int, what: str = "axis") -> list[int]:
     out = []
     for a in axes:
         n = a + rank if a < 0 else a
@@ -95,7 +95,7 @@ def squeeze(ctx: Context, layer) -> None:
         else:
             ctx.one("Squeeze", [data.name], ctx.out(0))
         return
-    listed = sorted(set(_normalize(ctx, axes, data.rank)))
+    listed = sorted(set(normalize_axes(ctx, axes, data.rank)))
     listed = [a for a in listed if shape[a] is None or shape[a] == 1]  # a static dim other than 1 is skipped
     if all(shape[a] == 1 for a in listed):
         _squeeze_static(ctx, data, listed)
@@ -126,7 +126,7 @@ def transpose(ctx: Context, layer) -> None:
     if data.rank is not None:
         if len(perm) != data.rank:
             raise ctx.error(f"order {perm} does not fit data of rank {data.rank}")
-        perm = _normalize(ctx, perm, data.rank, "order entry")
+        perm = normalize_axes(ctx, perm, data.rank, "order entry")
     ctx.one("Transpose", [data.name], ctx.out(0), perm=perm)
 
 
@@ -164,7 +164,7 @@ def split(ctx: Context, layer) -> None:
     if n != len(layer.outputs):
         raise ctx.error(f"num_splits is {n} but the layer has {len(layer.outputs)} outputs")
     if data.rank is not None:
-        axis = _normalize(ctx, [axis], data.rank)[0]
+        axis = normalize_axes(ctx, [axis], data.rank)[0]
         dim = data.shape[axis]
         if dim is not None and dim % n:
             raise ctx.error(f"dim {dim} of axis {axis} does not split into {n} equal parts")
@@ -176,7 +176,7 @@ def variadic_split(ctx: Context, layer) -> None:
     data, axis_v, lengths = ctx.input(0), ctx.input(1), ctx.input(2)
     axis = const_ints(ctx, axis_v, "the VariadicSplit axis")[0]
     if data.rank is not None:
-        axis = _normalize(ctx, [axis], data.rank)[0]
+        axis = normalize_axes(ctx, [axis], data.rank)[0]
     n = len(layer.outputs)
     if lengths.const is not None:
         sizes = [int(x) for x in np.asarray(lengths.const).reshape(-1)]

@@ -22,18 +22,15 @@ from onnx_ext.types import ElementType, from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
-from ..kernels import ORT_KERNELS
 from ..registry import translator
-from .shape import _normalize, const_ints
+from .shape import normalize_axes, const_ints
 
 _F32 = from_ov("f32")
-ORT_KERNELS.setdefault("DFT", frozenset({"f32", "f64"}))
-ORT_KERNELS.setdefault("STFT", frozenset({"f32", "f64"}))
 _MAX = np.iinfo(np.int64).max
 
 
 def _axes_and_sizes(ctx: Context, data: Value, signal_rank: int) -> tuple[list[int], list[int | None]]:
-    axes = _normalize(ctx, const_ints(ctx, ctx.input(1), "the DFT axes"), signal_rank)
+    axes = normalize_axes(ctx, const_ints(ctx, ctx.input(1), "the DFT axes"), signal_rank)
     if len(set(axes)) != len(axes):
         raise ctx.error(f"repeated DFT axes {axes}")
     sizes: list[int | None] = [None] * len(axes)

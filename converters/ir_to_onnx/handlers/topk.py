@@ -13,12 +13,11 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context
-from ..kernels import ORT_KERNELS, compute_type
+from ..kernels import compute_type
 from ..registry import translator
 from .layout import i64_vector
 
 _I64 = from_ov("i64")
-ORT_KERNELS.setdefault("TopK", frozenset({"f16", "f32", "f64", "i8", "i16", "i32", "i64", "u8"}))
 
 
 @translator("TopK", since=1, emits=("Cast", "GatherElements", "Identity", "Reshape", "TopK"))
