@@ -65,7 +65,8 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
             return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options)
         if not isinstance(src, (str, Path)):
-            raise ConvertError(f"convert: src must be an .xml or .onnx path or an openvino.Model, not {type(src).__name__}")
+            raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
+                               f"not {type(src).__name__}")
         src = Path(src)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
@@ -129,4 +130,5 @@ def ir_to_onnx(model, *, inline: bool = False) -> onnx.ModelProto:
     if is_ov_model(model):
         with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
             return convert_ir(read_ir(save_ov_model(model, Path(tmp))), inline=inline)
-    raise ConvertError(f"ir_to_onnx: expected an openvino.Model, an .xml path or an IRModel, not {type(model).__name__}")
+    raise ConvertError("ir_to_onnx: expected an openvino.Model, an .xml path or an IRModel, "
+                       f"not {type(model).__name__}")

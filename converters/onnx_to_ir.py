@@ -84,7 +84,8 @@ def _ops_with_bodies(model):
     for op in model.get_ordered_ops():
         yield op
         if hasattr(op, "get_function"):  # If (then, else), Loop and TensorIterator (body)
-            for body in (op.get_function(0), op.get_function(1)) if op.get_type_name() == "If" else (op.get_function(),):
+            bodies = (op.get_function(0), op.get_function(1)) if op.get_type_name() == "If" else (op.get_function(),)
+            for body in bodies:
                 yield from _ops_with_bodies(body)
 
 

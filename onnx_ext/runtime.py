@@ -24,7 +24,8 @@ def session(model: onnx.ModelProto | bytes | str, threads: int | None = None, op
     return ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
 
 
-def run(model_or_session, feeds: Mapping[str, np.ndarray], output_names: Sequence[str] | None = None) -> list[np.ndarray]:
+def run(model_or_session, feeds: Mapping[str, np.ndarray],
+        output_names: Sequence[str] | None = None) -> list[np.ndarray]:
     """Outputs of the model for ``feeds``; bf16 arrays (ml_dtypes) go in and come out as bf16."""
     import onnxruntime as ort
 
@@ -36,7 +37,8 @@ def run(model_or_session, feeds: Mapping[str, np.ndarray], output_names: Sequenc
         value = np.asarray(value)
         if value.dtype == _BF16:
             value = np.ascontiguousarray(value).reshape(value.shape).view(np.uint16)
-            binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(value, onnx.TensorProto.BFLOAT16))
+            bits = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(value, onnx.TensorProto.BFLOAT16)
+            binding.bind_ortvalue_input(name, bits)
         else:
             binding.bind_cpu_input(name, np.ascontiguousarray(value).reshape(value.shape))
     for name in names:

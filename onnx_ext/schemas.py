@@ -39,7 +39,8 @@ def _schema(spec: OpSpec) -> OpSchema:
                   for name, a in spec.attributes.items()]
     schema = OpSchema(spec.name, DOMAIN, DOMAIN_VERSION, f"OpenVINO's {spec.name} (onnx-ext)",
                       inputs=inputs, outputs=[OpSchema.FormalParameter("output", "T_out")],
-                      type_constraints=[(f"T{i}", _TYPES, "") for i in range(len(spec.inputs))] + [("T_out", _TYPES, "")],
+                      type_constraints=[(f"T{i}", _TYPES, "") for i in range(len(spec.inputs))]
+                      + [("T_out", _TYPES, "")],
                       attributes=attributes)
     schema.set_type_and_shape_inference_function(lambda ctx: _infer(spec, ctx))
     return schema

@@ -76,7 +76,8 @@ def compare(onnx_outputs: Mapping[str, np.ndarray], ir_outputs: IROutputs, *,
 def _compare_one(name: str, got: np.ndarray, want: np.ndarray | None, quantized: float = 0.0) -> OutputReport:
     if want is None:
         return OutputReport(name, got.shape, (), str(got.dtype), "-", np.nan, np.nan, False, "no IR output")
-    base = dict(name=name, shape_onnx=got.shape, shape_ir=want.shape, dtype_onnx=str(got.dtype), dtype_ir=str(want.dtype))
+    base = dict(name=name, shape_onnx=got.shape, shape_ir=want.shape, dtype_onnx=str(got.dtype),
+                dtype_ir=str(want.dtype))
     if got.shape != want.shape:
         return OutputReport(**base, max_abs=np.nan, max_rel=np.nan, ok=False, note="shape differs")
     if got.dtype != want.dtype:

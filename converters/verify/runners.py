@@ -27,7 +27,8 @@ BACKENDS = {
 }
 
 
-def run_onnx(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], label: str = "the ONNX model") -> dict[str, np.ndarray]:
+def run_onnx(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
+             label: str = "the ONNX model") -> dict[str, np.ndarray]:
     names = [o.name for o in model.graph.output]
     try:
         return dict(zip(names, onnx_ext.run(model, dict(feeds), names)))

@@ -43,7 +43,8 @@ def ir_signature(ir: IRModel) -> tuple[list[Tensor], list[Tensor]]:
             inputs.append(Tensor(tuple(port.names) + (layer.name,), et, tuple(port.dims)))
         elif kind == "result" and layer.inputs:
             src = ports.get(producers.get((layer.id, layer.inputs[0].id), (-1, -1)))
-            names = split_names(layer.extra.get("output_names", "")) + (src.names if src else []) + layer.inputs[0].names
+            names = (split_names(layer.extra.get("output_names", "")) + (src.names if src else [])
+                     + layer.inputs[0].names)
             outputs.append(Tensor(tuple(names) + (layer.name,), src.element_type if src else None))
     return inputs, outputs
 
@@ -82,9 +83,11 @@ def check_pair(ir_label: str, ir_inputs: list[Tensor], ir_outputs: list[Tensor],
     for t in onnx_inputs:
         match = next((i for i in ir_inputs if t.name in i.names), None)
         if match is None:
-            raise VerifyError(f"{where}: ONNX input {t.name!r} is not an input of the IR (IR inputs: {names(ir_inputs)})")
+            raise VerifyError(f"{where}: ONNX input {t.name!r} is not an input of the IR "
+                              f"(IR inputs: {names(ir_inputs)})")
         if t.type and match.type and t.type != match.type:
-            raise VerifyError(f"{where}: input {t.name!r} is {t.type.ov} in the ONNX model and {match.type.ov} in the IR")
+            raise VerifyError(f"{where}: input {t.name!r} is {t.type.ov} in the ONNX model and {match.type.ov} "
+                              "in the IR")
     if len(onnx_outputs) != len(ir_outputs):
         raise VerifyError(f"{where}: the ONNX model has {len(onnx_outputs)} outputs ({names(onnx_outputs)}), "
                           f"the IR {len(ir_outputs)} ({names(ir_outputs)})")

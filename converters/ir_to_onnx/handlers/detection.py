@@ -77,7 +77,8 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
             inputs.append(ctx.const(_below(score.const)))
         else:
             t = _f32(ctx, score, flat=True)
-            factor = ctx.one("Where", [ctx.one("Less", [t, _zero(ctx)]), ctx.const(np.array([1 + 2.0**-23], np.float32)),
+            factor = ctx.one("Where", [ctx.one("Less", [t, _zero(ctx)]),
+                                       ctx.const(np.array([1 + 2.0**-23], np.float32)),
                                        ctx.const(np.array([1 - 2.0**-24], np.float32))])
             tiny = ctx.const(np.array([-np.finfo(np.float32).tiny], np.float32))
             inputs.append(ctx.one("Where", [ctx.one("Equal", [t, _zero(ctx)]), tiny, ctx.one("Mul", [t, factor])]))

@@ -1,7 +1,8 @@
 """Neural-network layers: convolutions, normalisation, attention, Einsum, GatherElements (pooling:
 ``pooling.py``), and the padding helpers they and pooling share.
 
-Native ONNX ops where onnxruntime has a kernel (Conv, LayerNormalization, BatchNormalization, Einsum, GatherElements); decompositions
+Native ONNX ops where onnxruntime has a kernel (Conv, LayerNormalization, BatchNormalization, Einsum,
+GatherElements); decompositions
 where it has none for the OpenVINO semantics (MVN on other axes or with the eps
 outside the square root; ScaledDotProductAttention, which ONNX only has from
 opset 23 as Attention, while the converter writes opset 21).

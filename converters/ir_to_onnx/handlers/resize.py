@@ -3,8 +3,9 @@
 - Modes: nearest (every ``nearest_mode``), linear and linear_onnx -> linear,
   cubic -> cubic with ``cube_coeff``; bilinear_pillow/bicubic_pillow -> linear/
   cubic with antialias (Pillow's filters, which ONNX's antialias follows) and
-  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. ``antialias`` in mode linear is OpenVINO's own triangle filter,
-  which ONNX's antialias does not reproduce: refused; the other modes ignore it.
+  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. ``antialias`` in mode
+  linear is OpenVINO's own triangle filter, which ONNX's antialias does not reproduce: refused; the
+  other modes ignore it.
 - ``nearest_mode`` simple (floor when upsampling, ceil when downsampling) needs the
   scales known at conversion time and all resized axes going the same way.
 - ``tf_half_pixel_for_nn``: floor((x + 0.5) / scale), which is half_pixel with

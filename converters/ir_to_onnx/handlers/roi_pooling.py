@@ -77,8 +77,8 @@ def _bilinear(ctx: Context, data: Value, rois: Value, pooled: list[int]) -> None
     image = ctx.one("Gather", [x, ctx.cast(ctx.one("Gather", [boxes, ctx.i64(0)], axis=1), ct, _I64)], axis=0)
     flat = ctx.one("Reshape", [image, ctx.i64([0, 0, -1])])  # [R, C, H * W]
     fx = ctx.one("Unsqueeze", [dx, ctx.i64([1, 2])])  # [R, 1, 1, PW]
-    upper, lower = (_lerp(ctx, _corner(ctx, flat, width, row, left, pooled), _corner(ctx, flat, width, row, right, pooled),
-                          fx) for row in (top, bottom))
+    upper, lower = (_lerp(ctx, _corner(ctx, flat, width, row, left, pooled),
+                          _corner(ctx, flat, width, row, right, pooled), fx) for row in (top, bottom))
     value = _lerp(ctx, upper, lower, ctx.one("Unsqueeze", [dy, ctx.i64([1, 3])]))  # dy: [R, 1, PH, 1]
     inside = ctx.one("And", [ctx.one("Unsqueeze", [in_y, ctx.i64([1, 3])]),
                              ctx.one("Unsqueeze", [in_x, ctx.i64([1, 2])])])

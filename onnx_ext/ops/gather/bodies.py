@@ -28,7 +28,8 @@ def _zero_filled(data3, idx, valid, n):
     m = op.Size(idx)
     if op.Equal(op.ReduceSum(n, keepdims=0), zero):
         # n == 0: every index is invalid and data3 has no row to gather from.
-        filled = op.CastLike(op.ConstantOfShape(op.Concat(p, op.Reshape(m, op.Constant(value_ints=[1])), inner, axis=0)), data3)
+        filled = op.CastLike(
+            op.ConstantOfShape(op.Concat(p, op.Reshape(m, op.Constant(value_ints=[1])), inner, axis=0)), data3)
     else:
         safe = op.Gather(data3, op.Where(valid, idx, zero), axis=1)
         extended = op.Concat(safe, zero_row, axis=1)

@@ -93,7 +93,8 @@ from .plan import (
     shrink_index,
 )
 
-__all__ = ["SPEC", "MASKS", "INT64_MIN", "INT64_MAX", "ConstSlice", "OnRank", "StridedSlice", "extended_masks", "make_slice_plan", "output_rank", "select_body", "strided_slice_reference"]
+__all__ = ["SPEC", "MASKS", "INT64_MIN", "INT64_MAX", "ConstSlice", "OnRank", "StridedSlice", "extended_masks",
+           "make_slice_plan", "output_rank", "select_body", "strided_slice_reference"]
 
 
 def strided_slice_reference(data: np.ndarray, begin, end, stride=None, *, begin_mask, end_mask,
