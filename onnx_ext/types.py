@@ -62,7 +62,6 @@ _BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES + PACKED_TYPES}
 _BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES + PACKED_TYPES}
 
 NUMERIC_TYPES = tuple(t for t in ELEMENT_TYPES if t.kind != "bool")
-INTEGER_TYPES = tuple(t for t in ELEMENT_TYPES if t.is_integer)
 
 
 class UnknownElementType(ValueError):
