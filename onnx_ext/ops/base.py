@@ -1,8 +1,6 @@
 """What every op of the domain provides, in one record (``OpSpec``), and what their bodies share: the overload
-codec (``Overload`` families spelled with ``Token``s), the lazy body cache (``Bodies``), the node-by-node
-builder (``BodyBuilder``) and the walker over a body's nodes (``walk``).
-
-Over 400 lines: these are the one copy of each mechanism the four ops use, read together."""
+codec (``Overload`` families spelled with ``Token``s), the lazy body cache (``Bodies``) and the walker over a
+body's nodes (``walk``). The node-by-node builder of the families' bodies is ``builder.BodyBuilder``."""
 
 from __future__ import annotations
 
@@ -18,9 +16,10 @@ import numpy as np
 import onnx
 from onnxscript.values import OnnxFunction
 
-from ..domain import DOMAIN, DOMAIN_VERSION, op
+from ..domain import DOMAIN, DOMAIN_VERSION
 from ..errors import OpAttributeError, OpInputError
 from ..types import ElementType
+from .builder import BodyBuilder, BuiltFunction, copy_function
 
 
 @dataclass(frozen=True)
@@ -117,10 +116,10 @@ class OpSpec:
         semantics hold from MIN_ONNX_OPSET on.
         """
         (proto,) = self._protos(overload, opset, helpers=False)
-        return _copy(proto)
+        return copy_function(proto)
 
     def helper_protos(self, opset: int | None = None) -> list[onnx.FunctionProto]:
-        return [_copy(p) for p in self._protos(None, opset, helpers=True)]
+        return [copy_function(p) for p in self._protos(None, opset, helpers=True)]
 
     @cached_property
     def _protos(self) -> Callable[..., tuple[onnx.FunctionProto, ...]]:
@@ -137,12 +136,6 @@ class OpSpec:
         if overload is not None:
             proto.overload = overload
         return (proto,)
-
-
-def _copy(proto: onnx.FunctionProto) -> onnx.FunctionProto:
-    out = onnx.FunctionProto()
-    out.CopyFrom(proto)
-    return out
 
 
 def _with_opset(proto: onnx.FunctionProto, opset: int | None) -> onnx.FunctionProto:
@@ -355,74 +348,3 @@ class Bodies(Mapping):
     @cached_property
     def _like(self) -> onnx.FunctionProto:
         return self._general.to_function_proto()
-
-
-class BuiltFunction:
-    """A body built node by node: specialised on values (a constant axis, slice bounds...)
-    that onnxscript cannot take as parameters. OpSpec uses it like an onnxscript function."""
-
-    def __init__(self, proto: onnx.FunctionProto):
-        self._proto = proto
-
-    def to_function_proto(self) -> onnx.FunctionProto:
-        return _copy(self._proto)
-
-
-class BodyBuilder:
-    """Emits the nodes of a built body; ``branch()`` gives a builder for an If branch that
-    shares the value names (unique across the function)."""
-
-    def __init__(self, _counter=None):
-        self.nodes: list[onnx.NodeProto] = []
-        self._counter = _counter if _counter is not None else [0]
-        self._once: dict[Any, str] = {}
-
-    def fresh(self, hint: str = "t") -> str:
-        self._counter[0] += 1
-        return f"{hint}_{self._counter[0]}"
-
-    def __call__(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
-        out = out or self.fresh(op_type.lower())
-        self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
-        return out
-
-    def const(self, values, dtype=np.int64, out: str | None = None) -> str:
-        return self("Constant", out=out or self.fresh("const"),
-                    value=onnx.numpy_helper.from_array(np.array(values, dtype=dtype)))
-
-    def once(self, key, make: Callable[[], str]) -> str:
-        """The value ``make()`` emits, emitted on the first call with ``key`` only."""
-        if key not in self._once:
-            self._once[key] = make()
-        return self._once[key]
-
-    def check(self, name: str, ok: str) -> str:
-        """The scalar 0 if every element of the bool ``ok`` holds, else a failure at run time whose
-        message names the node ``name`` (a Gather of [0] at index 1)."""
-        bad = self("Cast", self("Not", self("Reshape", ok, self.const([-1]))), to=onnx.TensorProto.INT64)
-        return self("ReduceSum", self("Gather", self.const([0]), bad, out=name), keepdims=0)
-
-    def branch(self) -> BodyBuilder:
-        return BodyBuilder(self._counter)
-
-    def graph(self, name: str, output: str) -> onnx.GraphProto:
-        return onnx.helper.make_graph(self.nodes, name, [], [onnx.ValueInfoProto(name=output)])
-
-    def if_(self, cond: str, then: BodyBuilder, then_out: str, orelse: BodyBuilder, else_out: str,
-            out: str | None = None) -> str:
-        return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
-                    else_branch=orelse.graph(self.fresh("else"), else_out))
-
-    def function(self, output: str, like: onnx.FunctionProto, overload: str) -> BuiltFunction:
-        """The nodes as the body of ``overload``, with the name, inputs and attributes (and defaults) of
-        ``like`` (the op's general body), so that nodes carrying them are valid calls."""
-        nodes = list(self.nodes)
-        if nodes and nodes[-1].output[0] == output:
-            nodes[-1].output[0] = "output"  # its own value: no node reads it
-        else:
-            nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
-        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), ["output"], nodes,
-                                          [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
-        proto.attribute_proto.extend(like.attribute_proto)
-        proto.overload = overload
-        return BuiltFunction(proto)

@@ -11,7 +11,8 @@ from onnx_ir.traversal import RecursiveGraphIterator
 from onnxscript import BOOL, INT64, script
 
 from ...domain import op, ov_ext
-from ..base import DIMS, BodyBuilder, Overload, words
+from ..base import DIMS, Overload, words
+from ..builder import BodyBuilder
 
 # --- shape plans: target shapes and their conditions (int64 / bool vectors; they never raise) ---
 

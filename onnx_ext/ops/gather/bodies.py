@@ -10,7 +10,8 @@ import onnx
 from onnxscript import INT64, script
 
 from ...domain import op, ov_ext
-from ..base import NAT, BodyBuilder, Overload
+from ..base import NAT, Overload
+from ..builder import BodyBuilder
 
 # --- function bodies -------------------------------------------------------------
 

@@ -9,7 +9,8 @@ import numpy as np
 import onnx
 from onnxscript import BOOL, INT64
 
-from ..base import INT, NAT, BodyBuilder, Overload, words
+from ..base import INT, NAT, Overload, words
+from ..builder import BodyBuilder
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from onnxscript import INT64
 
 from ...domain import ov_ext
 from ...types import NUMERIC_TYPES, ElementType, from_ov
-from ..base import BodyBuilder, Overload, words
+from ..base import Overload, words
+from ..builder import BodyBuilder
 from .exact import EXACT, exact_overload
 from .reference import INPUTS
 

@@ -10,7 +10,8 @@ import numpy as np
 import onnx
 
 from ...errors import OpInputError
-from ..base import DIMS, INTS, NAT, BodyBuilder, Overload, Token, words
+from ..base import DIMS, INTS, NAT, Overload, Token, words
+from ..builder import BodyBuilder
 from .plan import CODE_LETTERS, INT64_MAX, INT64_MIN, Entry, SlicePlan, layout, plan_from_code
 
 #: A plan's entries (SlicePlan.code).

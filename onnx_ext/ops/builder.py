@@ -1,0 +1,88 @@
+"""The node-by-node builder of overload bodies specialised on values (a constant axis, slice bounds...) that
+onnxscript cannot take as parameters (``BodyBuilder``), and the function it makes (``BuiltFunction``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+
+from ..domain import op
+
+
+def copy_function(proto: onnx.FunctionProto) -> onnx.FunctionProto:
+    out = onnx.FunctionProto()
+    out.CopyFrom(proto)
+    return out
+
+
+class BuiltFunction:
+    """A body built node by node: specialised on values (a constant axis, slice bounds...)
+    that onnxscript cannot take as parameters. OpSpec uses it like an onnxscript function."""
+
+    def __init__(self, proto: onnx.FunctionProto):
+        self._proto = proto
+
+    def to_function_proto(self) -> onnx.FunctionProto:
+        return copy_function(self._proto)
+
+
+class BodyBuilder:
+    """Emits the nodes of a built body; ``branch()`` gives a builder for an If branch that
+    shares the value names (unique across the function)."""
+
+    def __init__(self, _counter=None):
+        self.nodes: list[onnx.NodeProto] = []
+        self._counter = _counter if _counter is not None else [0]
+        self._once: dict[Any, str] = {}
+
+    def fresh(self, hint: str = "t") -> str:
+        self._counter[0] += 1
+        return f"{hint}_{self._counter[0]}"
+
+    def __call__(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
+        out = out or self.fresh(op_type.lower())
+        self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    def const(self, values, dtype=np.int64, out: str | None = None) -> str:
+        return self("Constant", out=out or self.fresh("const"),
+                    value=onnx.numpy_helper.from_array(np.array(values, dtype=dtype)))
+
+    def once(self, key, make: Callable[[], str]) -> str:
+        """The value ``make()`` emits, emitted on the first call with ``key`` only."""
+        if key not in self._once:
+            self._once[key] = make()
+        return self._once[key]
+
+    def check(self, name: str, ok: str) -> str:
+        """The scalar 0 if every element of the bool ``ok`` holds, else a failure at run time whose
+        message names the node ``name`` (a Gather of [0] at index 1)."""
+        bad = self("Cast", self("Not", self("Reshape", ok, self.const([-1]))), to=onnx.TensorProto.INT64)
+        return self("ReduceSum", self("Gather", self.const([0]), bad, out=name), keepdims=0)
+
+    def branch(self) -> BodyBuilder:
+        return BodyBuilder(self._counter)
+
+    def graph(self, name: str, output: str) -> onnx.GraphProto:
+        return onnx.helper.make_graph(self.nodes, name, [], [onnx.ValueInfoProto(name=output)])
+
+    def if_(self, cond: str, then: BodyBuilder, then_out: str, orelse: BodyBuilder, else_out: str,
+            out: str | None = None) -> str:
+        return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
+                    else_branch=orelse.graph(self.fresh("else"), else_out))
+
+    def function(self, output: str, like: onnx.FunctionProto, overload: str) -> BuiltFunction:
+        """The nodes as the body of ``overload``, with the name, inputs and attributes (and defaults) of
+        ``like`` (the op's general body), so that nodes carrying them are valid calls."""
+        nodes = list(self.nodes)
+        if nodes and nodes[-1].output[0] == output:
+            nodes[-1].output[0] = "output"  # its own value: no node reads it
+        else:
+            nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
+        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), ["output"], nodes,
+                                          [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
+        proto.attribute_proto.extend(like.attribute_proto)
+        proto.overload = overload
+        return BuiltFunction(proto)
