@@ -65,9 +65,11 @@ def assert_same(got: np.ndarray, expected: np.ndarray, what: str = "", ulps: int
         g, e = got.astype(np.float64), expected.astype(np.float64)
         spacing = np.abs(np.spacing(expected.astype(got.dtype).astype(np.float64).astype(got.dtype)).astype(np.float64))
         ok = (np.abs(g - e) <= ulps * spacing) | (np.isnan(g) & np.isnan(e)) | (g == e)
-        assert ok.all(), f"{what}: {np.count_nonzero(~ok)} values differ by more than {ulps} ulp: {got[~ok][:5]} vs {expected[~ok][:5]}"
+        assert ok.all(), (f"{what}: {np.count_nonzero(~ok)} values differ by more than {ulps} ulp: "
+                          f"{got[~ok][:5]} vs {expected[~ok][:5]}")
     else:
-        assert np.array_equal(got, expected, equal_nan=got.dtype.kind == "f"), f"{what}: values differ:\n{got}\nvs\n{expected}"
+        same = np.array_equal(got, expected, equal_nan=got.dtype.kind == "f")
+        assert same, f"{what}: values differ:\n{got}\nvs\n{expected}"
 
 
 def bits(a) -> np.ndarray:
@@ -85,7 +87,8 @@ DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, n
 def random_values(rng, shape, dtype) -> np.ndarray:
     if np.dtype(dtype) == np.bool_:
         return rng.integers(0, 2, shape).astype(bool)
-    return (rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10).astype(dtype)
+    values = rng.integers(-50, 50, shape) if np.dtype(dtype).kind in "iu" else rng.standard_normal(shape) * 10
+    return values.astype(dtype)
 
 
 def optimised_op_types(model, tmp_path) -> list[str]:

@@ -165,8 +165,9 @@ def test_directory_batch_in_parallel_processes_with_summary(tmp_path):
     for p in out.rglob("*.onnx"):
         assert [o.name for o in onnx.load(str(p)).graph.output] == ["features", "last_token"]
     rows = {line.split()[0]: line.split()[1] for line in r.stdout.splitlines()[1:-1]}
-    assert rows == {str(src / "a.xml"): "ok", str(src / "sub/deeper/b0.xml"): "ok", str(src / "sub/deeper/b1.xml"): "ok",
-                    str(src / "sub/empty.onnx"): "failed", str(src / "sub/garbage.onnx"): "failed"}
+    assert rows == {str(src / "a.xml"): "ok", str(src / "sub/deeper/b0.xml"): "ok",
+                    str(src / "sub/deeper/b1.xml"): "ok", str(src / "sub/empty.onnx"): "failed",
+                    str(src / "sub/garbage.onnx"): "failed"}
     assert r.stdout.splitlines()[0].split() == ["file", "status", "time", "message"]
     assert "all 2 outputs match" in r.stdout
     assert r.stdout.splitlines()[-1] == "5 files: 3 ok, 0 differ, 2 failed"
@@ -180,8 +181,8 @@ def test_several_files_into_a_directory_with_to(tmp_path, capsys):
     src = make_tree(tmp_path / "models")
     out = tmp_path / "out"
     assert run_main(capsys, "convert", src / "a.xml", out / "a.onnx")[0] == 0
-    status, stdout, err = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", out / "a.onnx", out / "ir",
-                                   "--to", "xml")
+    status, stdout, err = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", out / "a.onnx",
+                                   out / "ir", "--to", "xml")
     assert status == 2 and "not a model to convert here (expected .onnx)" in err  # --to xml takes .onnx only
     status, stdout, err = run_main(capsys, "convert", out / "a.onnx", out / "ir", "--to", "xml", "--jobs", "1")
     assert status == 0, err

@@ -419,7 +419,8 @@ def _check(worker: Worker, files: dict[str, bytes], src: str, dst: str, umask: i
         assert modes == {0o666 & ~umask}, f"modes {sorted(map(oct, modes))} under umask {umask:o}"
     else:
         assert rc == 2, f"exit {rc}, stderr: {report['stderr'][-2000:]}"
-        assert len(lines) == 1 and lines[0].startswith("onnx-ext: error: "), f"stderr is not one line:\n{report['stderr'][-3000:]}"
+        one_line = len(lines) == 1 and lines[0].startswith("onnx-ext: error: ")
+        assert one_line, f"stderr is not one line:\n{report['stderr'][-3000:]}"
         assert report["written"] == {}, f"exit 2 left {sorted(report['written'])}"
 
 
@@ -450,7 +451,8 @@ def factor(request):
 def test_bases_convert(worker, bases):
     """The fuzzed inputs start valid: each converts (exit 0) and passes the property."""
     for xml, weights in bases["ir"].values():
-        report = worker.call(fuzz_worker.run_case, {"model.xml": xml, "model.bin": weights}, "model.xml", "out.onnx", 0o022)
+        files = {"model.xml": xml, "model.bin": weights}
+        report = worker.call(fuzz_worker.run_case, files, "model.xml", "out.onnx", 0o022)
         assert report["rc"] == 0 and report["load_error"] is None, report
     for data in bases["onnx"].values():
         report = worker.call(fuzz_worker.run_case, {"model.onnx": data}, "model.onnx", "out.xml", 0o022)

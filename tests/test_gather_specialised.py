@@ -112,8 +112,8 @@ def test_overload_names_round_trip(name, parsed):
 
 
 @pytest.mark.parametrize("name", ["axis", "axis-1", "axism0", "axis01", "batch0_axis0", "batch1_axis2", "axis1_n",
-                                  "axis1_nx", "axis1_n3_x", "plainx", "axis0_z", "axis0_zx", "axis0_zf_n3", "axis0_zi_zf",
-                                  "axis0_inrange", "axis0_n3_inrange_zi"])
+                                  "axis1_nx", "axis1_n3_x", "plainx", "axis0_z", "axis0_zx", "axis0_zf_n3",
+                                  "axis0_zi_zf", "axis0_inrange", "axis0_n3_inrange_zi"])
 def test_unknown_overload_names_are_refused(name):
     assert name not in SPEC.bodies
 

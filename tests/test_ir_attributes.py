@@ -90,7 +90,8 @@ CASES = {
     "Gelu.approximation_mode": (lambda: o7.gelu(_p([2, 3]), "erf"), "approximation_mode", ENUM,
                                 lambda m: {b"none": "erf", b"tanh": "tanh"}[_attribute(m, "Gelu", "approximate")]),
     "Convolution.auto_pad": (_conv, "auto_pad", AUTO_PAD,
-                             lambda m: next(k for k, v in _CONV_PADS.items() if v == list(_attribute(m, "Conv", "pads")))),
+                             lambda m: next(k for k, v in _CONV_PADS.items()
+                                            if v == list(_attribute(m, "Conv", "pads")))),
     "ROIPooling.method": (_roi_pooling, "method", STRING,
                           lambda m: "max" if any(n.op_type == "MaxRoiPool" for n in m.graph.node) else "bilinear"),
     "Constant.shape": (lambda: o1.add(_p([2, 3]), o1.constant(np.ones((2, 3), np.float32))), "shape", SHAPE,

@@ -74,8 +74,10 @@ def _conv_case(name, x_shape, w_shape, feed_shapes, group=False, **attrs):
 
 _conv_case("conv2d_pads_stride_dilation_dynamic", [-1, 3, -1, -1], [4, 3, 3, 3], [(1, 3, 9, 11), (2, 3, 12, 7)],
            strides=[2, 1], pads_begin=[1, 2], pads_end=[0, 1], dilations=[1, 2])
-_conv_case("conv2d_same_upper_static", [2, 3, 9, 8], [5, 3, 4, 3], [(2, 3, 9, 8)], strides=[2, 3], auto_pad="same_upper")
-_conv_case("conv2d_same_lower_static", [2, 3, 9, 8], [5, 3, 4, 3], [(2, 3, 9, 8)], strides=[2, 2], auto_pad="same_lower")
+_conv_case("conv2d_same_upper_static", [2, 3, 9, 8], [5, 3, 4, 3], [(2, 3, 9, 8)], strides=[2, 3],
+           auto_pad="same_upper")
+_conv_case("conv2d_same_lower_static", [2, 3, 9, 8], [5, 3, 4, 3], [(2, 3, 9, 8)], strides=[2, 2],
+           auto_pad="same_lower")
 _conv_case("conv2d_same_upper_dynamic", [1, 3, -1, -1], [2, 3, 3, 3], [(1, 3, 7, 10), (1, 3, 8, 5)], strides=[2, 2],
            auto_pad="same_upper")
 _conv_case("conv2d_valid_ignores_pads", [1, 2, 6, 6], [3, 2, 3, 3], [(1, 2, 6, 6)], pads_begin=[2, 2], pads_end=[2, 2],
@@ -359,7 +361,8 @@ def _einsum_case(name, equation, shapes, feeds):
         return M(o7.einsum(params, equation), params), [[f32(r, *s) for s in fs] for fs in feeds]
 
 
-_einsum_case("einsum_matmul_const_like", "bth,hk->btk", [[-1, -1, 8], [8, 4]], [[(2, 3, 8), (8, 4)], [(1, 7, 8), (8, 4)]])
+_einsum_case("einsum_matmul_const_like", "bth,hk->btk", [[-1, -1, 8], [8, 4]],
+             [[(2, 3, 8), (8, 4)], [(1, 7, 8), (8, 4)]])
 _einsum_case("einsum_batched_transpose", "bij,bkj->bik", [[-1, 3, 4], [-1, 5, 4]], [[(2, 3, 4), (2, 5, 4)]])
 _einsum_case("einsum_ellipsis", "...ij,...jk->...ik", [[-1, 2, 3, 4], [-1, 2, 4, 5]], [[(2, 2, 3, 4), (2, 2, 4, 5)]])
 _einsum_case("einsum_reduce_and_outer", "ij,k->ik", [[3, 4], [5]], [[(3, 4), (5,)]])

@@ -291,7 +291,8 @@ def test_rt_info_is_skipped_safely(base_xml):
     rt = ('<rt_info><attribute name="fused_names" version="0" value="a,b" /><attribute name="old_api_map_order" '
           'version="0" value="0,2,1" /><nested><deep x="1" /></nested><attribute version="0" /></rt_info>')
     _edit(base_xml, r'(<layer id="\d+" name="[^"]+" type="Multiply" version="opset1">)', r"\1" + rt)
-    _edit(base_xml, r'(<port id="2" precision="FP32"[^>/]*>)', r'\1<rt_info><attribute name="x" version="0" /></rt_info>')
+    _edit(base_xml, r'(<port id="2" precision="FP32"[^>/]*>)',
+          r'\1<rt_info><attribute name="x" version="0" /></rt_info>')
     ir = read_ir(base_xml)
     mul = next(layer for layer in ir.layers if layer.type == "Multiply")
     assert mul.rt_info == {"fused_names": "a,b", "old_api_map_order": "0,2,1"}

@@ -378,7 +378,8 @@ def _():
     outs = [o1.asin(u), o1.acos(u), o4.atanh(u), o1.sinh(u), o1.cosh(u), o1.tan(u), o4.asinh(g), o4.acosh(g),
             o1.log(g), o9.softsign(u), o4.reduce_l1(g, C([0], np.int64), True),
             o4.reduce_l2(g, C([0], np.int64), False)]
-    return M(outs, [u, g]), [np.array([-0.9, -0.3, 0, 0.4, 0.95], np.float32), np.array([1, 1.5, 2, 10, 1e3], np.float32)]
+    return M(outs, [u, g]), [np.array([-0.9, -0.3, 0, 0.4, 0.95], np.float32),
+                             np.array([1, 1.5, 2, 10, 1e3], np.float32)]
 
 
 @case("activations_without_reference_kernels", ulps=64, backend="cpu", atol=1e-6)
@@ -488,8 +489,9 @@ def test_case(name, compress, tmp_path):
     check_ir(xml, feeds, ulps=ulps, backend=backend, atol=atol)
 
 
-@pytest.mark.parametrize("name", ["position_ids_block", "strided_slice_masks_const", "gather8_runtime_indices_batch_dims",
-                                  "broadcast1_numpy_and_explicit_written_none", "range4_float_inputs_i32_output"])
+@pytest.mark.parametrize("name", ["position_ids_block", "strided_slice_masks_const",
+                                  "gather8_runtime_indices_batch_dims", "broadcast1_numpy_and_explicit_written_none",
+                                  "range4_float_inputs_i32_output"])
 def test_inline(name, tmp_path):
     build, *_ = CASES[name]
     model, feeds = build()
@@ -732,7 +734,8 @@ def test_graph_from_openvinos_onnx_frontend(tmp_path):
         node("Cast", ["sl"], ["out"], to=T.FLOAT16), node("Flatten", ["hc"], ["flat"], axis=1),
         node("Transpose", ["h"], ["ht"], perm=[0, 2, 1]), node("Concat", ["ht", "ht"], ["cat"], axis=1),
         node("Split", ["cat"], ["sp1", "sp2"], axis=1, num_outputs=2), node("Tile", ["sp1", "reps"], ["tl"]),
-        node("Abs", ["tl"], ["ab"]), node("Sqrt", ["ab"], ["sq"]), node("ReduceSum", ["sq", "axm1"], ["rs"], keepdims=0),
+        node("Abs", ["tl"], ["ab"]), node("Sqrt", ["ab"], ["sq"]),
+        node("ReduceSum", ["sq", "axm1"], ["rs"], keepdims=0),
         node("Erf", ["rs"], ["er"]), node("Pow", ["er", "two"], ["pw"]),
     ]
     rng = np.random.default_rng(3)  # its own: the module's RNG depends on which tests ran before
@@ -752,7 +755,8 @@ def test_graph_from_openvinos_onnx_frontend(tmp_path):
         xml = save_ir(ov.convert_model(str(src)), tmp_path, f"m{int(compress)}", compress=compress)
         types = {layer.type for layer in read_ir(xml).layers}
         assert {"Gather", "Range", "Broadcast", "ShapeOf", "Slice", "Select"} <= types
-        check_ir(xml, [np.array([[1, 0, 3, 4], [4, 5, 9, 0]], np.int64)], ulps=64, atol=1e-6)  # h - mean(h): cancellation
+        # h - mean(h): cancellation
+        check_ir(xml, [np.array([[1, 0, 3, 4], [4, 5, 9, 0]], np.int64)], ulps=64, atol=1e-6)
 
 
 # --- If-8: bodies become ONNX sub-graphs --------------------------------------------------------

@@ -240,7 +240,8 @@ def _topk_runtime_k():
     return M(list(o11.topk(x, k, 1, "max", "value", "i64").outputs()), [x, k])
 
 
-case("topk11_runtime_k", _topk_runtime_k, [[data((2, 9)), np.array(4, np.int32)], [data((2, 5)), np.array(1, np.int32)]],
+case("topk11_runtime_k", _topk_runtime_k,
+     [[data((2, 9)), np.array(4, np.int32)], [data((2, 5)), np.array(1, np.int32)]],
      backend="cpu")  # the reference leaves dynamic outputs empty
 case("topk11_bf16_widened", _topk(11, [3, 6], "bf16", 2, 1, "min", "index", stable=True),
      [[R.permutation(18).reshape(3, 6).astype(BF16)]])

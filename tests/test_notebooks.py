@@ -22,7 +22,8 @@ def test_notebook_is_stored_without_outputs(path):
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert code, f"{path.name} has no code"
-    dirty = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    dirty = [i for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
     assert dirty == [], f"{path.name}: cells {dirty} hold outputs or execution counts (clear them before committing)"
 
 

@@ -45,8 +45,8 @@ _SCRIPT = textwrap.dedent('''
                 for start in (None, 0, 5):
                     inputs = [(types[0], (), start), (types[1], (), None), (types[2], (), None)]
                     yield model("Range", inputs, {"output_type": out.onnx}, out)
-            yield model("Range", [(f32, (), None), (i64, (), None), (from_ov("u64"), (), None)], {"output_type": out.onnx},
-                        out, types_known=False)
+            yield model("Range", [(f32, (), None), (i64, (), None), (from_ov("u64"), (), None)],
+                        {"output_type": out.onnx}, out, types_known=False)
         for et in ELEMENT_TYPES:
             d = (et, (2, "N", 3), None)
             for batch_dims, axis in ((0, None), (0, 1), (0, -1), (1, None), (1, 1)):
@@ -60,8 +60,8 @@ _SCRIPT = textwrap.dedent('''
                 yield model("Broadcast", inputs, {"mode": mode}, et)
             masks = {"begin_mask": [0, 1], "end_mask": [1, 0], "shrink_axis_mask": [0, 0, 1], "new_axis_mask": [1]}
             for b in (None, [0, 1, 0]):
-                yield model("StridedSlice", [d, (i64, (3,), b), (i64, (3,), [2, 2, 1] if b else None), (i32, (3,), None)],
-                            masks, et)
+                yield model("StridedSlice",
+                            [d, (i64, (3,), b), (i64, (3,), [2, 2, 1] if b else None), (i32, (3,), None)], masks, et)
             yield model("StridedSlice", [d, (i64, ("M",), None), (i64, ("M",), None), (i64, ("M",), None)], masks, et)
 
     for overload, m in cases():
