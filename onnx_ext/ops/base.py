@@ -149,11 +149,40 @@ def _with_opset(proto: onnx.FunctionProto, opset: int | None) -> onnx.FunctionPr
 def _named_nodes(proto: onnx.FunctionProto) -> onnx.FunctionProto:
     # Runtime checks are Gathers whose output names the condition; onnxruntime's
     # error message quotes the node name, so name each node after its output.
+    _sort_if_outputs(proto)
     for node in walk(proto.node):
         node.name = node.output[0]
     if any(n.domain == DOMAIN for n in walk(proto.node)) and DOMAIN not in {o.domain for o in proto.opset_import}:
         proto.opset_import.append(onnx.helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
     return proto
+
+
+_NUMBERED = re.compile(r"(.+)_([0-9]+)")
+
+
+def _sort_if_outputs(proto: onnx.FunctionProto) -> None:
+    """onnxscript lists an If's outputs in set order, which hash randomisation changes from one process to the
+    next: sort them by variable name and number them in that order, so that a body's bytes are reproducible."""
+    renamed = {}
+    for node in walk(proto.node):
+        numbered = [_NUMBERED.fullmatch(name) for name in node.output]
+        if node.op_type != "If" or len(numbered) < 2 or not all(numbered):
+            continue
+        order = sorted(range(len(numbered)), key=lambda i: numbered[i].group(1))
+        numbers = sorted(int(m.group(2)) for m in numbered)
+        names = [f"{numbered[i].group(1)}_{n}" for i, n in zip(order, numbers)]
+        renamed.update((node.output[i], name) for i, name in zip(order, names))
+        node.output[:] = names
+        for branch in node.attribute:
+            outputs = [onnx.ValueInfoProto.FromString(branch.g.output[i].SerializeToString()) for i in order]
+            del branch.g.output[:]
+            branch.g.output.extend(outputs)
+    graphs = [a.g for n in walk(proto.node) for a in n.attribute if a.HasField("g")]
+    for node in walk(proto.node):
+        node.input[:] = [renamed.get(name, name) for name in node.input]
+    for value in [v for g in graphs for v in g.output]:
+        value.name = renamed.get(value.name, value.name)
+    proto.output[:] = [renamed.get(name, name) for name in proto.output]
 
 
 def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
