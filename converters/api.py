@@ -16,8 +16,6 @@ from onnx_ext.errors import OnnxExtError
 from .ir import IRModel
 from .verify import InputPolicy, VerifyReport, save_ov_model, verify_files
 
-MODEL_SUFFIXES = (".xml", ".onnx")
-
 
 class ConvertError(OnnxExtError):
     """A conversion that cannot start: unknown direction, an output path that is a directory."""
