@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import onnx
 import pytest
 
 import openvino  # noqa: E402,F401  (the test extra installs it)
@@ -758,6 +759,53 @@ def test_declared_shapes_that_hold_give_no_warning(tmp_path, caplog):
         model = convert(xml)
     assert not [r for r in caplog.records if r.name == "converters.ir_to_onnx"]
     assert [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim] == [2, 3]
+
+
+def _with_output_precision(xml, layer_name: str, precision: str):
+    """The IR ``xml`` with the output port of ``layer_name`` declaring ``precision`` (which OpenVINO
+    does not read: it infers every type)."""
+    import re
+
+    text = xml.read_text()
+    start = text.index(f'name="{layer_name}"')
+    out = text.index("<output>", start)
+    edited = text[:out] + re.sub(r'precision="[^"]*"', f'precision="{precision}"', text[out:], count=1)
+    xml.write_text(edited)
+    return xml
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_a_declared_type_contradicting_the_op_converts_with_a_warning(tmp_path, caplog, inline):
+    """A Range stop declared f64 that is an i64 Gather of a ShapeOf: the Range node would get a float
+    overload whose body does not load on i64 inputs. The op's type replaces the declared one."""
+    ids = P([-1, -1], "i64", name="ids")
+    length = o8.gather(o3.shape_of(ids, "i64"), C(1, np.int64), C(0, np.int64))
+    length.set_friendly_name("the_length")
+    positions = o4.range(C(0, np.int64), length, C(1, np.int64), "i64")
+    xml = _with_output_precision(save_ir(M(positions, [ids]), tmp_path), "the_length", "f64")
+    assert ov.Core().read_model(xml).get_output_element_type(0) == ov.Type.i64
+    with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
+        model = convert(xml, inline=inline)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "converters.ir_to_onnx"]
+    assert len(warnings) == 1 and "'the_length': declared f64 [], the op gives i64 []" in warnings[0]
+    feeds = [np.zeros((2, 5), np.int64)]
+    got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
+    assert got.dtype == np.int64 and got.tolist() == want.tolist() == [0, 1, 2, 3, 4]
+
+
+def test_a_result_of_a_contradicted_type_gets_the_ops_type(tmp_path, caplog):
+    """A graph output takes the type of what makes it: an f32 Relu declared i32 stays f32, as in OpenVINO."""
+    x = P([2, 3], name="x")
+    relu = o1.relu(x)
+    relu.set_friendly_name("the_relu")
+    xml = _with_output_precision(save_ir(M(relu, [x]), tmp_path), "the_relu", "I32")
+    with caplog.at_level(logging.WARNING, logger="converters.ir_to_onnx"):
+        model = convert(xml)
+    assert len([r for r in caplog.records if r.name == "converters.ir_to_onnx"]) == 1
+    assert model.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    feeds = [np.array([[-1, 2, -3], [4, -5, 6]], np.float32)]
+    got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
+    assert got.dtype == want.dtype == np.float32 and got.tolist() == want.tolist()
 
 
 def test_bit_shifts_openvino_cannot_run_match_numpy(tmp_path):

@@ -93,7 +93,8 @@ def attribute(name: str, value) -> ir.Attr:
 
 class Hint(NamedTuple):
     key: tuple  # (IR graph, layer id, port id)
-    dims: tuple  # as declared (None: dynamic)
+    dims: tuple | None  # as declared (None entries: dynamic dims; None: rank unknown)
+    type: ElementType | None  # as declared (the port's precision)
     owner: str  # the layer, for messages
 
 
@@ -130,10 +131,11 @@ class Context:
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
-            #: The dims an IR port declared, by value name, where the translation took them as they
-            #: are: hints, which shape_hints.py checks against ONNX's shape inference.
+            #: The dims and type an IR port declared, by value name, where the translation took them as
+            #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}
-            #: Hint key -> the dims that replace a port's declared ones (the IR's contradicted ones dropped).
+            #: Hint key -> the (dims, type) that replace a port's declared ones (the IR's contradicted
+            #: ones dropped).
             self.hint_overrides: dict[tuple, tuple] = hint_overrides or {}
         else:
             self.constants = self.root.constants
@@ -201,15 +203,18 @@ class Context:
         port = self.layer.outputs[i]
         key = (self.layer.id, port.id)
         shape = None if key in self.rank_unknown else self.dims_override.get(key, tuple(port.dims))
-        shape = self.root.hint_overrides.get(self._hint_key(i), shape)
-        return Value(self.out(i), port.element_type, shape)
+        shape, et = self.root.hint_overrides.get(self._hint_key(i), (shape, port.element_type))
+        return Value(self.out(i), et, shape)
 
-    def hinted(self, i: int = 0) -> Value:
-        """``out_value(i)``, taken as the value of output ``i``: its declared dims are hints to check."""
+    def hinted(self, i: int = 0, et: ElementType | None = None) -> Value:
+        """``out_value(i)`` (of type ``et`` if given), taken as the value of output ``i``: its declared
+        dims and type are hints to check."""
         v = self.out_value(i)
-        if v.shape is not None:
+        if et is not None:
+            v = Value(v.name, et, v.shape)
+        if v.shape is not None or v.type is not None:
             owner = f"{self.layer.type}-{self.layer.version} {self.layer.name!r}"
-            self.root.hints[v.name] = Hint(self._hint_key(i), v.shape, owner)
+            self.root.hints[v.name] = Hint(self._hint_key(i), v.shape, v.type, owner)
         return v
 
     def _hint_key(self, i: int) -> tuple:
@@ -227,8 +232,7 @@ class Context:
     def set_type(self, i: int, et: ElementType) -> None:
         """Output ``i`` has type ``et`` whatever its port says (ports inside sub-graph bodies
         can be stale: save_model's f16 compression leaves a Convert to f32 with an FP16 port)."""
-        v = self.hinted(i)
-        self.values[(self.layer.id, self.layer.outputs[i].id)] = Value(v.name, et, v.shape)
+        self.values[(self.layer.id, self.layer.outputs[i].id)] = self.hinted(i, et)
 
     def value(self, name: str) -> ir.Value | None:
         """The onnx_ir value named ``name`` here, in an enclosing graph or among the initializers

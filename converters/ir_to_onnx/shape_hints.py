@@ -1,15 +1,17 @@
-"""Declared shapes are hints: where ONNX's shape inference contradicts the dims an IR port
-declared, they are replaced by the ops' own and the graph is translated again.
+"""Declared shapes and types are hints: where ONNX's shape inference contradicts the dims or the
+element type an IR port declared, they are replaced by the ops' own and the graph is translated again.
 
 An IR's port dims are what OpenVINO's own shape inference wrote, and it can be wrong where its
 evaluate() is right (StridedSlice-1 with an ellipsis and new axes: the reference computes
-[1, 2, 3, 1, 1, 1], save_model declares [1, 2, 1, 1, 3, 1]). The translators take the declared
-dims as they are (a ShapeOf of static dims becomes a constant, a Gather on a static axis gets a
-body for that size, graph outputs declare them), so a wrong one would give a wrong result.
-Every dim the translation took from the IR is a ``Hint`` (context.py); ONNX's strict shape
-inference (the domain's ops by their schemas, before any inlining) runs on the model with no
-declared output shapes, and each hint it contradicts is replaced by inference's dims (the declared
-ones where inference knows none, dynamic ones where it knows no rank). One warning names the layers.
+[1, 2, 3, 1, 1, 1], save_model declares [1, 2, 1, 1, 3, 1]). A port's precision is not read by
+OpenVINO at all (it infers every type), so a hand-edited one can say anything. The translators take
+the declared dims and types as they are (a ShapeOf of static dims becomes a constant, a Gather on a
+static axis gets a body for that size, a Range an overload for its input types, graph outputs declare
+them), so a wrong one would give a wrong result or a model that does not load. Every dim and type the
+translation took from the IR is a ``Hint`` (context.py); ONNX's strict shape inference (the domain's
+ops by their schemas, before any inlining) runs on the model with no declared output shapes or
+types, and each hint it contradicts is replaced by inference's dims and type (the declared dims where
+inference knows none, dynamic ones where it knows no rank). One warning names the layers.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import logging
 
 import onnx
 
+from onnx_ext.types import from_onnx
+
 log = logging.getLogger("converters.ir_to_onnx")
 
 
 class HintsContradicted(Exception):
-    """Some hints are wrong: translate again with ``overrides`` (hint key -> dims)."""
+    """Some hints are wrong: translate again with ``overrides`` (hint key -> (dims, type))."""
 
     def __init__(self, overrides: dict[tuple, tuple], changes: list[str]):
         super().__init__(f"{len(overrides)} declared shapes contradicted")
@@ -31,50 +35,65 @@ class HintsContradicted(Exception):
 
 def check_hints(model: onnx.ModelProto, hints: dict) -> None:
     """ONNX's strict shape inference of ``model`` (its domain nodes not inlined: their schemas give
-    their shapes) with no declared output shapes: it raises ``InferenceError`` for an invalid model,
-    and ``HintsContradicted`` for the ``hints`` (value name -> Hint) it contradicts."""
-    inferred = _inferred_dims(model)
+    their shapes) with no declared output shapes or types: it raises ``InferenceError`` for an invalid
+    model, and ``HintsContradicted`` for the ``hints`` (value name -> Hint) it contradicts."""
+    inferred = _inferred(model)
     overrides, changes = {}, []
     for name, hint in hints.items():
-        found = inferred.get(name)
-        declared = list(hint.dims)
-        if found is None:
+        if name not in inferred:
             continue
-        if len(found) != len(declared):
-            dims = tuple(found)
-        elif any(a is not None and b is not None and a != b for a, b in zip(declared, found)):
-            dims = tuple(a if b is None else b for a, b in zip(declared, found))
-        else:
+        found_type, found = inferred[name]
+        dims = _dims(hint.dims, found)
+        et = hint.type if found_type is None or (hint.type is not None and hint.type.onnx == found_type) \
+            else from_onnx(found_type)
+        if dims == hint.dims and et == hint.type:
             continue
-        overrides[hint.key] = dims
-        changes.append(f"{hint.owner}: declared {_show(declared)}, the op gives {_show(found)}")
+        overrides[hint.key] = (dims, et)
+        types = (hint.type, et) if et != hint.type else (None, None)  # named only when they differ
+        changes.append(f"{hint.owner}: declared {_show(types[0], hint.dims)}, the op gives {_show(types[1], found)}")
     if overrides:
         raise HintsContradicted(overrides, changes)
 
 
+def _dims(declared: tuple | None, found: list | None) -> tuple | None:
+    """The dims that replace the ``declared`` ones given inference's (``declared`` if they agree)."""
+    if found is None or declared is None:
+        return declared
+    if len(found) != len(declared):
+        return tuple(found)
+    if any(a is not None and b is not None and a != b for a, b in zip(declared, found)):
+        return tuple(a if b is None else b for a, b in zip(declared, found))
+    return declared
+
+
 def warn(source: str, changes: list[str]) -> None:
-    log.warning("%s: declared shapes that contradict the ops were replaced by the ops' own: %s",
+    log.warning("%s: declared shapes or types that contradict the ops were replaced by the ops' own: %s",
                 source, "; ".join(changes))
 
 
-def _inferred_dims(model: onnx.ModelProto) -> dict[str, list]:
-    """Value name -> the dims inference gives it (None: unknown). The value_info are read from the
-    protos: a 10,000-layer model takes 0.27 s to deserialise into onnx_ir, this a few ms."""
-    outputs = [(out, _copy(out.type)) for g in _graphs(model.graph) for out in g.output]
+def _inferred(model: onnx.ModelProto) -> dict[str, tuple[int | None, list | None]]:
+    """Value name -> the element type (None: unknown) and dims (None: unknown rank; None entries:
+    unknown dims) inference gives it. The value_info are read from the protos: a 10,000-layer model
+    takes 0.27 s to deserialise into onnx_ir, this a few ms."""
+    outputs = [(out, _copy(out.type), out.name in made) for g in _graphs(model.graph)
+               for made in [{name for node in g.node for name in node.output}] for out in g.output]
     try:
-        for out, _ in outputs:
+        for out, _, made in outputs:
             out.type.tensor_type.ClearField("shape")
+            if made:  # (an output that is an input or an outer value: its type is the value's)
+                out.type.tensor_type.elem_type = onnx.TensorProto.UNDEFINED
         inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     finally:
-        for out, declared in outputs:
+        for out, declared, _ in outputs:
             out.type.CopyFrom(declared)
-    dims = {}
+    found = {}
     for graph in _graphs(inferred.graph):
         for info in list(graph.value_info) + list(graph.output):
             tensor = info.type.tensor_type
-            if tensor.HasField("shape"):
-                dims[info.name] = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
-    return dims
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim] \
+                if tensor.HasField("shape") else None
+            found[info.name] = (tensor.elem_type or None, dims)
+    return found
 
 
 def _graphs(graph: onnx.GraphProto):
@@ -91,5 +110,6 @@ def _copy(type_proto: onnx.TypeProto) -> onnx.TypeProto:
     return copy
 
 
-def _show(dims: list | None) -> str:
-    return "?" if dims is None else "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+def _show(et, dims: list | tuple | None) -> str:
+    shape = "?" if dims is None else "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+    return shape if et is None else f"{et.ov} {shape}"
