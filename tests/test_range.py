@@ -419,7 +419,8 @@ def test_openvino_also_rejects_non_finite_inputs_and_zero_step(ov_reference):
 
 
 @pytest.mark.parametrize("output_type", [0, onnx.TensorProto.BOOL, onnx.TensorProto.STRING,
-                                         onnx.TensorProto.FLOAT8E4M3FN, 999, -1, "f32", 1.0, None])
+                                         onnx.TensorProto.FLOAT8E4M3FN, onnx.TensorProto.INT4, onnx.TensorProto.UINT4,
+                                         999, -1, "f32", 1.0, None])
 def test_range_bad_output_type_names_op_and_attribute(output_type):
     attrs = {} if output_type is None else {"output_type": output_type}
     with pytest.raises(onnx_ext.OpAttributeError, match="Range.*output_type"):
@@ -434,6 +435,8 @@ def test_range_bad_output_type_names_op_and_attribute(output_type):
     ([onnx_ext.Operand(), onnx_ext.Operand(shape=("n",)), onnx_ext.Operand()], "stop must be a scalar"),
     ([onnx_ext.Operand(), onnx_ext.Operand(), onnx_ext.Operand(value=np.array([1]))], "step must be a scalar"),
     ([onnx_ext.Operand(type=from_ov("boolean")), onnx_ext.Operand(), onnx_ext.Operand()], "start must be numeric"),
+    ([onnx_ext.Operand(), onnx_ext.Operand(type=from_ov("i4")), onnx_ext.Operand()], "stop must be numeric .*got i4"),
+    ([onnx_ext.Operand(), onnx_ext.Operand(), onnx_ext.Operand(type=from_ov("u4"))], "step must be numeric .*got u4"),
     ([onnx_ext.Operand(), onnx_ext.Operand(), onnx_ext.Operand(value=np.array(0.25))], "step is 0.25: must not be 0"),
     ([onnx_ext.Operand(value=np.array(np.inf)), onnx_ext.Operand(), onnx_ext.Operand()], "start is inf"),
     ([onnx_ext.Operand(), onnx_ext.Operand(), onnx_ext.Operand()] * 2, "takes 3 inputs"),

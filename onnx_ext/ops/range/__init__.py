@@ -52,7 +52,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import OpInputError
-from ...types import from_onnx
+from ...types import NUMERIC_TYPES, from_onnx
 from ..base import Attr, Bodies, OpSpec, Operand
 from .exact import EXACT, HELPERS, Range, exact_overload
 from .fast import FastRange
@@ -77,8 +77,8 @@ def check_attributes(attrs: dict) -> dict:
 def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
     et = output_element_type(attrs["output_type"])
     for name, o in zip(INPUTS, operands):
-        if o.type is not None and o.type.kind == "bool":
-            raise OpInputError("Range", f"{name} must be numeric, got {o.type.ov}")
+        if o.type is not None and o.type not in NUMERIC_TYPES:
+            raise OpInputError("Range", f"{name} must be numeric (f16, bf16, f32, f64, i8..u64), got {o.type.ov}")
         shape = o.shape if o.value is None else np.shape(o.value)
         if shape is not None and len(shape) != 0:
             raise OpInputError("Range", f"{name} must be a scalar (0-d), got shape {list(shape)}")

@@ -8,7 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
-from ...types import ElementType, from_onnx
+from ...types import NUMERIC_TYPES, ElementType, from_onnx
 
 INPUTS = ("start", "stop", "step")
 
@@ -81,7 +81,7 @@ def output_element_type(code) -> ElementType:
         et = from_onnx(code)
     except ValueError:
         et = None
-    if et is None or et.kind == "bool":
+    if et not in NUMERIC_TYPES:  # (None, bool, 4-bit)
         raise OpAttributeError(
             "Range", "output_type", f"is {code}: must be a numeric ONNX element type (f16, bf16, f32, f64, i8..u64)"
         )
