@@ -808,6 +808,30 @@ def test_a_result_of_a_contradicted_type_gets_the_ops_type(tmp_path, caplog):
     assert got.dtype == want.dtype == np.float32 and got.tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("precision", ["f64", "BOOL", "I4"])
+def test_any_port_precision_but_a_parameters_or_consts_is_a_hint(tmp_path, precision):
+    """Every port of the bundled example in turn (Parameter and Const outputs aside: their precision
+    must equal their element_type) declaring ``precision``: OpenVINO reads each such IR as if the port
+    were right, and so does the converter: the ONNX results equal OpenVINO's reference."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    import converters
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml"
+    text = example.read_text()
+    shutil.copy(example.with_suffix(".bin"), tmp_path / "m.bin")
+    layer_type = {m.start(): m.group(1) for m in re.finditer(r'<layer [^>]*type="(\w+)"', text)}
+    ports = [m for m in re.finditer(r'precision="[^"]*"', text)
+             if layer_type[max(p for p in layer_type if p < m.start())] not in ("Parameter", "Const")]
+    assert len(ports) > 40
+    for port in ports:
+        (tmp_path / "m.xml").write_text(text[:port.start()] + f'precision="{precision}"' + text[port.end():])
+        done = converters.convert(tmp_path / "m.xml", tmp_path / "m.onnx", verify=True)
+        assert done.ok, (port.start(), done.report)
+
+
 def test_bit_shifts_openvino_cannot_run_match_numpy(tmp_path):
     """u32, i64 and u64 shifts, which OpenVINO 2026.4 cannot compute as specified (see
     _shift_case), against numpy's (<< wraps; >> is arithmetic for signed, logical for unsigned)."""

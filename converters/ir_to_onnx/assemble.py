@@ -34,8 +34,8 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         if ctx.domain_used:
             attach_ir(model)
         checked = ir.serde.serialize_model(model)
-        onnx.checker.check_model(checked)
         check_hints(checked, ctx.hints)  # the shapes: the domain's ops by their schemas, not their bodies
+        onnx.checker.check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)
             checked = ir.serde.serialize_model(model)
@@ -46,6 +46,18 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         raise IRError(" ".join(f"{ctx.ir.source}: the converted model is invalid: {e}".split())) from None
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
+
+
+def check_hints_so_far(ctx: Context) -> None:
+    """After a translator refused its inputs: raises ``HintsContradicted`` if the layers translated so far
+    contradict declared dims or types (a port's wrong precision can make a translator refuse what
+    OpenVINO reads), and returns otherwise (then the refusal stands)."""
+    if not ctx.hints:
+        return
+    try:
+        check_hints(ir.serde.serialize_model(_model(ctx)[0]), ctx.hints)
+    except (OnnxExtError, onnx.shape_inference.InferenceError, ValueError):
+        return
 
 
 def _model(ctx: Context) -> tuple[ir.Model, list[ir.Value]]:

@@ -17,7 +17,7 @@ from ..ir import IRError, IRModel, Layer
 from ..ir_reader import read_ir
 from ..onnx_file import write_onnx
 from . import attributes as attr
-from .assemble import assemble
+from .assemble import assemble, check_hints_so_far
 from .context import Context
 from .handlers.decompression import decompression_subgraphs
 from .naming import assign_names
@@ -75,8 +75,12 @@ def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.
     with _no_cyclic_gc():
         for _ in range(MAX_TRANSLATIONS):
             ctx = Context(ir_model, hint_overrides=dict(overrides))
-            translate_graph(ctx, layers)
             try:
+                try:
+                    translate_graph(ctx, layers)
+                except IRError:
+                    check_hints_so_far(ctx)
+                    raise
                 model = assemble(ctx, inline)
             except HintsContradicted as e:
                 overrides.update(e.overrides)

@@ -36,8 +36,18 @@ class HintsContradicted(Exception):
 def check_hints(model: onnx.ModelProto, hints: dict) -> None:
     """ONNX's strict shape inference of ``model`` (its domain nodes not inlined: their schemas give
     their shapes) with no declared output shapes or types: it raises ``InferenceError`` for an invalid
-    model, and ``HintsContradicted`` for the ``hints`` (value name -> Hint) it contradicts."""
-    inferred = _inferred(model)
+    model, and ``HintsContradicted`` for the ``hints`` (value name -> Hint) it contradicts. A model it
+    finds invalid may be so because of a wrong hint (a translator cast to a declared type): the hints
+    are then checked against what inference gives where it can (non-strict) before it raises."""
+    try:
+        inferred = _inferred(model, strict=True)
+    except onnx.shape_inference.InferenceError:
+        _raise_contradicted(_inferred(model, strict=False), hints)
+        raise
+    _raise_contradicted(inferred, hints)
+
+
+def _raise_contradicted(inferred: dict, hints: dict) -> None:
     overrides, changes = {}, []
     for name, hint in hints.items():
         if name not in inferred:
@@ -71,7 +81,7 @@ def warn(source: str, changes: list[str]) -> None:
                 source, "; ".join(changes))
 
 
-def _inferred(model: onnx.ModelProto) -> dict[str, tuple[int | None, list | None]]:
+def _inferred(model: onnx.ModelProto, strict: bool) -> dict[str, tuple[int | None, list | None]]:
     """Value name -> the element type (None: unknown) and dims (None: unknown rank; None entries:
     unknown dims) inference gives it. The value_info are read from the protos: a 10,000-layer model
     takes 0.27 s to deserialise into onnx_ir, this a few ms."""
@@ -82,7 +92,7 @@ def _inferred(model: onnx.ModelProto) -> dict[str, tuple[int | None, list | None
             out.type.tensor_type.ClearField("shape")
             if made:  # (an output that is an input or an outer value: its type is the value's)
                 out.type.tensor_type.elem_type = onnx.TensorProto.UNDEFINED
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=strict, strict_mode=strict)
     finally:
         for out, declared, _ in outputs:
             out.type.CopyFrom(declared)
