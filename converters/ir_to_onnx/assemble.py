@@ -34,7 +34,9 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         if ctx.domain_used:
             attach_ir(model)
         checked = ir.serde.serialize_model(model)
-        check_hints(checked, ctx.hints)  # the shapes: the domain's ops by their schemas, not their bodies
+        # The domain's ops by their schemas, not their bodies; before the checker, which would call a
+        # model made invalid by a wrong declared type invalid where check_hints names the type.
+        check_hints(checked, ctx.hints)
         onnx.checker.check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)

@@ -29,7 +29,7 @@ class HintsContradicted(Exception):
     """Some hints are wrong: translate again with ``overrides`` (hint key -> (dims, type))."""
 
     def __init__(self, overrides: dict[tuple, tuple], changes: list[str]):
-        super().__init__(f"{len(overrides)} declared shapes contradicted")
+        super().__init__(f"{len(overrides)} declared shapes or types contradicted")
         self.overrides, self.changes = overrides, changes
 
 
@@ -54,8 +54,7 @@ def _raise_contradicted(inferred: dict, hints: dict) -> None:
             continue
         found_type, found = inferred[name]
         dims = _dims(hint.dims, found)
-        et = hint.type if found_type is None or (hint.type is not None and hint.type.onnx == found_type) \
-            else from_onnx(found_type)
+        et = hint.type if found_type is None else from_onnx(found_type)
         if dims == hint.dims and et == hint.type:
             continue
         overrides[hint.key] = (dims, et)
@@ -85,8 +84,10 @@ def _inferred(model: onnx.ModelProto, strict: bool) -> dict[str, tuple[int | Non
     """Value name -> the element type (None: unknown) and dims (None: unknown rank; None entries:
     unknown dims) inference gives it. The value_info are read from the protos: a 10,000-layer model
     takes 0.27 s to deserialise into onnx_ir, this a few ms."""
-    outputs = [(out, _copy(out.type), out.name in made) for g in _graphs(model.graph)
-               for made in [{name for node in g.node for name in node.output}] for out in g.output]
+    outputs = []  # (graph output, its declared type, made by a node of its graph)
+    for graph in _graphs(model.graph):
+        made = {name for node in graph.node for name in node.output}
+        outputs += [(out, _copy(out.type), out.name in made) for out in graph.output]
     try:
         for out, _, made in outputs:
             out.type.tensor_type.ClearField("shape")

@@ -5,6 +5,7 @@ body's nodes (``walk``). The node-by-node builder of the families' bodies is ``b
 from __future__ import annotations
 
 import abc
+import copy
 import re
 import typing
 from collections.abc import Iterator, Mapping
@@ -174,7 +175,7 @@ def _sort_if_outputs(proto: onnx.FunctionProto) -> None:
         renamed.update((node.output[i], name) for i, name in zip(order, names))
         node.output[:] = names
         for branch in node.attribute:
-            outputs = [onnx.ValueInfoProto.FromString(branch.g.output[i].SerializeToString()) for i in order]
+            outputs = [copy.deepcopy(branch.g.output[i]) for i in order]
             del branch.g.output[:]
             branch.g.output.extend(outputs)
     graphs = [a.g for n in walk(proto.node) for a in n.attribute if a.HasField("g")]
