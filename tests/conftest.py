@@ -1,12 +1,7 @@
-import json
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-
-# OpenVINO's op test vectors, vendored (see tests/data/vectors/PROVENANCE.md)
-VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 settings.register_profile(
     "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -22,11 +17,6 @@ def ov_reference():
     ref = OVReference()
     yield ref
     ref.close()
-
-
-def load_vectors(op: str, errors: bool = False) -> list[dict]:
-    name = "openvino-op-tests-errors.json" if errors else "openvino-op-tests.json"
-    return [v for v in json.loads((VECTORS / name).read_text()) if v["op"] == op]
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -7,11 +7,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import onnx_ext
-from conftest import load_vectors
 from helpers import DATA_TYPES, random_values as _values, assert_same, one_node_model, run_three_ways
 from onnx_ext.ops.gather import gather_reference
 from ov_reference import OVCrashed, OVRejected
-from vectors import vector_inputs
+from vectors import load_vectors, vector_inputs
 
 @st.composite
 def gather_cases(draw):

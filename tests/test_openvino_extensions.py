@@ -22,11 +22,10 @@ from onnx import TensorProto, helper
 import openvino as ov  # noqa: E402
 
 import onnx_ext  # noqa: E402
-from conftest import load_vectors  # noqa: E402
 from converters.onnx_to_ir import convert_onnx_file  # noqa: E402
 from helpers import assert_same, one_node_model  # noqa: E402
 from ir_testing import domain_ops, evaluate_model, evaluate_model_cpu, native_model  # noqa: E402
-from vectors import INPUT_NAMES, SHAPE_LIKE, vector_expected, vector_inputs  # noqa: E402
+from vectors import INPUT_NAMES, SHAPE_LIKE, load_vectors, vector_expected, vector_inputs  # noqa: E402
 
 DOMAIN = onnx_ext.DOMAIN
 

@@ -12,9 +12,8 @@ import pytest
 
 import onnx_ext
 from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
-from conftest import load_vectors
 from helpers import assert_same, one_node_model
-from vectors import INPUT_NAMES, SHAPE_LIKE, vector_expected, vector_inputs
+from vectors import INPUT_NAMES, SHAPE_LIKE, load_vectors, vector_expected, vector_inputs
 
 
 def _cases():

@@ -16,12 +16,11 @@ from onnxscript import FLOAT, INT64, script
 from onnxscript import opset21 as op
 
 import onnx_ext
-from conftest import load_vectors
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways
 from onnx_ext.functions import Range
 from onnx_ext.ops.range import SPEC, range_length, range_reference
 from onnx_ext.types import from_numpy, from_ov
-from vectors import vector_expected, vector_inputs
+from vectors import load_vectors, vector_expected, vector_inputs
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT_TYPES = [np.dtype(t) for t in (np.float16, BF16, np.float32, np.float64)]

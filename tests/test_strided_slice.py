@@ -11,7 +11,6 @@ from onnxscript import FLOAT, INT64, script
 from onnxscript import opset21 as op
 
 import onnx_ext
-from conftest import load_vectors
 from helpers import assert_same, feeds_of, one_node_model, run_three_ways
 from onnx_ext.functions import StridedSlice
 from onnx_ext.ops.strided_slice import (
@@ -25,7 +24,7 @@ from onnx_ext.ops.strided_slice import (
     strided_slice_reference,
 )
 from ov_reference import OVCrashed, OVRejected
-from vectors import vector_expected, vector_inputs
+from vectors import load_vectors, vector_expected, vector_inputs
 
 DATA_TYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.float64, np.int8, np.int16, np.int32, np.int64,
               np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]

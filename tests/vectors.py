@@ -1,8 +1,14 @@
 """Read the vendored OpenVINO test vectors (tests/data/vectors) into numpy arrays."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from onnx_ext.types import from_ov
+
+# OpenVINO's op test vectors, vendored (see tests/data/vectors/PROVENANCE.md)
+VECTORS = Path(__file__).resolve().parent / "data" / "vectors"
 
 #: The vectors' input names per op, in the op's order.
 INPUT_NAMES = {
@@ -13,6 +19,11 @@ INPUT_NAMES = {
 }
 #: Inputs that hold shapes, axes or bounds (constants in an IR as exporters write it).
 SHAPE_LIKE = {"axis", "target_shape", "axes_mapping", "begin", "end", "strides"}
+
+
+def load_vectors(op: str, errors: bool = False) -> list[dict]:
+    name = "openvino-op-tests-errors.json" if errors else "openvino-op-tests.json"
+    return [v for v in json.loads((VECTORS / name).read_text()) if v["op"] == op]
 
 
 def vector_array(spec: dict) -> np.ndarray:
