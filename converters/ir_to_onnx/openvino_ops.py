@@ -21,7 +21,7 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-DATA = Path(__file__).with_name("openvino_ops.json")
+DATA = Path(__file__).with_name("openvino_ops.json")  # package data (pyproject.toml)
 OPSETS = range(1, 17)
 
 #: Ops of OpenVINO's opset tables that no ``openvino.opsetN`` function creates by name.
