@@ -15,7 +15,7 @@ def _op_run_class(spec) -> type[OpRun]:
         attrs = spec.normalize(
             {a.name: onnx.helper.get_attribute_value(a) for a in self.onnx_node.attribute}, self.onnx_node.name or None
         )
-        return (spec.reference(*inputs, **attrs),)
+        return spec.run_reference(*inputs, **attrs)
 
     return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run})
 

@@ -81,6 +81,25 @@ class OpSpec:
     #: function cannot tell one is absent), such as Broadcast's axes_mapping in every mode.
     read_operands: Callable[[dict, Sequence[Operand]], Sequence[Operand]] = field(
         default=lambda attrs, operands: operands)
+    outputs: tuple[str, ...] = ("output",)
+    min_opset: int | None = None
+
+    def output_types(self, attrs: dict, operands: Sequence[Operand]) -> list[ElementType | None]:
+        """``output_type`` as one entry per output."""
+        types = self.output_type(attrs, operands)
+        return list(types) if len(self.outputs) > 1 else [types]
+
+    def output_shapes(self, attrs: dict, operands: Sequence[Operand]) -> list[tuple | None]:
+        """``output_shape`` as one entry per output."""
+        shapes = self.output_shape(attrs, operands)
+        if len(self.outputs) == 1:
+            return [shapes]
+        return [None] * len(self.outputs) if shapes is None else list(shapes)
+
+    def run_reference(self, *inputs, **attrs) -> tuple[np.ndarray, ...]:
+        """The numpy reference's outputs as a tuple, one array per output."""
+        result = self.reference(*inputs, **attrs)
+        return tuple(result) if len(self.outputs) > 1 else (result,)
 
     def normalize(self, attrs: dict, node: str | None = None) -> dict:
         """Fill defaults, reject unknown or missing attributes, run the op's own checks."""
