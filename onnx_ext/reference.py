@@ -15,7 +15,8 @@ def _op_run_class(spec) -> type[OpRun]:
         attrs = spec.normalize(
             {a.name: onnx.helper.get_attribute_value(a) for a in self.onnx_node.attribute}, self.onnx_node.name or None
         )
-        return (spec.reference(*inputs, **attrs),)
+        result = spec.reference(*inputs, **attrs)
+        return tuple(result) if len(spec.outputs) > 1 else (result,)
 
     return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run})
 

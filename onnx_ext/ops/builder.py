@@ -3,7 +3,7 @@ onnxscript cannot take as parameters (``BodyBuilder``), and the function it make
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import onnx
@@ -73,15 +73,20 @@ class BodyBuilder:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
 
-    def function(self, output: str, like: onnx.FunctionProto, overload: str) -> BuiltFunction:
+    def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str,
+                 inputs: Sequence[str] | None = None) -> BuiltFunction:
         """The nodes as the body of ``overload``, with the name, inputs and attributes (and defaults) of
-        ``like`` (the op's general body), so that nodes carrying them are valid calls."""
+        ``like`` (the op's general body), so that nodes carrying them are valid calls; ``inputs``: other
+        input names (a variadic op's). Several outputs take ``like``'s output names."""
         nodes = list(self.nodes)
-        if nodes and nodes[-1].output[0] == output:
-            nodes[-1].output[0] = "output"  # its own value: no node reads it
-        else:
-            nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
-        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), ["output"], nodes,
+        values = [output] if isinstance(output, str) else list(output)
+        names = ["output"] if isinstance(output, str) else list(like.output)
+        for value, name in zip(values, names):
+            if nodes and nodes[-1].output[0] == value and len(values) == 1:
+                nodes[-1].output[0] = name  # its own value: no node reads it
+            else:
+                nodes.append(onnx.helper.make_node("Identity", [value], [name]))
+        proto = onnx.helper.make_function(like.domain, like.name, list(inputs or like.input), names, nodes,
                                           [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
         proto.attribute_proto.extend(like.attribute_proto)
         proto.overload = overload
