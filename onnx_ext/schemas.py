@@ -31,9 +31,8 @@ _TYPES = [f"tensor({onnx.TensorProto.DataType.Name(t.onnx).lower()})" for t in E
 def _schema(spec: OpSpec) -> OpSchema:
     # Every input has a type variable of its own over the 13 element types: which types an
     # input takes is the op's check (check_operands), which the inference function runs.
-    inputs = [OpSchema.FormalParameter(name, f"T{i}", param_option=(
-        OpSchema.FormalParameterOption.Single if i < spec.min_inputs else OpSchema.FormalParameterOption.Optional))
-        for i, name in enumerate(spec.inputs)]
+    inputs = [OpSchema.FormalParameter(name, f"T{i}", param_option=_option(spec, i))
+              for i, name in enumerate(spec.inputs)]
     attributes = [OpSchema.Attribute(name, OpSchema.AttrType.__members__[a.kind.upper()], required=True)
                   if a.default is None else OpSchema.Attribute(name, _default(name, a))
                   for name, a in spec.attributes.items()]
@@ -49,6 +48,12 @@ def _schema(spec: OpSpec) -> OpSchema:
 
 def _out_var(spec: OpSpec, i: int) -> str:
     return "T_out" if len(spec.outputs) == 1 else f"T_out{i}"
+
+
+def _option(spec: OpSpec, i: int):
+    if spec.variadic and i == len(spec.inputs) - 1:
+        return OpSchema.FormalParameterOption.Variadic
+    return OpSchema.FormalParameterOption.Single if i < spec.min_inputs else OpSchema.FormalParameterOption.Optional
 
 
 def _default(name: str, attr) -> onnx.AttributeProto:

@@ -73,10 +73,12 @@ class BodyBuilder:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
 
-    def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str) -> BuiltFunction:
+    def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str,
+                 inputs: Sequence[str] | None = None) -> BuiltFunction:
         """The nodes as the body of ``overload``, with the name, inputs, outputs and attributes (and defaults) of
         ``like`` (the op's general body), so that nodes carrying them are valid calls. ``output``: the value of
-        each of the op's outputs (one name for an op of one output)."""
+        each of the op's outputs (one name for an op of one output); ``inputs``: other input names (a variadic
+        op's)."""
         values = [output] if isinstance(output, str) else list(output)
         if len(values) != len(like.output):
             raise ValueError(f"{like.name} {overload}: {len(values)} outputs built, the op has {len(like.output)}")
@@ -91,7 +93,7 @@ class BodyBuilder:
                 node.output[list(node.output).index(value)] = name
             else:
                 nodes.append(onnx.helper.make_node("Identity", [value], [name]))
-        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), names, nodes,
+        proto = onnx.helper.make_function(like.domain, like.name, list(inputs or like.input), names, nodes,
                                           [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
         proto.attribute_proto.extend(like.attribute_proto)
         proto.overload = overload
