@@ -22,6 +22,7 @@ that only inspect a file); ``ir_to_onnx`` lists every unsupported one.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from pathlib import Path
@@ -103,7 +104,7 @@ def _parse_xml(xml_path: Path) -> Element:
     try:
         data = xml_path.read_bytes()
     except FileNotFoundError:
-        raise IRError(f"{src}: IR file not found") from None
+        raise FileNotFoundError(errno.ENOENT, "IR file not found", src) from None
     except IsADirectoryError:
         raise IRError(f"{src}: is a directory, not an IR .xml file") from None
     except OSError as e:
