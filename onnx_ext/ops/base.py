@@ -83,6 +83,9 @@ class OpSpec:
         default=lambda attrs, operands: operands)
     outputs: tuple[str, ...] = ("output",)
     min_opset: int | None = None
+    #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (the seed
+    #: ops have theirs in openvino.py).
+    openvino: Callable[[dict, list], Any] | None = None
 
     def output_types(self, attrs: dict, operands: Sequence[Operand]) -> list[ElementType | None]:
         """``output_type`` as one entry per output."""
