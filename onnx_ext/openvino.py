@@ -40,7 +40,8 @@ def openvino_extensions() -> list:
 
 
 def _converter(op_type: str):
-    spec, build = SPECS[op_type], _BUILDERS[op_type]
+    spec = SPECS[op_type]
+    build = _BUILDERS.get(op_type) or spec.openvino
 
     def convert(ctx):
         inputs = [ctx.get_input(i) for i in range(ctx.get_input_size())]

@@ -7,6 +7,9 @@ from . import broadcast, gather, range, strided_slice  # noqa: A004 (the Range-4
 from .base import Attr, Operand, OpSpec
 
 SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
+# Issue 18's ops, one line each:
+from . import transpose  # noqa: E402
+SPECS[transpose.SPEC.name] = transpose.SPEC
 
 
 def spec(op_type: str) -> OpSpec:

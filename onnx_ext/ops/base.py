@@ -91,6 +91,9 @@ class OpSpec:
     variadic: bool = False
     #: The standard opset the bodies need at least (attach refuses older models with one line).
     min_opset: int | None = None
+    #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (the seed
+    #: ops have theirs in openvino.py).
+    openvino: Callable[[dict, list], Any] | None = None
 
     def output_types(self, attrs: dict, operands: Sequence[Operand]) -> list[ElementType | None]:
         """``output_type`` as one entry per output."""
