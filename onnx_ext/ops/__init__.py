@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from ..errors import OnnxExtError
 from . import broadcast, gather, range, strided_slice  # noqa: A004 (the Range-4 module)
 from .base import Attr, Operand, OpSpec
 
 SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
+# the ops of issue 18, one line each
+SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
