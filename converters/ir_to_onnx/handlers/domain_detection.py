@@ -71,8 +71,7 @@ def domain_node_or_constant(ctx: Context, op_type: str, values: list[Value], **a
     spec = SPECS[op_type]
     if all(k is not None for k in known):
         normalized = spec.normalize(attrs, ctx.layer.name)
-        result = spec.reference(*known, **normalized)
-        results = result if len(spec.outputs) > 1 else (result,)
+        results = spec.run_reference(*known, **normalized)
         if all(np.asarray(r).size <= _FOLD_ELEMENTS for r in results):
             for i, r in enumerate(results):
                 ctx.set_const(i, np.asarray(r))
