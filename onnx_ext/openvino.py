@@ -127,3 +127,4 @@ def _ones_like(begin):
 _BUILDERS = {"Range": _range, "Broadcast": _broadcast, "Gather": _gather, "StridedSlice": _strided_slice}
 # the ops of issue 18, one line each
 _BUILDERS["PriorBox"] = detection.prior_box
+_BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered

@@ -22,3 +22,8 @@ def prior_box(attrs, inputs):
     if version == 1:
         del native["min_max_aspect_ratios_order"]
     return _factory(version, "PriorBox", inputs, native)
+
+
+def prior_box_clustered(attrs, inputs):
+    # OpenVINO's IR and node attributes: width, height, clip, step, step_w, step_h, offset, variance
+    return _factory(1, "PriorBoxClustered", inputs, _booleans(attrs, ("clip",)))

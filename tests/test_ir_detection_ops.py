@@ -81,6 +81,27 @@ def _():
         [[np.array([4, 5], np.int64), np.array([64, 80], np.int64)]]
 
 
+# --- PriorBoxClustered ----------------------------------------------------------------------------------
+
+CLUSTERED = {"width": [86.0, 13.0, 57.0], "height": [44.0, 10.0, 30.0], "offset": 0.5, "step": 16.0, "clip": False,
+             "variance": [0.1, 0.1, 0.2, 0.2]}
+
+
+@case("prior_box_clustered_static_folded", backend="reference", folded=True)
+def _():
+    feat, img = parameter([1, 4, 10, 19], name="feat"), parameter([1, 3, 180, 320], name="img")
+    return model_of(make(1, "PriorBoxClustered", [spatial(feat), spatial(img)], CLUSTERED), [feat, img]), \
+        [[np.zeros((1, 4, 10, 19), np.float32), np.zeros((1, 3, 180, 320), np.float32)]]
+
+
+@case("prior_box_clustered_dynamic")
+def _():
+    feat, img = parameter([1, 4, -1, -1], name="feat"), parameter([1, 3, -1, -1], name="img")
+    attrs = CLUSTERED | {"step": 0.0, "clip": True, "variance": [0.2]}
+    return model_of(make(1, "PriorBoxClustered", [spatial(feat), spatial(img)], attrs), [feat, img]), \
+        [[np.zeros((1, 4, h, w), np.float32), np.zeros((1, 3, 64, 96), np.float32)] for h, w in ((4, 6), (1, 2))]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

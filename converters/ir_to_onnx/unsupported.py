@@ -21,7 +21,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorunpack": _STRINGS,
     "proposal": _DETECTION,
     "detectionoutput": _DETECTION,
-    "priorboxclustered": _DETECTION,
     "generateproposals": _DETECTION,
     "regionyolo": _DETECTION,
     "matrixnms": _DETECTION,

@@ -11,6 +11,7 @@ from .base import Attr, Operand, OpSpec
 SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
 # the ops of issue 18, one line each
 SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
+SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -1,4 +1,5 @@
-"""Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, ... (one translator each).
+"""Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1, ... (one
+translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -92,3 +93,11 @@ def prior_box(ctx: Context, layer) -> None:
     if version >= 8:
         attrs["min_max_aspect_ratios_order"] = int(attr.boolean(layer, "min_max_aspect_ratios_order", True))
     domain_node_or_constant(ctx, "PriorBox", [ctx.input(0), ctx.input(1)], **attrs)
+
+
+@translator("PriorBoxClustered", since=1, emits=("onnx_ext.PriorBoxClustered",))
+def prior_box_clustered(ctx: Context, layer) -> None:
+    attrs = {name: attr.numbers(ctx, layer, name, []) for name in ("width", "height", "variance")}
+    attrs |= {name: attr.number(ctx, layer, name, 0.0) for name in ("step", "step_w", "step_h", "offset")}
+    attrs["clip"] = int(attr.boolean(layer, "clip", True))
+    domain_node_or_constant(ctx, "PriorBoxClustered", [ctx.input(0), ctx.input(1)], **attrs)
