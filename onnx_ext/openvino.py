@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import openvino_detection as detection
 from .domain import DOMAIN
 from .errors import OnnxExtError
 from .ops import SPECS, Operand
@@ -125,3 +126,6 @@ def _ones_like(begin):
 
 
 _BUILDERS = {"Range": _range, "Broadcast": _broadcast, "Gather": _gather, "StridedSlice": _strided_slice}
+# the ops of issue 18, one line each
+_BUILDERS["PriorBox"] = detection.prior_box
+_BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered

@@ -21,8 +21,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorunpack": _STRINGS,
     "proposal": _DETECTION,
     "detectionoutput": _DETECTION,
-    "priorbox": _DETECTION,
-    "priorboxclustered": _DETECTION,
     "generateproposals": _DETECTION,
     "regionyolo": _DETECTION,
     "matrixnms": _DETECTION,

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from ..errors import OnnxExtError
 from . import broadcast, gather, range, strided_slice  # noqa: A004 (the Range-4 module)
 from .base import Attr, Operand, OpSpec
 
 SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
-# Issue 18's ops, one line each:
-from . import transpose  # noqa: E402
-SPECS[transpose.SPEC.name] = transpose.SPEC
+# the ops of issue 18, one line each
+SPECS["Transpose"] = import_module(".transpose", __package__).SPEC
+SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
+SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -1,0 +1,103 @@
+"""Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1, ... (one
+translator each).
+
+Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
+constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
+output is the constant the op's numpy reference computes: constant inputs, or inputs that a few nodes compute from
+constants (the ShapeOf -> StridedSlice chain that feeds PriorBox in SSD IRs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+from onnx_ext.ops import SPECS
+from onnx_ext.ops import prior_box as prior_box_op
+
+from .. import attributes as attr
+from ..context import Context, Value
+from ..registry import op_version, translator
+from .domain import domain_node
+
+#: Nodes a constant input may be computed through (ShapeOf -> StridedSlice / Gather / Concat...).
+_FOLD_DEPTH = 16
+#: Folded outputs up to this many elements become initializers (a PriorBox of SSD300: 2 x 34,928).
+_FOLD_ELEMENTS = 1 << 22
+
+
+def constant_value(ctx: Context, v: Value) -> np.ndarray | None:
+    """The value of ``v`` when it is a constant, or computed by at most _FOLD_DEPTH nodes (standard or of the
+    domain) from constants; None otherwise."""
+    if v.const is not None:
+        return np.asarray(v.const)
+    producers = {o.name: n for n in ctx.nodes for o in n.outputs}
+    needed, pending = set(), [v.name]
+    while pending:
+        name = pending.pop()
+        if name in ctx.constants:
+            continue
+        node = producers.get(name)
+        if node is None or any(a.type == ir.AttributeType.GRAPH for a in node.attributes.values()):
+            return None
+        if id(node) not in needed:
+            needed.add(id(node))
+            if len(needed) > _FOLD_DEPTH:
+                return None
+            pending += [i.name for i in node.inputs if i is not None]
+    return _evaluate(ctx, [n for n in ctx.nodes if id(n) in needed], v.name)
+
+
+def _evaluate(ctx: Context, nodes: list, output: str) -> np.ndarray | None:
+    from onnx_ext.reference import reference_evaluator
+
+    protos = [ir.serde.serialize_node(n) for n in nodes]
+    inits = sorted({i for p in protos for i in p.input if i in ctx.constants})
+    graph = onnx.helper.make_graph(protos, "fold", [], [onnx.ValueInfoProto(name=output)],
+                                   initializer=[onnx.numpy_helper.from_array(np.asarray(ctx.constants[n]), n)
+                                                for n in inits])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21),
+                                                         onnx.helper.make_opsetid("org.openvinotoolkit.onnx_ext", 1)])
+    try:
+        (value,) = reference_evaluator(model).run(None, {})
+    except Exception:  # noqa: BLE001 - folding is a help, never a requirement: the node stays
+        return None
+    return np.asarray(value)
+
+
+def domain_node_or_constant(ctx: Context, op_type: str, values: list[Value], **attrs) -> None:
+    """The node of the domain, or its output as a constant when the inputs' values are known."""
+    known = [constant_value(ctx, v) for v in values]
+    spec = SPECS[op_type]
+    if all(k is not None for k in known):
+        normalized = spec.normalize(attrs, ctx.layer.name)
+        results = spec.run_reference(*known, **normalized)
+        if all(np.asarray(r).size <= _FOLD_ELEMENTS for r in results):
+            for i, r in enumerate(results):
+                ctx.set_const(i, np.asarray(r))
+            return
+    domain_node(ctx, op_type, values, [ctx.out(i) for i in range(len(spec.outputs))], **attrs)
+
+
+# --- PriorBox-1/-8 -------------------------------------------------------------------------------------------
+
+
+@translator("PriorBox", since=1, emits=("onnx_ext.PriorBox",))
+def prior_box(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    attrs = {name: attr.numbers(ctx, layer, name, []) for name in prior_box_op.FLOAT_LISTS}
+    attrs |= {"offset": attr.number(ctx, layer, "offset", 0.0), "step": attr.number(ctx, layer, "step", 0.0),
+              "clip": int(attr.boolean(layer, "clip", False)), "flip": int(attr.boolean(layer, "flip", False)),
+              "scale_all_sizes": int(attr.boolean(layer, "scale_all_sizes", True)), "version": version}
+    if version >= 8:
+        attrs["min_max_aspect_ratios_order"] = int(attr.boolean(layer, "min_max_aspect_ratios_order", True))
+    domain_node_or_constant(ctx, "PriorBox", [ctx.input(0), ctx.input(1)], **attrs)
+
+
+@translator("PriorBoxClustered", since=1, emits=("onnx_ext.PriorBoxClustered",))
+def prior_box_clustered(ctx: Context, layer) -> None:
+    attrs = {name: attr.numbers(ctx, layer, name, []) for name in ("width", "height", "variance")}
+    attrs |= {name: attr.number(ctx, layer, name, 0.0) for name in ("step", "step_w", "step_h", "offset")}
+    attrs["clip"] = int(attr.boolean(layer, "clip", True))
+    domain_node_or_constant(ctx, "PriorBoxClustered", [ctx.input(0), ctx.input(1)], **attrs)

@@ -1,0 +1,145 @@
+"""IR -> ONNX -> IR for issue 18's detection ops (converters/ir_to_onnx/handlers/domain_detection.py): a small
+OpenVINO model around each op, saved as IR, converted (a node of the domain, or a constant where the inputs'
+values are known), run in onnxruntime against OpenVINO (its reference where the op has ``evaluate``, else the
+CPU plugin at f32), checked against the coverage table, then converted back to IR through the conversion
+extensions: the op comes back with its version and attributes."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import openvino as ov
+import openvino.opset8 as o8
+import pytest
+from openvino.utils.node_factory import NodeFactory
+
+import onnx_ext
+from converters.ir_reader import read_ir
+from converters.ir_to_onnx import coverage
+from converters.onnx_to_ir import convert_onnx_file
+from ir_testing import assert_close, check_model_limits, convert, domain_ops, evaluate_ir, evaluate_model_cpu, run_onnx
+from ir_testing import model_of, parameter, save_ir
+
+CASES: dict = {}
+
+
+def case(name, *, backend="CPU", folded=False, ulps=None, atol=0.0):
+    """Register a builder returning (model, [feeds, ...]); ``folded``: the op becomes a constant."""
+    def register(fn):
+        CASES[name] = (fn, dict(backend=backend, folded=folded, ulps=ulps, atol=atol))
+        return fn
+    return register
+
+
+def make(opset, op, inputs, attrs):
+    return NodeFactory(f"opset{opset}").create(op, [i.output(0) if hasattr(i, "output") else i for i in inputs],
+                                               attrs)
+
+
+def spatial(x):
+    """[H, W] of an NCHW value, as SSD IRs compute it: ShapeOf then StridedSlice."""
+    c = lambda v: o8.constant(np.array(v, np.int64))  # noqa: E731
+    return o8.strided_slice(o8.shape_of(x), c([2]), c([4]), c([1]), begin_mask=[0], end_mask=[0])
+
+
+# --- PriorBox -------------------------------------------------------------------------------------------
+
+SSD_HEAD = {"offset": 0.5, "min_size": [60.0], "max_size": [111.0], "aspect_ratio": [2.0, 3.0], "flip": True,
+            "clip": False, "step": 16.0, "variance": [0.1, 0.1, 0.2, 0.2]}
+
+
+@case("prior_box8_static_folded", folded=True)
+def _():
+    feat, img = parameter([1, 4, 19, 19], name="feat"), parameter([1, 3, 300, 300], name="img")
+    return model_of(make(8, "PriorBox", [spatial(feat), spatial(img)], SSD_HEAD), [feat, img]), \
+        [[np.zeros((1, 4, 19, 19), np.float32), np.zeros((1, 3, 300, 300), np.float32)]]
+
+
+@case("prior_box8_dynamic_feature_map")
+def _():
+    feat, img = parameter([1, 4, -1, -1], name="feat"), parameter([1, 3, 300, 300], name="img")
+    return model_of(make(8, "PriorBox", [spatial(feat), spatial(img)], SSD_HEAD | {"min_max_aspect_ratios_order":
+                                                                                      False}), [feat, img]), \
+        [[np.zeros((1, 4, h, w), np.float32), np.zeros((1, 3, 300, 300), np.float32)] for h, w in ((19, 19), (5, 3))]
+
+
+@case("prior_box1_runtime_shapes")
+def _():
+    layer, image = parameter([2], "i32", name="layer"), parameter([2], "i32", name="image")
+    attrs = {"offset": 0.5, "min_size": [0.2, 0.4], "aspect_ratio": [2.0], "scale_all_sizes": False, "step": -1.0,
+             "clip": True}
+    return model_of(make(1, "PriorBox", [layer, image], attrs), [layer, image]), \
+        [[np.array([3, 4], np.int32), np.array([200, 300], np.int32)]]
+
+
+@case("prior_box8_fixed_size")
+def _():
+    layer, image = parameter([2], "i64", name="layer"), parameter([2], "i64", name="image")
+    attrs = {"offset": 0.5, "fixed_size": [32.0], "density": [2.0], "aspect_ratio": [2.0], "flip": False,
+             "step": 16.0, "variance": [0.1]}
+    return model_of(make(8, "PriorBox", [layer, image], attrs), [layer, image]), \
+        [[np.array([4, 5], np.int64), np.array([64, 80], np.int64)]]
+
+
+# --- PriorBoxClustered ----------------------------------------------------------------------------------
+
+CLUSTERED = {"width": [86.0, 13.0, 57.0], "height": [44.0, 10.0, 30.0], "offset": 0.5, "step": 16.0, "clip": False,
+             "variance": [0.1, 0.1, 0.2, 0.2]}
+
+
+@case("prior_box_clustered_static_folded", backend="reference", folded=True)
+def _():
+    feat, img = parameter([1, 4, 10, 19], name="feat"), parameter([1, 3, 180, 320], name="img")
+    return model_of(make(1, "PriorBoxClustered", [spatial(feat), spatial(img)], CLUSTERED), [feat, img]), \
+        [[np.zeros((1, 4, 10, 19), np.float32), np.zeros((1, 3, 180, 320), np.float32)]]
+
+
+@case("prior_box_clustered_dynamic")
+def _():
+    feat, img = parameter([1, 4, -1, -1], name="feat"), parameter([1, 3, -1, -1], name="img")
+    attrs = CLUSTERED | {"step": 0.0, "clip": True, "variance": [0.2]}
+    return model_of(make(1, "PriorBoxClustered", [spatial(feat), spatial(img)], attrs), [feat, img]), \
+        [[np.zeros((1, 4, h, w), np.float32), np.zeros((1, 3, 64, 96), np.float32)] for h, w in ((4, 6), (1, 2))]
+
+
+# --- the checks -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_ir_to_onnx_matches_openvino(name, tmp_path):
+    build, opts = CASES[name]
+    model, feed_sets = build()
+    xml = save_ir(model, tmp_path, name)
+    converted = convert(xml)
+    check_model_limits(converted)
+    assert not coverage.unlisted_ops(read_ir(xml), converted)
+    domain = [n for n in converted.graph.node if n.domain == onnx_ext.DOMAIN and n.op_type not in ("StridedSlice",)]
+    assert (not domain) == opts["folded"], [n.op_type for n in domain]
+    for feeds in feed_sets:
+        got = run_onnx(converted, feeds)
+        if opts["backend"] == "reference":
+            want = evaluate_ir(xml, feeds)
+        else:  # inputs reshaped to the feeds' shapes (the plugin has no dynamic-shape PriorBox-8)
+            want = evaluate_model_cpu(ov.Core().read_model(str(xml)), feeds)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_close(g, w, f"{name} output {i}", opts["ulps"], opts["atol"])
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if not CASES[n][1]["folded"]))
+def test_onnx_to_ir_gives_the_native_op_back(name, tmp_path):
+    build, _ = CASES[name]
+    model, _ = build()
+    xml = save_ir(model, tmp_path, name)
+    onnx.save(convert(xml), tmp_path / "m.onnx")
+    back_xml, _ = convert_onnx_file(tmp_path / "m.onnx", tmp_path / "back.xml")
+    back = ov.Core().read_model(str(back_xml))
+    original = ov.Core().read_model(str(xml))
+    ours = {n.get_type_name(): n for n in domain_ops(original)}
+    for node in domain_ops(back):
+        if node.get_type_name() in ours and node.get_type_name() not in ("ShapeOf", "StridedSlice"):
+            want = ours[node.get_type_name()]
+            assert node.get_type_info().version_id == want.get_type_info().version_id
+            assert node.get_attributes() == want.get_attributes()
+            break
+    else:
+        pytest.fail(f"no {sorted(ours)} in the IR read back: {[n.get_type_name() for n in domain_ops(back)]}")
