@@ -106,14 +106,9 @@ def _error(message: str) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from . import __version__  # not importlib.metadata: it scans every installed distribution (~0.2 s)
 
-    try:
-        return version("onnx-ext")
-    except PackageNotFoundError:
-        from . import __version__
-
-        return __version__
+    return __version__
 
 
 class _Parser(argparse.ArgumentParser):
