@@ -27,3 +27,7 @@ def prior_box(attrs, inputs):
 def prior_box_clustered(attrs, inputs):
     # OpenVINO's IR and node attributes: width, height, clip, step, step_w, step_h, offset, variance
     return _factory(1, "PriorBoxClustered", inputs, _booleans(attrs, ("clip",)))
+
+
+def region_yolo(attrs, inputs):
+    return _factory(1, "RegionYolo", inputs, _booleans(attrs, ("do_softmax",)))

@@ -102,6 +102,29 @@ def _():
         [[np.zeros((1, 4, h, w), np.float32), np.zeros((1, 3, 64, 96), np.float32)] for h, w in ((4, 6), (1, 2))]
 
 
+# --- RegionYolo -----------------------------------------------------------------------------------------
+
+
+@case("region_yolo_v3_head", ulps=8)
+def _():
+    x = parameter([-1, 255, -1, -1], name="x")
+    attrs = {"coords": 4, "classes": 80, "num": 9, "do_softmax": False, "mask": [6, 7, 8], "axis": 1, "end_axis": 3,
+             "anchors": [10.0, 13.0, 16.0, 30.0, 33.0, 23.0, 30.0, 61.0, 62.0, 45.0, 59.0, 119.0, 116.0, 90.0, 156.0,
+                         198.0, 373.0, 326.0]}
+    r = np.random.default_rng(0)
+    return model_of(make(1, "RegionYolo", [x], attrs), [x]), \
+        [[(r.standard_normal((b, 255, s, s)) * 3).astype(np.float32)] for b, s in ((1, 13), (2, 4))]
+
+
+@case("region_yolo_v2_softmax", ulps=1)
+def _():
+    x = parameter([1, 125, 13, 13], "f16", name="x")
+    attrs = {"coords": 4, "classes": 20, "num": 5, "do_softmax": True, "mask": [], "axis": 1, "end_axis": 3,
+             "anchors": [1.08, 1.19, 3.42, 4.41, 6.63, 11.38, 9.42, 5.11, 16.62, 10.52]}
+    return model_of(make(1, "RegionYolo", [x], attrs), [x]), \
+        [[(np.random.default_rng(1).standard_normal((1, 125, 13, 13)) * 3).astype(np.float16)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
-"""Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1, ... (one
-translator each).
+"""Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
+RegionYolo-1, ... (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -101,3 +101,11 @@ def prior_box_clustered(ctx: Context, layer) -> None:
     attrs |= {name: attr.number(ctx, layer, name, 0.0) for name in ("step", "step_w", "step_h", "offset")}
     attrs["clip"] = int(attr.boolean(layer, "clip", True))
     domain_node_or_constant(ctx, "PriorBoxClustered", [ctx.input(0), ctx.input(1)], **attrs)
+
+
+@translator("RegionYolo", since=1, emits=("onnx_ext.RegionYolo",))
+def region_yolo(ctx: Context, layer) -> None:
+    attrs = {name: attr.integer(ctx, layer, name) for name in ("coords", "classes", "num", "axis", "end_axis")}
+    attrs |= {"do_softmax": int(attr.boolean(layer, "do_softmax", True)), "mask": attr.integers(ctx, layer, "mask", []),
+              "anchors": attr.numbers(ctx, layer, "anchors", [])}
+    domain_node(ctx, "RegionYolo", [ctx.input(0)], [ctx.out(0)], **attrs)
