@@ -13,6 +13,7 @@ SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided
 SPECS["Transpose"] = import_module(".transpose", __package__).SPEC
 SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
+SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
