@@ -56,8 +56,10 @@ except ImportError:
     sys.exit("bench_ops.py needs openvino to build the IRs: pip install 'onnx-ext[openvino]'")
 from op_scenarios import SCENARIOS, Scenario  # noqa: E402
 from op_scenarios_seq import SCENARIOS as SEQ_SCENARIOS  # noqa: E402
+from op_scenarios_nms import SCENARIOS as NMS_SCENARIOS  # noqa: E402
 
 SCENARIOS.update(SEQ_SCENARIOS)  # issue 18: sequences, sampling, run-time forms
+SCENARIOS.update(NMS_SCENARIOS)  # issue 18: detection heads and NMS ops
 from ops_report import fmt_time, markdown, plot, render, target_met, target_of  # noqa: E402
 
 # --- running --------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
     "proposal": _DETECTION,
-    "detectionoutput": _DETECTION,
     "generateproposals": _DETECTION,
     "matrixnms": _DETECTION,
     "multiclassnms": _DETECTION,

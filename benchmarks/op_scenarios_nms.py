@@ -1,0 +1,70 @@
+"""bench_ops.py scenarios of issue 18's detection heads and NMS ops, each judged against OpenVINO's CPU plugin on
+its own op (``vs="openvino"``, at most 3x): no ONNX op does their job, so there is no (b)."""
+
+from __future__ import annotations
+
+import numpy as np
+from openvino import opset1
+from openvino.utils.node_factory import NodeFactory
+
+from op_scenarios import Scenario, _model, _param
+
+RNG = np.random.default_rng(18)
+
+
+def ssd300_priors() -> np.ndarray:
+    """SSD300's 8,732 priors (feature maps 38, 19, 10, 5, 3, 1 with 4, 6, 6, 6, 4, 4 boxes per cell), normalized
+    corners, and the variances 0.1, 0.1, 0.2, 0.2: the [1, 2, 34928] proposals input PriorBox gives it."""
+    maps = []
+    for size, per_cell, scale in [(38, 4, 0.1), (19, 6, 0.2), (10, 6, 0.375), (5, 6, 0.55), (3, 4, 0.725),
+                                  (1, 4, 0.9)]:
+        centres = (np.arange(size) + 0.5) / size
+        cy, cx = np.meshgrid(centres, centres, indexing="ij")
+        cell = []
+        for r in range(per_cell):
+            w, h = scale * (1 + 0.3 * r) / 2, scale / (1 + 0.3 * r) / 2
+            cell.append(np.stack([cx - w, cy - h, cx + w, cy + h], -1).reshape(-1, 1, 4))
+        maps.append(np.concatenate(cell, 1).reshape(-1, 4))
+    priors = np.concatenate(maps).astype(np.float32)
+    variances = np.tile(np.array([0.1, 0.1, 0.2, 0.2], np.float32), len(priors))
+    return np.stack([priors.reshape(-1), variances])[None]
+
+
+def ssd_head(batch: int, classes: int, priors: int) -> tuple[np.ndarray, np.ndarray]:
+    """Box offsets and softmax class scores as an SSD head gives them (the background class most likely)."""
+    loc = (RNG.standard_normal((batch, priors * 4)) * 0.5).astype(np.float32)
+    logits = RNG.standard_normal((batch, priors, classes)) * 2
+    logits[..., 0] += 4
+    conf = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    return loc, conf.astype(np.float32).reshape(batch, -1)
+
+
+def detection_output_scenarios():
+    """DetectionOutput-8 as SSD300 on VOC uses it: 8,732 priors x 21 classes, top_k 400, keep_top_k 200, NMS 0.45,
+    confidence 0.01, center-size boxes, priors constant (PriorBox folded)."""
+    out = []
+    proposals = ssd300_priors()
+    priors = proposals.shape[2] // 4
+    for name, what, batch, attrs in [
+        ("ssd300", "SSD300 (VOC): 8,732 priors x 21 classes, top_k 400, keep_top_k 200", 1, {}),
+        ("ssd300-b4", "SSD300, batch 4", 4, {}),
+        ("ssd300-mxnet", "SSD300, MXNet style (decrease_label_id): one class per prior", 1,
+         {"decrease_label_id": True}),
+    ]:
+        loc, conf = ssd_head(batch, 21, priors)
+        full = dict(keep_top_k=[200], nms_threshold=0.45, background_label_id=0, top_k=400,
+                    code_type="caffe.PriorBoxParameter.CENTER_SIZE", share_location=True,
+                    confidence_threshold=0.01, normalized=True, variance_encoded_in_target=False) | attrs
+
+        def ov_model(loc=loc, conf=conf, full=full):
+            pl, pc = _param("loc", list(loc.shape), np.float32), _param("conf", list(conf.shape), np.float32)
+            node = NodeFactory("opset8").create("DetectionOutput", [pl.output(0), pc.output(0),
+                                                                    opset1.constant(proposals).output(0)], full)
+            return _model(node, [pl, pc])
+
+        out.append(Scenario("DetectionOutput", name, what, False, ov_model, None, {"loc": loc, "conf": conf},
+                            out_elements=batch * 200 * 7, vs="openvino"))
+    return out
+
+
+SCENARIOS = {"detection_output": detection_output_scenarios}

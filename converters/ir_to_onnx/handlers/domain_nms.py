@@ -1,0 +1,43 @@
+"""Issue 18's detection heads and NMS ops as nodes of the onnx-ext domain: DetectionOutput-1/-8, ... (one
+translator each). Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs,
+which picks its overload; attributes are read as OpenVINO's IR reader reads them, with the op's defaults."""
+
+from __future__ import annotations
+
+from onnx_ext.ops.detection_output.reference import CODE_TYPES, CORNER
+
+from .. import attributes as attr
+from ..context import Context
+from ..registry import op_version, translator
+from .domain import domain_node
+
+
+def _booleans(ctx: Context, layer, defaults: dict) -> dict:
+    return {name: int(attr.boolean(layer, name, default)) for name, default in defaults.items()}
+
+
+@translator("DetectionOutput", since=1, until=8, emits=("onnx_ext.DetectionOutput",))
+def detection_output(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    if ctx.n_inputs() not in (3, 5):
+        raise ctx.error(f"takes 3 or 5 inputs, the layer has {ctx.n_inputs()}")
+    attrs = _booleans(ctx, layer, {"variance_encoded_in_target": False, "share_location": True,
+                                   "clip_after_nms": False, "clip_before_nms": False, "decrease_label_id": False,
+                                   "normalized": False})
+    attrs.update(
+        keep_top_k=attr.integers(ctx, layer, "keep_top_k"),
+        nms_threshold=attr.number(ctx, layer, "nms_threshold"),
+        background_label_id=attr.integer(ctx, layer, "background_label_id", 0),
+        top_k=attr.integer(ctx, layer, "top_k", -1),
+        code_type=attr.string(ctx, layer, "code_type", CORNER, CODE_TYPES),  # (the op's check is exact)
+        confidence_threshold=attr.number(ctx, layer, "confidence_threshold", 0.0),
+        input_height=attr.integer(ctx, layer, "input_height", 1),
+        input_width=attr.integer(ctx, layer, "input_width", 1),
+        objectness_score=attr.number(ctx, layer, "objectness_score", 0.0),
+        version=version,
+    )
+    if version == 1:
+        attrs["num_classes"] = attr.integer(ctx, layer, "num_classes")
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    domain_node(ctx, "DetectionOutput", values, [ctx.out(0)], **attrs)
+
