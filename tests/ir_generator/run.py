@@ -1,0 +1,208 @@
+"""One case, end to end: build the model, save it as IR, run OpenVINO (its reference ``evaluate``,
+else its CPU plugin at f32), convert the IR, check the ONNX model with onnx's full checker, load it
+in onnxruntime, run it and compare. The outcome is one of ``OUTCOMES``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from .build import build
+from .cases import Case
+from .spec import BF16, SPECS
+
+#: What can happen to a case, in the order the summary shows them.
+OUTCOMES = ("match", "refused", "mismatch", "cannot-load", "run-error", "internal-error", "crash", "ov-rejects")
+FAILURES = ("mismatch", "cannot-load", "run-error", "internal-error", "crash")
+
+#: Relative tolerance per element type (OpenVINO and onnxruntime may compute in another order or
+#: precision: f16 ops in f32 and rounded once, or in f16 step by step); times the spec's ``rtol``.
+RTOL = {"float64": 1e-9, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
+#: The CPU plugin computes at f32 whatever the type (f64 too).
+RTOL_CPU = {"float64": 2e-5, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
+
+
+#: Cases' files live in memory where the system has a tmpfs.
+_SCRATCH = "/dev/shm" if Path("/dev/shm").is_dir() else None
+
+
+def outcome(kind: str, message: str = "", **extra) -> dict:
+    assert kind in OUTCOMES, kind
+    return {"outcome": kind, "message": " ".join(message.split())[:600], **extra}
+
+
+def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None) -> dict:
+    """The outcome of ``case`` (a dict: ``outcome``, ``message``, ``backend``, ``details``); the IR
+    and the feeds are written to ``keep`` when it is given and the case fails."""
+    import openvino as ov
+
+    folder = Path(tempfile.mkdtemp(prefix="ir-gen-", dir=_SCRATCH))
+    try:
+        progress("build")
+        try:
+            model, feeds = build(case)
+        except Exception as e:  # noqa: BLE001 - OpenVINO refuses the node: not a case its spec allows
+            return outcome("ov-rejects", f"build: {e}")
+        xml = folder / "model.xml"
+        progress("save")
+        try:
+            ov.save_model(model, str(xml), compress_to_fp16=False)
+        except Exception as e:  # noqa: BLE001
+            return outcome("ov-rejects", f"save_model: {e}")
+        progress("openvino")
+        want, backend = openvino_outputs(xml, feeds)
+        if isinstance(want, str):
+            return outcome("ov-rejects", want)
+        result = convert_and_compare(case, xml, feeds, want, backend, progress)
+        result["backend"] = backend
+        if keep is not None and result["outcome"] in FAILURES + ("refused",):
+            _keep(keep, case, xml, feeds, result)
+        return result
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def openvino_outputs(xml: Path, feeds: list) -> tuple[list | str, str]:
+    """OpenVINO's outputs for the IR and the backend that gave them ("reference", else "cpu"), or
+    a message saying why neither runs it."""
+    import openvino as ov
+
+    from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
+
+    core = ov.Core()
+    try:
+        model = core.read_model(str(xml))
+    except Exception as e:  # noqa: BLE001
+        return f"read_model: {' '.join(str(e).split())[:300]}", "none"
+    try:
+        outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
+        if model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds]):
+            got = [from_ov_tensor(t) for t in outputs]
+            # evaluate() may "succeed" leaving an output it did not compute empty (ROIAlign on data of
+            # dynamic rank): then the CPU plugin decides
+            if not any(g.size == 0 and g.shape == (0,) for g in got):
+                return got, "reference"
+            reference = "evaluate() left an output empty"
+        else:
+            reference = "evaluate() returned False"
+    except Exception as e:  # noqa: BLE001
+        reference = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    try:
+        model.reshape({p: ov.PartialShape(list(np.shape(f))) for p, f in zip(model.inputs, feeds)})
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        request = compiled.create_infer_request()
+        request.infer([to_ov_tensor(np.asarray(f)) for f in feeds])
+        declared = [o.get_element_type() for o in model.outputs]
+        got = [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
+        # the plugin may return another type than the model declares (f32 for f16): compare as declared
+        return [g.astype(_np_type(d)) for g, d in zip(got, declared)], "cpu"
+    except Exception as e:  # noqa: BLE001
+        cpu = " ".join(str(e).split())[:300]
+        return f"reference: {reference}; CPU plugin: {cpu}", "none"
+
+
+def _np_type(ov_type) -> np.dtype:
+    from onnx_ext.types import from_ov
+
+    return from_ov(ov_type.get_type_name()).numpy
+
+
+def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend: str, progress) -> dict:
+    import onnx
+
+    import onnx_ext
+    from converters.ir import IRError
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import ir_to_onnx
+
+    progress("convert")
+    try:
+        model = ir_to_onnx(read_ir(xml))
+    except IRError as e:
+        message = str(e)
+        if "\n" in message.strip() or not re.search(r"layer \d+ '[^']*' \(", message):
+            return outcome("internal-error", f"refusal without one line naming a layer: {message}")
+        return outcome("refused", message)
+    except Exception:  # noqa: BLE001 - anything else is the converter's bug
+        return outcome("internal-error", traceback.format_exc(limit=-3).strip().splitlines()[-1],
+                       traceback=traceback.format_exc())
+    progress("check")
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as e:  # noqa: BLE001
+        return outcome("cannot-load", f"onnx checker: {e}")
+    progress("load")
+    try:
+        session = onnx_ext.session(model)
+    except Exception as e:  # noqa: BLE001
+        return outcome("cannot-load", str(e))
+    progress("run")
+    try:
+        got = onnx_ext.run(session, dict(zip([i.name for i in session.get_inputs()], feeds)))
+    except Exception as e:  # noqa: BLE001
+        return outcome("run-error", str(e))
+    progress("compare")
+    spec = SPECS[case.key]
+    if spec.canon is not None:
+        attrs = dict(case.attrs)
+        want, got = spec.canon(want, attrs), spec.canon(got, attrs)
+    problem = compare(got, want, spec, backend)
+    return outcome("mismatch", problem) if problem else outcome("match")
+
+
+def compare(got: list, want: list, spec, backend: str) -> str | None:
+    """None when ``got`` equals ``want`` within the tolerance, else what differs."""
+    if len(got) != len(want):
+        return f"{len(got)} outputs, OpenVINO has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if spec.outputs is not None and i not in spec.outputs:
+            continue
+        g, w = np.asarray(g), np.asarray(w)
+        if g.dtype != w.dtype:
+            return f"output {i}: dtype {g.dtype}, OpenVINO {w.dtype}"
+        if g.shape != w.shape:
+            return f"output {i}: shape {g.shape}, OpenVINO {w.shape}"
+        if g.dtype.kind == "f" or g.dtype == BF16:
+            rtol = (RTOL_CPU if backend == "cpu" else RTOL)[g.dtype.name] * spec.rtol
+            gf, wf = g.astype(np.float64), w.astype(np.float64)
+            finite = np.isfinite(wf)
+            scale = float(np.max(np.abs(wf[finite]), initial=0.0))
+            with np.errstate(invalid="ignore"):
+                err = np.abs(gf - wf)
+                bound = rtol * np.abs(wf) + (rtol + spec.atol) * scale
+                ok = (gf == wf) | (np.isnan(gf) & np.isnan(wf)) | (err <= bound)
+            if not ok.all():
+                bad = np.flatnonzero(~ok)
+                return (f"output {i}: {bad.size} of {g.size} values differ, max error "
+                        f"{np.nanmax(np.where(ok, 0, err)):.3g} (scale {scale:.3g}); first at {bad[0]}: "
+                        f"{gf.reshape(-1)[bad[0]]!r} vs {wf.reshape(-1)[bad[0]]!r}")
+        elif g.dtype.kind in "iu" and spec.itol:
+            err = np.abs(g.astype(np.int64) - w.astype(np.int64))
+            if err.max(initial=0) > spec.itol:
+                return f"output {i}: {np.count_nonzero(err > spec.itol)} of {g.size} values differ by over {spec.itol}"
+        elif not np.array_equal(g, w):
+            bad = np.flatnonzero(g.reshape(-1) != w.reshape(-1))
+            return (f"output {i}: {bad.size} of {g.size} values differ; first at {bad[0]}: "
+                    f"{g.reshape(-1)[bad[0]]!r} vs {w.reshape(-1)[bad[0]]!r}")
+    return None
+
+
+def _keep(root: Path, case: Case, xml: Path, feeds: list, result: dict) -> None:
+    """The failure's reproducer: the IR, the feeds and how to rerun it."""
+    import json
+
+    folder = root / result["outcome"] / re.sub(r"[^\w.=,-]+", "_", case.id)[:150]
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(xml, folder / "model.xml")
+    shutil.copy(xml.with_suffix(".bin"), folder / "model.bin")
+    np.savez(folder / "inputs.npz", *[np.asarray(f) for f in feeds])
+    (folder / "case.json").write_text(json.dumps({
+        "id": case.id, **result,
+        "rerun": f"python -m tests.ir_generator --case '{case.id}' -v",
+        "convert": "python -m converters.cli convert model.xml model.onnx --verify",
+    }, indent=1) + "\n")

@@ -1,0 +1,137 @@
+"""How a one-layer case is described: ``OpSpec`` (one per IR layer type, for all its versions) and
+the ``Inputs`` helper its input function builds the layer's inputs with.
+
+    @spec("Convolution", grid={"strides": [[1, 1], [2, 1]], "auto_pad": ["explicit", "same_upper"]},
+          types={"T": FLOATS})
+    def convolution(c):
+        return [c.data((1, 3, 7, 7)), c.const((4, 3, 3, 3))]
+
+``grid``: attribute name -> the values to try (their product, filtered by ``where``); names that
+the op version does not have are dropped (one spec serves Interpolate-1, -4 and -11), names that
+start with ``$`` are not attributes but choices the input function reads (``c.attrs["$axes"]``).
+``types``: type parameter -> candidate element types; ``T`` is the data's (``c.t``), other
+parameters (``I`` for indices, axes and shapes) are read with ``c.types["I"]``. ``fixed``: the
+op's attributes deliberately left at one value, with why (tests/test_ir_generator.py checks that
+every attribute of every version is in ``grid`` or ``fixed``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import ml_dtypes
+import numpy as np
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOATS = ("f32", "f16", "bf16", "f64")
+SIGNED = ("i8", "i16", "i32", "i64")
+UNSIGNED = ("u8", "u16", "u32", "u64")
+INTEGERS = SIGNED + UNSIGNED
+NUMERIC = FLOATS + INTEGERS
+ALL = NUMERIC + ("boolean",)
+INDEX = ("i64", "i32")
+
+_NUMPY = {"f32": np.float32, "f16": np.float16, "bf16": BF16, "f64": np.float64, "i8": np.int8,
+          "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+          "u32": np.uint32, "u64": np.uint64, "boolean": np.bool_}
+
+
+def dtype(et: str) -> np.dtype:
+    return np.dtype(_NUMPY[et])
+
+
+class Skip(Exception):
+    """The case is not one OpenVINO's spec allows (the input function says why)."""
+
+
+@dataclass
+class Input:
+    """One input of the layer: a Parameter fed ``value`` (its dims made dynamic by the case's
+    shape mode), or a Constant holding it."""
+
+    value: np.ndarray
+    const: bool = False
+
+
+@dataclass
+class OpSpec:
+    op: str  # the IR type as OpenVINO's NodeFactory names it (``Relu``, not ``ReLU``)
+    inputs: Callable  # (Inputs) -> list[Input]
+    grid: dict = field(default_factory=dict)
+    types: dict = field(default_factory=lambda: {"T": ALL})
+    where: Callable | None = None  # (attrs, version) -> bool: the combinations the spec allows
+    cover: tuple[str, ...] = ()  # grid names not crossed: each of their values once
+    fixed: dict = field(default_factory=dict)  # attribute -> why it is not varied
+    rtol: float = 1.0  # a multiplier of the per-type tolerance (ops computed in another order)
+    atol: float = 0.0  # absolute tolerance, in units of the output's magnitude
+    itol: int = 0  # integer outputs may differ by this much (rounding of a float computation)
+    canon: Callable | None = None  # (outputs, attrs) -> outputs: an order OpenVINO leaves unspecified
+    outputs: tuple[int, ...] | None = None  # the outputs compared (None: all)
+    static_only: bool = False  # the op needs static input shapes (its spec says so)
+    bodies: bool = True  # also inside If and Loop bodies
+    make: Callable | None = None  # (input Outputs, attrs) -> node, for ops NodeFactory cannot build
+    note: str = ""
+
+
+SPECS: dict[str, OpSpec] = {}
+
+
+def spec(op: str, **kwargs):
+    """Register the decorated input function as the spec of IR type ``op`` (every version)."""
+    def register(fn: Callable) -> Callable:
+        key = op.lower()
+        if key in SPECS:
+            raise ValueError(f"two specs for {op}")
+        SPECS[key] = OpSpec(op, fn, **kwargs)
+        return fn
+    return register
+
+
+class Inputs:
+    """What an input function works with: the case's attributes (``attrs``, which it may change:
+    ``c.attrs["pads_end"] = ...``), element types (``t``, ``types``), op version and a seeded rng."""
+
+    def __init__(self, attrs: dict, types: dict, version: int, rng: np.random.Generator):
+        self.attrs = attrs
+        self.types = types
+        self.t = types["T"]
+        self.version = version
+        self.rng = rng
+
+    @property
+    def dtype(self) -> np.dtype:
+        return dtype(self.t)
+
+    def values(self, shape, et: str | None = None, lo: float = -4, hi: float = 4) -> np.ndarray:
+        """Random values of type ``et`` (default the data's) in [lo, hi]: floats uniform, integers
+        uniform within the type's range, booleans half true."""
+        et = et or self.t
+        dt = dtype(et)
+        shape = tuple(shape)
+        if et == "boolean":
+            return self.rng.random(shape) < 0.5
+        if dt.kind == "f" or dt == BF16:
+            return self.rng.uniform(lo, hi, shape).astype(dt)
+        info = np.iinfo(dt)
+        lo, hi = max(int(np.floor(lo)), info.min), min(int(np.ceil(hi)), info.max)
+        return self.rng.integers(lo, hi, shape, endpoint=True).astype(dt)
+
+    def data(self, shape, et: str | None = None, lo: float = -4, hi: float = 4) -> Input:
+        """A Parameter of random values."""
+        return Input(self.values(shape, et, lo, hi))
+
+    def const(self, value_or_shape, et: str | None = None, lo: float = -4, hi: float = 4) -> Input:
+        """A Constant: ``value_or_shape`` as an array of type ``et`` (default the data's) when it is
+        an array or a list of values, random values when it is a shape tuple."""
+        if isinstance(value_or_shape, tuple):
+            return Input(self.values(value_or_shape, et, lo, hi), const=True)
+        return Input(np.asarray(value_or_shape, dtype=dtype(et or self.t)), const=True)
+
+    def index(self, values, et: str | None = None) -> Input:
+        """A Constant of axes, a shape or indices, of the index type (``types["I"]``, default i64)."""
+        return Input(np.asarray(values, dtype=dtype(et or self.types.get("I", "i64"))), const=True)
+
+    def feed(self, value, et: str | None = None) -> Input:
+        """A Parameter fed exactly ``value``."""
+        return Input(np.asarray(value, dtype=dtype(et or self.t)))

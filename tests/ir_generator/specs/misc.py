@@ -1,0 +1,266 @@
+"""Detection (NonMaxSuppression, ROIAlign, ROIPooling), spectral ops, Col2Im, Inverse, recurrent cells
+and sequences, colour conversions, TensorIterator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec import FLOATS, INDEX, spec
+
+# --- detection ----------------------------------------------------------------------------------
+
+
+def _boxes(c, batches, n, encoding):
+    """Boxes that overlap in groups, corner ([y1, x1, y2, x2], either corner first) or center encoded."""
+    centers = c.rng.uniform(0, 10, (batches, n, 2))
+    centers[:, n // 2:] = centers[:, :n - n // 2][:, :n // 2] + c.rng.uniform(-0.5, 0.5, (batches, n // 2, 2))
+    sizes = c.rng.uniform(1, 4, (batches, n, 2))
+    if encoding == "center":
+        return np.concatenate([centers, sizes], -1)
+    lo, hi = centers - sizes / 2, centers + sizes / 2
+    swap = c.rng.random((batches, n, 1)) < 0.3
+    return np.concatenate([np.where(swap, hi, lo), np.where(swap, lo, hi)], -1)
+
+
+@spec("NonMaxSuppression", grid={"box_encoding": ["corner", "center"], "sort_result_descending": [True, False],
+                                 "output_type": ["i64", "i32"], "$max": [2, 0, 100], "$thresholds": ["both", "iou",
+                                                                                                    "none", "soft"]},
+      where=lambda a, v: a["$thresholds"] != "soft" or v >= 5, cover=("output_type",), types={"T": FLOATS, "I": INDEX},
+      rtol=16)
+def non_max_suppression(c):
+    boxes = _boxes(c, 2, 6, c.attrs["box_encoding"])
+    scores = c.rng.permutation(2 * 3 * 6).reshape(2, 3, 6) / 36.0  # distinct: the order of ties is the op's own
+    ins = [c.feed(boxes), c.feed(scores), c.index(c.attrs["$max"])]
+    form = c.attrs["$thresholds"]
+    if form != "none":
+        ins.append(c.const(np.array(0.4)))
+    if form in ("both", "soft"):
+        ins.append(c.const(np.array(0.2)))
+    if form == "soft":
+        ins.append(c.const(np.array(0.5)))
+    return ins
+
+
+@spec("ROIAlign", grid={"pooled_h": [2, 3], "pooled_w": [2], "sampling_ratio": [0, 2], "spatial_scale": [1.0, 0.5],
+                        "mode": ["avg", "max"], "aligned_mode": ["asymmetric", "half_pixel_for_nn", "half_pixel"]},
+      types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-5)
+def roi_align(c):
+    rois = np.array([[0.5, 0.5, 4.0, 5.0], [1.0, 0.0, 3.5, 2.5], [0.0, 2.0, 6.0, 6.5]])
+    return [c.data((2, 3, 8, 7)), c.const(rois), c.index([0, 1, 1])]
+
+
+@spec("ROIPooling", grid={"method": ["max", "bilinear"], "$pooled": [(2, 2), (3, 2)], "spatial_scale": [1.0, 0.5]},
+      types={"T": FLOATS}, rtol=64, atol=1e-5,
+      fixed={"output_size": "from $pooled", "pooled_h": "from $pooled", "pooled_w": "from $pooled",
+             "output_roi": "an output, not an attribute of the IR"})
+def roi_pooling(c):
+    h, w = c.attrs["$pooled"]
+    c.attrs.update(output_size=[h, w], pooled_h=h, pooled_w=w)
+    if c.attrs["method"] == "bilinear":  # normalised coordinates
+        rois = np.array([[0, 0.1, 0.1, 0.6, 0.8], [1, 0.0, 0.3, 0.9, 0.9]])
+    else:
+        rois = np.array([[0, 0.5, 0.5, 4.0, 5.0], [1, 1.0, 0.0, 3.5, 2.5]])
+    return [c.data((2, 3, 8, 7)), c.const(rois)]
+
+
+# --- spectral ---------------------------------------------------------------------------------------
+
+_DFT = {"last": ([-1], None), "two": ([1, 2], None), "sized": ([1], [6]), "cut": ([2], [3]), "keep": ([1, 2], [-1, 4])}
+
+
+@spec("DFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def dft(c):
+    return _complex(c)
+
+
+@spec("IDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def idft(c):
+    return _complex(c)
+
+
+def _complex(c):
+    axes, size = _DFT[c.attrs["$axes"]]
+    ins = [c.data((2, 4, 5, 2)), c.index(axes)]
+    return ins + ([c.index(size)] if size is not None else [])
+
+
+@spec("RDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def rdft(c):
+    axes, size = _DFT[c.attrs["$axes"]]
+    ins = [c.data((2, 4, 5)), c.index(axes)]
+    return ins + ([c.index(size)] if size is not None else [])
+
+
+@spec("IRDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def irdft(c):
+    axes, size = _DFT[c.attrs["$axes"]]
+    ins = [c.data((2, 4, 5, 2)), c.index(axes)]
+    return ins + ([c.index(size)] if size is not None else [])
+
+
+@spec("STFT", grid={"transpose_frames": [False, True], "$form": ["batched", "single", "short_window"]},
+      types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def stft(c):
+    signal = c.data((2, 40)) if c.attrs["$form"] != "single" else c.data((40,))
+    window = np.hanning(8 if c.attrs["$form"] != "short_window" else 6)
+    return [signal, c.const(window), c.index(np.array(8)), c.index(np.array(3))]
+
+
+@spec("ISTFT", grid={"center": [False, True], "normalized": [False, True], "$length": [None, 30, 40]},
+      types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-5)
+def istft(c):
+    ins = [c.data((5, 9, 2)), c.const(np.hanning(8)), c.index(np.array(8)), c.index(np.array(3))]
+    n = c.attrs["$length"]
+    return ins + ([c.index(np.array(n))] if n is not None else [])
+
+
+@spec("Col2Im", grid={"strides": [[1, 1], [2, 1]], "dilations": [[1, 1], [1, 2]],
+                      "$pads": [([0, 0], [0, 0]), ([1, 0], [0, 1])], "$batched": [True, False]},
+      types={"T": FLOATS + ("i32", "u8", "i64"), "I": INDEX},
+      fixed={"pads_begin": "from $pads", "pads_end": "from $pads"})
+def col2im(c):
+    c.attrs["pads_begin"], c.attrs["pads_end"] = c.attrs["$pads"]
+    (sh, sw), (dh, dw) = c.attrs["strides"], c.attrs["dilations"]
+    (pb0, pb1), (pe0, pe1) = c.attrs["$pads"]
+    out, k = (6, 7), (2, 3)
+    bh = (out[0] + pb0 + pe0 - dh * (k[0] - 1) - 1) // sh + 1
+    bw = (out[1] + pb1 + pe1 - dw * (k[1] - 1) - 1) // sw + 1
+    shape = (2, 2 * 6, bh * bw) if c.attrs["$batched"] else (2 * 6, bh * bw)
+    return [c.data(shape), c.index(list(out)), c.index(list(k))]
+
+
+@spec("Inverse", grid={"adjoint": [False, True], "$batch": [False, True]}, types={"T": FLOATS}, rtol=256,
+      atol=1e-5)
+def inverse(c):
+    shape = (2, 3, 3) if c.attrs["$batch"] else (3, 3)
+    a = c.values(shape, lo=-1, hi=1).astype(np.float64) + 3 * np.eye(3)  # well conditioned
+    return [c.feed(a)]
+
+
+# --- recurrent --------------------------------------------------------------------------------------
+
+_ACTS = {1: [["sigmoid", "tanh", "tanh"], ["sigmoid", "relu", "tanh"]], "gru": [["sigmoid", "tanh"],
+                                                                                 ["tanh", "relu"]],
+         "rnn": [["tanh"], ["sigmoid"], ["relu"]]}
+_H = 3
+
+
+@spec("RNNCell", grid={"hidden_size": [_H], "activations": _ACTS["rnn"], "clip": [0.0, 1.5],
+                       "activations_alpha": [[]], "activations_beta": [[]]},
+      types={"T": FLOATS}, rtol=16, atol=1e-6)
+def rnn_cell(c):
+    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.const((_H, 4), lo=-1, hi=1),
+            c.const((_H, _H), lo=-1, hi=1), c.const((_H,), lo=-1, hi=1)]
+
+
+@spec("GRUCell", grid={"hidden_size": [_H], "activations": _ACTS["gru"], "clip": [0.0, 1.5],
+                       "linear_before_reset": [False, True], "activations_alpha": [[]], "activations_beta": [[]]},
+      types={"T": FLOATS}, rtol=16, atol=1e-6)
+def gru_cell(c):
+    b = 4 if c.attrs["linear_before_reset"] else 3
+    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.const((3 * _H, 4), lo=-1, hi=1),
+            c.const((3 * _H, _H), lo=-1, hi=1), c.const((b * _H,), lo=-1, hi=1)]
+
+
+@spec("LSTMCell", grid={"hidden_size": [_H], "activations": _ACTS[1], "clip": [0.0, 1.5],
+                        "input_forget": [False, True], "weights_format": ["ifco", "fico", "icof", "ifoc"],
+                        "activations_alpha": [[]], "activations_beta": [[]], "$peepholes": [False, True]},
+      cover=("weights_format",),
+      where=lambda a, v: v != 1 or not (a["input_forget"] and a["$peepholes"]), types={"T": FLOATS}, rtol=16,
+      atol=1e-6)
+def lstm_cell(c):
+    ins = [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1),
+           c.const((4 * _H, 4), lo=-1, hi=1), c.const((4 * _H, _H), lo=-1, hi=1), c.const((4 * _H,), lo=-1, hi=1)]
+    if c.version == 1 and c.attrs["$peepholes"]:
+        ins.append(c.const((3 * _H,), lo=-1, hi=1))
+    return ins
+
+
+def _sequence(c, gates, state_inputs, bias):
+    d = 2 if c.attrs["direction"] == "bidirectional" else 1
+    b, t, i = 2, 4, 3
+    lengths = {"full": [t, t], "short": [t, 2]}[c.attrs["$lengths"]]
+    ins = [c.data((b, t, i), lo=-1, hi=1)] + [c.data((b, d, _H), lo=-1, hi=1) for _ in range(state_inputs)]
+    ins.append(c.index(lengths))
+    ins += [c.const((d, gates * _H, i), lo=-1, hi=1), c.const((d, gates * _H, _H), lo=-1, hi=1),
+            c.const((d, bias * _H), lo=-1, hi=1)]
+    return ins
+
+
+_SEQ = {"hidden_size": [_H], "direction": ["forward", "reverse", "bidirectional"], "clip": [0.0, 1.5],
+        "$lengths": ["full", "short"], "activations_alpha": [[]], "activations_beta": [[]]}
+
+
+@spec("RNNSequence", grid={**_SEQ, "activations": _ACTS["rnn"]}, types={"T": FLOATS, "I": INDEX}, rtol=16,
+      atol=1e-6)
+def rnn_sequence(c):
+    return _sequence(c, 1, 1, 1)
+
+
+@spec("GRUSequence", grid={**_SEQ, "activations": _ACTS["gru"], "linear_before_reset": [False, True]},
+      types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
+def gru_sequence(c):
+    return _sequence(c, 3, 1, 4 if c.attrs["linear_before_reset"] else 3)
+
+
+@spec("LSTMSequence", grid={**_SEQ, "activations": _ACTS[1]}, types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
+def lstm_sequence(c):
+    return _sequence(c, 4, 2, 4)
+
+
+# --- colour conversions -----------------------------------------------------------------------------
+
+def _nv12(c):
+    if c.attrs["$planes"] == 1:
+        return [c.data((2, 6, 4, 1), lo=0, hi=255)]
+    return [c.data((2, 4, 4, 1), lo=0, hi=255), c.data((2, 2, 2, 2), lo=0, hi=255)]
+
+
+def _i420(c):
+    if c.attrs["$planes"] == 1:
+        return [c.data((2, 6, 4, 1), lo=0, hi=255)]
+    return [c.data((2, 4, 4, 1), lo=0, hi=255), c.data((2, 2, 2, 1), lo=0, hi=255),
+            c.data((2, 2, 2, 1), lo=0, hi=255)]
+
+
+for _op in ("NV12toRGB", "NV12toBGR"):
+    spec(_op, grid={"$planes": [1, 2]}, types={"T": ("u8", "f32", "f16", "bf16")}, rtol=16, atol=1e-5, itol=1,
+         note="u8: the CPU plugin rounds differently inside a Loop body than outside")(_nv12)
+for _op in ("I420toRGB", "I420toBGR"):
+    spec(_op, grid={"$planes": [1, 3]}, types={"T": ("u8", "f32", "f16", "bf16")}, rtol=16, atol=1e-5, itol=1,
+         note="u8: the CPU plugin rounds differently inside a Loop body than outside")(_i420)
+
+
+# --- TensorIterator ---------------------------------------------------------------------------------
+
+def _tensor_iterator(args: list, attrs: dict):
+    """A running sum over axis 1 of the data (forwards or backwards), its last value or every step's."""
+    import openvino as ov
+    import openvino.opset8 as o8
+    from openvino._pyopenvino.op import tensor_iterator as TensorIterator
+
+    (x,) = args
+    et = x.get_element_type()
+    step = list(x.get_partial_shape())
+    step[1] = 1
+    xi, acc = o8.parameter(step, et), o8.parameter(step, et)
+    new = o8.add(acc, o8.multiply(xi, o8.convert_like(o8.constant(np.float32(2)), xi)))
+    body = ov.Model([new], [xi, acc], "body")
+    ti = TensorIterator()
+    ti.set_body(body)
+    forward = attrs["$direction"] == "forward"
+    ti.set_sliced_input(xi, x, 0 if forward else -1, 1 if forward else -1, 1, -1 if forward else 0, 1)
+    ti.set_merged_input(acc, o8.multiply(o8.gather(x, o8.constant(np.int64([0])), o8.constant(np.int64(1))),
+                                         o8.convert_like(o8.constant(np.float32(0)), x)).output(0), new.output(0))
+    if attrs["$output"] == "last":
+        ti.get_iter_value(new.output(0), -1)
+    else:
+        ti.get_concatenated_slices(new.output(0), 0 if forward else -1, 1 if forward else -1, 1,
+                                   -1 if forward else 0, 1)
+    return ti
+
+
+@spec("TensorIterator", grid={"$direction": ["forward", "reverse"], "$output": ["last", "all"]},
+      make=_tensor_iterator, types={"T": ("f32", "f16", "i32", "i64", "f64")})
+def tensor_iterator(c):
+    return [c.data((2, 4, 3))]

@@ -1,0 +1,311 @@
+"""Convolutions, pooling, normalizations, MatMul and attention, FakeQuantize, Interpolate, GridSample.
+Window attributes are given per spatial dim count (``$rank``): ``strides`` 2 means ``[2] * rank``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec import FLOATS, INDEX, NUMERIC, spec
+
+_PAD = ["explicit", "valid", "same_upper", "same_lower"]
+
+
+def _window(c, names=("strides", "dilations")):
+    """Expand the scalar window attributes to the case's spatial rank."""
+    r = c.attrs["$rank"]
+    for name in names:
+        if name in c.attrs and not isinstance(c.attrs[name], list):
+            c.attrs[name] = [c.attrs[name]] * r
+    begin, end = c.attrs.get("$pads", (0, 0))
+    c.attrs["pads_begin"], c.attrs["pads_end"] = [begin] * r, [end] * r
+    return r
+
+
+_CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3]}
+_CONV_FIXED = {"pads_begin": "from $pads per spatial dim", "pads_end": "from $pads per spatial dim"}
+
+
+def _conv_ok(a, v):
+    return a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)
+
+
+@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank",), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
+def convolution(c):
+    r = _window(c)
+    return [c.data((2, 3) + (7, 6, 5)[:r]), c.const((4, 3) + (3, 2, 2)[:r])]
+
+
+@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups"),
+      types={"T": NUMERIC},
+      fixed=_CONV_FIXED, rtol=8)
+def group_convolution(c):
+    r = _window(c)
+    g = c.attrs["$groups"]
+    return [c.data((2, 6) + (7, 6, 5)[:r]), c.const((g, 2, 6 // g) + (3, 2, 2)[:r])]
+
+
+_DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True]}
+
+
+def _deconv_ok(a, v):
+    return _conv_ok(a, v) and (a["output_padding"] == 0 or a["strides"] == 2) and \
+        not (a["$output_shape"] and a["output_padding"])
+
+
+def _deconv_inputs(c, data, weights):
+    r = _window(c, ("strides", "dilations", "output_padding"))
+    ins = [c.data(data[:2] + (4, 5, 3)[:r]), c.const(weights + (3, 2, 2)[:r])]
+    if c.attrs["$output_shape"]:
+        ins.append(c.index([9, 10, 6][:r]))
+    return ins
+
+
+@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape"),
+      types={"T": NUMERIC, "I": INDEX},
+      fixed=_CONV_FIXED, rtol=8)
+def convolution_backprop_data(c):
+    return _deconv_inputs(c, (2, 3), (3, 4))
+
+
+@spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [1, 3]}, where=_deconv_ok,
+      cover=("$rank", "$output_shape", "$groups"),
+      types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
+def group_convolution_backprop_data(c):
+    g = c.attrs["$groups"]
+    return _deconv_inputs(c, (2, 6), (g, 6 // g, 2))
+
+
+@spec("DeformableConvolution", grid={"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 1)],
+                                     "auto_pad": ["explicit", "valid", "same_upper"], "group": [1, 2],
+                                     "deformable_group": [1, 2], "bilinear_interpolation_pad": [False, True],
+                                     "$mask": [False, True], "$rank": [2]},
+      where=lambda a, v: _conv_ok(a, v) and (v >= 8 or not a["$mask"]), types={"T": FLOATS}, fixed=_CONV_FIXED,
+      cover=("bilinear_interpolation_pad", "$mask"),
+      rtol=32, atol=1e-5)
+def deformable_convolution(c):
+    _window(c)
+    g, dg = c.attrs["group"], c.attrs["deformable_group"]
+    s, d = c.attrs["strides"][0], c.attrs["dilations"][0]
+    p = c.attrs["pads_begin"][0]
+    h, w, k = 6, 5, 3
+    if c.attrs["auto_pad"] == "same_upper":
+        oh, ow = -(-h // s), -(-w // s)
+    else:
+        pad = 0 if c.attrs["auto_pad"] == "valid" else 2 * p
+        oh, ow = (h + pad - d * (k - 1) - 1) // s + 1, (w + pad - d * (k - 1) - 1) // s + 1
+    ins = [c.data((1, 4, h, w)), c.data((1, 2 * dg * k * k, oh, ow), lo=-2, hi=2), c.const((4, 4 // g, k, k))]
+    if c.attrs["$mask"]:
+        ins.append(c.data((1, dg * k * k, oh, ow), lo=0, hi=1))
+    return ins
+
+
+_POOL = {"kernel": [2, 3], "strides": [1, 2], "$pads": [(0, 0), (1, 0), (1, 1)], "auto_pad": _PAD,
+         "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2]}
+
+
+def _pool_ok(a, v):
+    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and (a["rounding_type"] != "ceil_torch" or v >= 14)
+
+
+@spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank",), types={"T": NUMERIC},
+      fixed=_CONV_FIXED, rtol=4)
+def avg_pool(c):
+    r = _window(c, ("kernel", "strides", "dilations"))
+    return [c.data((2, 3) + (7, 6, 5)[:r])]
+
+
+@spec("MaxPool", grid={**_POOL, "axis": [0, 2], "index_element_type": ["i64", "i32"]}, where=_pool_ok,
+      cover=("$rank", "axis", "index_element_type"),
+      types={"T": NUMERIC}, fixed=_CONV_FIXED)
+def max_pool(c):
+    r = _window(c, ("kernel", "strides", "dilations"))
+    return [c.data((2, 3) + (7, 6, 5)[:r])]
+
+
+@spec("AdaptiveAvgPool", grid={"$rank": [2, 1, 3], "$out": ["smaller", "same", "larger"]},
+      types={"T": NUMERIC, "I": INDEX}, rtol=4)
+def adaptive_avg_pool(c):
+    return _adaptive(c)
+
+
+@spec("AdaptiveMaxPool", grid={"$rank": [2, 1, 3], "$out": ["smaller", "same", "larger"],
+                               "index_element_type": ["i64", "i32"]}, types={"T": NUMERIC, "I": INDEX})
+def adaptive_max_pool(c):
+    return _adaptive(c)
+
+
+def _adaptive(c):
+    r = c.attrs["$rank"]
+    dims = (7, 6, 5)[:r]
+    out = {"smaller": [3, 4, 2][:r], "same": list(dims), "larger": [9, 6, 7][:r]}[c.attrs["$out"]]
+    return [c.data((2, 3) + dims), c.index(out)]
+
+
+@spec("BatchNormInference", grid={"epsilon": [1e-5, 0.5]}, types={"T": FLOATS + ("i32",)}, rtol=4)
+def batch_norm_inference(c):
+    if c.version == 1:  # gamma, beta, data, mean, variance
+        return [c.const((3,)), c.const((3,)), c.data((2, 3, 4, 2)), c.const((3,)), c.const((3,), lo=0.1, hi=2)]
+    return [c.data((2, 3, 4, 2)), c.const((3,)), c.const((3,)), c.const((3,)), c.const((3,), lo=0.1, hi=2)]
+
+
+@spec("MVN", grid={"eps": [1e-9, 0.1], "normalize_variance": [True, False], "eps_mode": ["INSIDE_SQRT", "OUTSIDE_SQRT"],
+                   "across_channels": [False, True], "$axes": ["spatial", "all", "last"]},
+      where=lambda a, v: v == 6 or a["$axes"] == "spatial", types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6,
+      fixed={"reduction_axes": "MVN-2 reads it from across_channels"})
+def mvn(c):
+    if c.version == 6:
+        c.attrs.pop("across_channels", None)
+        return [c.data((2, 3, 4, 5)), c.index({"spatial": [2, 3], "all": [1, 2, 3], "last": [-1]}[c.attrs["$axes"]])]
+    return [c.data((2, 3, 4, 5))]
+
+
+@spec("NormalizeL2", grid={"eps_mode": ["add", "max"], "eps": [1e-6, 0.5], "$axes": ["one", "spatial", "empty"]},
+      types={"T": FLOATS, "I": INDEX}, rtol=8)
+def normalize_l2(c):
+    return [c.data((2, 3, 4, 2)), c.index({"one": [1], "spatial": [2, 3], "empty": []}[c.attrs["$axes"]])]
+
+
+@spec("GRN", grid={"bias": [1.0, 1e-3]}, types={"T": FLOATS}, rtol=8)
+def grn(c):
+    return [c.data((2, 3, 4, 2))]
+
+
+@spec("LRN", grid={"alpha": [1e-4, 0.5], "beta": [0.75, 1.0], "bias": [1.0, 2.0], "size": [3, 2],
+                   "$axes": ["channels", "spatial", "all"]}, types={"T": FLOATS, "I": INDEX}, rtol=16)
+def lrn(c):
+    return [c.data((2, 5, 4, 3)), c.index({"channels": [1], "spatial": [2, 3], "all": [1, 2, 3]}[c.attrs["$axes"]])]
+
+
+@spec("GroupNormalization", grid={"num_groups": [1, 2, 4], "epsilon": [1e-5, 0.5]}, types={"T": FLOATS}, rtol=16,
+      atol=1e-6)
+def group_normalization(c):
+    return [c.data((2, 4, 3, 2)), c.const((4,)), c.const((4,))]
+
+
+_MATMUL = {"2d": ((3, 4), (4, 5)), "batched": ((2, 3, 4), (2, 4, 5)), "broadcast": ((2, 1, 3, 4), (3, 4, 5)),
+           "vector_a": ((4,), (4, 5)), "vector_b": ((3, 4), (4,)), "vectors": ((4,), (4,))}
+
+
+@spec("MatMul", grid={"transpose_a": [False, True], "transpose_b": [False, True], "$shapes": list(_MATMUL),
+                      "$b": ["param", "const"]}, types={"T": NUMERIC}, rtol=8)
+def matmul(c):
+    a, b = _MATMUL[c.attrs["$shapes"]]
+    if c.attrs["transpose_a"] and len(a) > 1:
+        a = a[:-2] + (a[-1], a[-2])
+    if c.attrs["transpose_b"] and len(b) > 1:
+        b = b[:-2] + (b[-1], b[-2])
+    make = c.const if c.attrs["$b"] == "const" else (lambda shape: c.data(shape))
+    return [c.data(a), make(b)]
+
+
+_EINSUM = {"ij,jk->ik": ((3, 4), (4, 5)), "bij,bjk->bik": ((2, 3, 4), (2, 4, 5)), "ii->i": ((3, 3),),
+           "ij->ji": ((3, 4),), "i,i->": ((4,), (4,)), "...ij,...jk->...ik": ((2, 3, 4), (4, 2)),
+           "ij->": ((3, 4),), "i,j->ij": ((3,), (4,))}
+
+
+@spec("Einsum", grid={"equation": list(_EINSUM)}, types={"T": NUMERIC}, rtol=8)
+def einsum(c):
+    return [c.data(s) for s in _EINSUM[c.attrs["equation"]]]
+
+
+@spec("ScaledDotProductAttention", grid={"causal": [False, True], "$mask": ["absent", "bool", "float", "scalar"],
+                                         "$scale": [False, True], "$kv": ["same", "longer"]},
+      where=lambda a, v: not (a["$scale"] and a["$mask"] == "absent"), types={"T": FLOATS}, rtol=16, atol=1e-6)
+def scaled_dot_product_attention(c):
+    lq, lk = 3, 3 if c.attrs["$kv"] == "same" else 5
+    q, k, v = c.data((2, 2, lq, 4)), c.data((2, 2, lk, 4)), c.data((2, 2, lk, 3))
+    ins = [q, k, v]
+    mask = c.attrs["$mask"]
+    if mask == "bool":
+        m = c.rng.random((lq, lk)) < 0.7
+        m[:, 0] = True
+        ins.append(c.feed(m, et="boolean"))
+    elif mask == "float":
+        ins.append(c.data((1, 2, lq, lk), lo=-2, hi=0))
+    elif mask == "scalar":
+        ins.append(c.const(np.array(0.5)))
+    if c.attrs["$scale"]:
+        ins.append(c.const(np.array(0.3)))
+    return ins
+
+
+@spec("FakeQuantize", grid={"levels": [256, 255, 16, 2], "auto_broadcast": ["numpy", "none"],
+                            "$ranges": ["scalar", "channel", "output_channel"]},
+      where=lambda a, v: a["auto_broadcast"] == "numpy" or a["$ranges"] == "scalar", types={"T": FLOATS}, rtol=4,
+      atol=1e-6)
+def fake_quantize(c):
+    shape = (2, 3, 4)
+    rs = {"scalar": (), "channel": (1, 3, 1), "output_channel": (1, 3, 1)}[c.attrs["$ranges"]]
+    if c.attrs["auto_broadcast"] == "none":
+        rs = shape
+    lo = c.const(np.full(rs, -2.0) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
+    hi = c.const(np.full(rs, 2.5) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
+    ol, oh = (c.const(np.full(rs, -1.0)), c.const(np.full(rs, 3.0))) if c.attrs["$ranges"] != "output_channel" else \
+        (c.const(c.values(rs, lo=-2, hi=-1)), c.const(c.values(rs, lo=1, hi=2)))
+    return [c.data(shape, lo=-3, hi=3), lo, hi, ol, oh]
+
+
+# --- Interpolate ------------------------------------------------------------------------------------
+
+_MODES = ["nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow"]
+_COORD = ["half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners"]
+_NEAREST = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"]
+
+
+def _interp_ok(a, v):
+    if v == 1:  # its mode comes from $mode1
+        return a["$layout"] == "plain" and a["mode"] == "nearest"
+    if a["$mode1"] != "nearest":  # Interpolate-1's modes
+        return False
+    if a["mode"] != "nearest" and a["nearest_mode"] != "round_prefer_floor":
+        return False
+    if a["mode"] == "nearest" and a["antialias"]:
+        return False
+    if a["mode"] in ("bilinear_pillow", "bicubic_pillow") and v < 11:
+        return False
+    if a["mode"] != "cubic" and a["cube_coeff"] != -0.75:
+        return False
+    return a["$layout"] != "pads" or a["mode"] in ("nearest", "linear_onnx")
+
+
+@spec("Interpolate", grid={"mode": _MODES, "coordinate_transformation_mode": _COORD, "nearest_mode": _NEAREST,
+                           "antialias": [False, True], "shape_calculation_mode": ["sizes", "scales"],
+                           "cube_coeff": [-0.75, -0.5], "$scale": ["up", "down", "mixed"],
+                           "$layout": ["plain", "pads", "no_axes"],
+                           "align_corners": [True, False], "$mode1": ["nearest", "linear", "cubic", "area"]},
+      where=_interp_ok, cover=("$layout",), types={"T": FLOATS + ("i8", "u8", "i32"), "I": INDEX}, rtol=64,
+      atol=1e-5,
+      fixed={"pads_begin": "from $layout", "pads_end": "from $layout", "axes": "Interpolate-1: [2, 3]",
+             "mode": "Interpolate-1: from $mode1"})
+def interpolate(c):
+    shape = (2, 3, 5, 6)
+    size = {"up": [8, 9], "down": [3, 4], "mixed": [7, 3]}[c.attrs["$scale"]]
+    if c.version == 1:
+        c.attrs["mode"] = c.attrs["$mode1"]
+        c.attrs["axes"] = [2, 3]
+        return [c.data(shape), c.index(size)]
+    pads = c.attrs["$layout"] == "pads"
+    c.attrs["pads_begin"], c.attrs["pads_end"] = ([0, 0, 1, 0], [0, 0, 0, 1]) if pads else ([0] * 4, [0] * 4)
+    padded = (shape[2] + pads, shape[3] + pads)
+    scales = [s / p for s, p in zip(size, padded)]
+    axes = c.attrs["$layout"] != "no_axes"
+    full_size = size if axes else [2, 3] + size
+    full_scales = scales if axes else [1.0, 1.0] + scales
+    ins = [c.data(shape, lo=0, hi=50) if c.t not in FLOATS else c.data(shape)]
+    if c.version == 4:
+        ins += [c.index(full_size), c.const(np.array(full_scales), et="f32")]
+    elif c.attrs["shape_calculation_mode"] == "sizes":
+        ins.append(c.index(full_size))
+    else:
+        ins.append(c.const(np.array(full_scales), et="f32"))
+    if axes:
+        ins.append(c.index([2, 3]))
+    return ins
+
+
+@spec("GridSample", grid={"align_corners": [False, True], "mode": ["bilinear", "bicubic", "nearest"],
+                          "padding_mode": ["zeros", "border", "reflection"]},
+      types={"T": FLOATS + ("i32", "u8"), "G": ("f32", "f16", "f64")}, rtol=64, atol=1e-5)
+def grid_sample(c):
+    return [c.data((2, 3, 5, 4)), c.data((2, 3, 6, 2), et=c.types["G"], lo=-1.3, hi=1.3)]

@@ -1,0 +1,468 @@
+"""Reductions, shape and layout ops, indexing, gathers and scatters, conversions, sorting and
+searching. Axes, shapes and indices are Constants of the index type ``I`` unless the spec says."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec import ALL, FLOATS, INDEX, INTEGERS, NUMERIC, spec
+
+X3 = (2, 3, 4)
+AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
+
+
+# --- reductions --------------------------------------------------------------------------------
+
+def _reduce(op: str, lo=-4, hi=4, types=None):
+    def inputs(c):
+        return [c.data(X3, lo=lo, hi=hi), c.index(AXES[c.attrs["$axes"]])]
+    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES)},
+         types={"T": types or ALL, "I": INDEX + ("u8",)}, rtol=4)(inputs)
+
+
+for _op in ("ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceL1", "ReduceL2"):
+    _reduce(_op)
+_reduce("ReduceProd", -2, 2)
+_reduce("ReduceLogicalAnd")
+_reduce("ReduceLogicalOr")
+
+
+# --- shapes --------------------------------------------------------------------------------------
+
+_TARGETS = {"flat": [-1], "two": [6, 4], "zero": [0, -1], "four": [2, 3, 2, 2], "zero_keep": [0, 3, 4]}
+
+
+@spec("Reshape", grid={"special_zero": [False, True], "$target": list(_TARGETS)},
+      where=lambda a, v: a["special_zero"] or not a["$target"].startswith("zero"), types={"T": ALL, "I": INDEX})
+def reshape(c):
+    return [c.data(X3), c.index(_TARGETS[c.attrs["$target"]])]
+
+
+_SQUEEZE = {"absent": None, "one": [1], "neg": [-1], "both": [1, 3], "not_one": [0], "empty": []}
+
+
+@spec("Squeeze", grid={"$axes": list(_SQUEEZE), "allow_axis_skip": [False, True]}, types={"T": ALL, "I": INDEX})
+def squeeze(c):
+    axes = _SQUEEZE[c.attrs["$axes"]]
+    return [c.data((2, 1, 3, 1))] + ([c.index(axes)] if axes is not None else [])
+
+
+@spec("Unsqueeze", grid={"$axes": ["first", "last", "two", "scalar"]}, types={"T": ALL, "I": INDEX})
+def unsqueeze(c):
+    axes = {"first": [0], "last": [-1], "two": [1, 3], "scalar": 0}[c.attrs["$axes"]]
+    return [c.data(X3), c.index(axes)]
+
+
+@spec("Transpose", grid={"$order": ["rotate", "empty", "same", "swap"]}, types={"T": ALL, "I": INDEX})
+def transpose(c):
+    order = {"rotate": [2, 0, 1], "empty": [], "same": [0, 1, 2], "swap": [0, 2, 1]}[c.attrs["$order"]]
+    return [c.data(X3), c.index(order)]
+
+
+@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3]})
+def concat(c):
+    return [c.data(X3) for _ in range(c.attrs["$n"])]
+
+
+@spec("Split", grid={"num_splits": [1, 2], "$axis": [0, 2, -1]}, types={"T": ALL, "I": INDEX})
+def split(c):
+    return [c.data((4, 3, 6)), c.index(c.attrs["$axis"])]
+
+
+@spec("VariadicSplit", grid={"$axis": [0, 2, -1], "$lengths": ["fixed", "inferred", "zero"]},
+      types={"T": ALL, "I": INDEX})
+def variadic_split(c):
+    lengths = {"fixed": [1, 3], "inferred": [1, -1], "zero": [0, 4]}[c.attrs["$lengths"]]
+    return [c.data((4, 3, 4)), c.index(c.attrs["$axis"]), c.index(lengths)]
+
+
+@spec("Tile", grid={"$repeats": ["same_rank", "shorter", "longer", "ones"]}, types={"T": ALL, "I": INDEX})
+def tile(c):
+    repeats = {"same_rank": [2, 1, 3], "shorter": [2], "longer": [2, 1, 1, 2], "ones": [1, 1, 1]}[c.attrs["$repeats"]]
+    return [c.data(X3), c.index(repeats)]
+
+
+_BROADCASTS = {  # mode -> (data shape, target shape, axes_mapping or None)
+    "numpy": ((3, 1), [2, 3, 4], None), "explicit": ((3,), [2, 3, 4], [1]),
+    "none": ((3,), [2, 3, 4], [1]), "bidirectional": ((3, 1), [2, 1, 4], None), "pdpd": ((3, 1), [2, 3, 4], None),
+}
+
+
+@spec("Broadcast", grid={"mode": list(_BROADCASTS)},
+      where=lambda a, v: (a["mode"] in ("numpy", "none", "pdpd", "explicit")) if v == 1 else a["mode"] != "none",
+      types={"T": ALL, "I": INDEX})
+def broadcast(c):
+    data, target, axes = _BROADCASTS[c.attrs["mode"]]
+    if axes is None and c.version == 1:  # Broadcast-1 reads a third input in every mode (and ignores it)
+        axes = 0
+    return [c.data(data), c.index(target)] + ([c.index(axes)] if axes is not None else [])
+
+
+@spec("ShapeOf", grid={"output_type": ["i64", "i32"]})
+def shape_of(c):
+    return [c.data(X3)]
+
+
+@spec("Identity")
+def identity(c):
+    return [c.data(X3)]
+
+
+@spec("Convert", grid={"destination_type": list(ALL)})
+def convert(c):
+    if c.t in FLOATS:  # fractions, negatives and values past the small integer types' ranges
+        return [c.data(X3, lo=-300, hi=300)]
+    return [c.data(X3, lo=-300, hi=300)]
+
+
+@spec("ConvertLike", grid={"$like": list(ALL)})
+def convert_like(c):
+    return [c.data(X3, lo=-300, hi=300), c.const(np.zeros(1), et=c.attrs["$like"])]
+
+
+@spec("ConvertPromoteTypes", grid={"promote_unsafe": [False, True], "pytorch_scalar_promotion": [False, True],
+                                   "u64_integer_promotion_target": ["f32", "i64"], "$other": list(ALL)},
+      where=lambda a, v: a["u64_integer_promotion_target"] == "f32" or a["promote_unsafe"])
+def convert_promote_types(c):
+    other = c.attrs["$other"]
+    b = c.data((3, 4), et=other, lo=-100, hi=100) if not c.attrs["pytorch_scalar_promotion"] else \
+        c.data((), et=other, lo=-100, hi=100)
+    return [c.data(X3, lo=-100, hi=100), b]
+
+
+# --- indexing ---------------------------------------------------------------------------------------
+
+@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": ["in_range", "negative", "out"]},
+      types={"T": ALL, "I": INDEX})
+def gather(c):
+    lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5)}[c.attrs["$indices"]]
+    if c.version == 1:
+        c.attrs.pop("batch_dims", None)
+    return [c.data((3, 3, 4)), c.index(c.rng.integers(lo, hi, (3, 2), endpoint=True)), c.index(c.attrs["$axis"])]
+
+
+@spec("GatherElements", grid={"axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+def gather_elements(c):
+    axis = c.attrs["axis"] % 3
+    idx_shape = list(X3)
+    idx_shape[axis] = 2
+    return [c.data(X3), c.index(c.rng.integers(-X3[axis], X3[axis] - 1, idx_shape, endpoint=True))]
+
+
+@spec("GatherND", grid={"batch_dims": [0, 1], "$depth": [1, 2]}, types={"T": ALL, "I": INDEX})
+def gather_nd(c):
+    b, k = c.attrs["batch_dims"], c.attrs["$depth"]
+    dims = X3[b:b + k]
+    idx = np.stack([c.rng.integers(0, d, (2,) * (1 + b) if b == 0 else (X3[0], 2)) for d in dims], -1)
+    return [c.data(X3), c.index(idx)]
+
+
+_STRIDED = {  # begin, end, stride, begin_mask, end_mask, new_axis, shrink, ellipsis
+    "plain": ([0, 1, 0], [2, 3, 4], [1, 1, 2], [0, 0, 0], [0, 0, 0], [], [], []),
+    "masks": ([1, 0, 3], [0, 2, 0], [1, 1, -1], [1, 0, 0], [0, 0, 1], [], [], []),
+    "negative": ([-1, -1, -1], [-3, 0, -5], [-1, -1, -2], [0, 0, 0], [0, 1, 0], [], [], []),
+    "new_shrink": ([0, 0, 1, 0], [1, 0, 2, 4], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0],
+                   [1, 0, 1, 0], []),
+    "ellipsis": ([0, 1], [0, 3], [1, 1], [0, 0], [0, 0], [], [], [1, 0]),
+}
+
+
+@spec("StridedSlice", grid={"$form": list(_STRIDED)}, types={"T": ALL, "I": INDEX},
+      fixed={"begin_mask": "set by $form", "end_mask": "set by $form", "new_axis_mask": "set by $form",
+             "shrink_axis_mask": "set by $form", "ellipsis_mask": "set by $form"})
+def strided_slice(c):
+    b, e, s, bm, em, na, sh, el = _STRIDED[c.attrs["$form"]]
+    c.attrs.update(begin_mask=bm, end_mask=em, new_axis_mask=na, shrink_axis_mask=sh, ellipsis_mask=el)
+    return [c.data(X3), c.index(b), c.index(e), c.index(s)]
+
+
+_SLICES = {  # start, stop, step, axes
+    "plain": ([0, 1], [2, 4], [1, 2], [0, 2]), "negative_step": ([-1], [-10], [-1], [1]),
+    "no_axes": ([0, 0, 1], [1, 3, 4], [1, 2, 1], None), "clamped": ([-100, 1], [100, 2], [1, 1], [2, 0]),
+    "empty": ([2], [1], [1], [2]),
+}
+
+
+@spec("Slice", grid={"$form": list(_SLICES)}, types={"T": ALL, "I": INDEX})
+def slice_(c):
+    start, stop, step, axes = _SLICES[c.attrs["$form"]]
+    return [c.data(X3), c.index(start), c.index(stop), c.index(step)] + ([c.index(axes)] if axes else [])
+
+
+@spec("SliceScatter", grid={"$form": ["plain", "negative_step", "no_axes"]}, types={"T": ALL, "I": INDEX})
+def slice_scatter(c):
+    start, stop, step, axes = _SLICES[c.attrs["$form"]]
+    full = np.zeros(X3)
+    idx = [slice(None)] * 3
+    for a, s0, s1, st in zip(axes if axes else range(3), start, stop, step):
+        idx[a] = slice(s0, s1, st)
+    shape = full[tuple(idx)].shape
+    return [c.data(X3), c.data(shape), c.index(start), c.index(stop), c.index(step)] + \
+        ([c.index(axes)] if axes else [])
+
+
+@spec("Pad", grid={"pad_mode": ["constant", "edge", "reflect", "symmetric"], "$pads": ["positive", "negative",
+                                                                                     "zero"],
+                   "$value": ["absent", "given"]},
+      where=lambda a, v: (a["$value"] == "absent" or a["pad_mode"] == "constant") and
+      (a["$pads"] != "negative" or v >= 12), types={"T": ALL, "I": INDEX})
+def pad(c):
+    begin, end = {"positive": ([1, 0, 2], [0, 2, 1]), "negative": ([1, -1, 0], [-1, 2, -2]),
+                  "zero": ([0, 0, 0], [0, 0, 0])}[c.attrs["$pads"]]
+    value = [c.const(np.array(2.5 if c.t in FLOATS else 3))] if c.attrs["$value"] == "given" else []
+    return [c.data(X3), c.index(begin), c.index(end)] + value
+
+
+@spec("Reverse", grid={"mode": ["index", "mask"], "$axes": ["one", "two", "none"]}, types={"T": ALL, "I": INDEX})
+def reverse(c):
+    axes = {"one": [1], "two": [0, 2], "none": []}[c.attrs["$axes"]]
+    if c.attrs["mode"] == "mask":
+        return [c.data(X3), c.const([i in axes for i in range(3)], et="boolean")]
+    return [c.data(X3), c.index(axes)]
+
+
+@spec("ReverseSequence", grid={"batch_axis": [0, 2], "seq_axis": [1, -1]},
+      where=lambda a, v: a["batch_axis"] % 3 != a["seq_axis"] % 3, types={"T": ALL, "I": INDEX + ("f32",)})
+def reverse_sequence(c):
+    b, s = c.attrs["batch_axis"] % 3, c.attrs["seq_axis"] % 3
+    lengths = c.rng.integers(1, X3[s], X3[b], endpoint=True)
+    return [c.data(X3), c.index(lengths)]
+
+
+@spec("Roll", grid={"$form": ["one", "two", "negative", "repeated"]}, types={"T": ALL, "I": INDEX})
+def roll(c):
+    shift, axes = {"one": ([1], [1]), "two": ([2, -1], [0, 2]), "negative": ([-5], [-1]),
+                   "repeated": ([1, 2], [2, 2])}[c.attrs["$form"]]
+    return [c.data(X3), c.index(shift), c.index(axes)]
+
+
+@spec("DepthToSpace", grid={"mode": ["blocks_first", "depth_first"], "block_size": [2, 1], "$rank": [4, 3, 5]})
+def depth_to_space(c):
+    b, r = c.attrs["block_size"], c.attrs["$rank"]
+    return [c.data((1, 2 * b ** (r - 2)) + (2,) * (r - 2))]
+
+
+@spec("SpaceToDepth", grid={"mode": ["blocks_first", "depth_first"], "block_size": [2, 1], "$rank": [4, 3, 5]})
+def space_to_depth(c):
+    b, r = c.attrs["block_size"], c.attrs["$rank"]
+    return [c.data((1, 2) + (2 * b,) * (r - 2))]
+
+
+@spec("ShuffleChannels", grid={"axis": [1, -1, 0], "group": [1, 2, 3]})
+def shuffle_channels(c):
+    return [c.data((6, 6, 2, 6))]
+
+
+@spec("BatchToSpace", grid={"$form": ["plain", "crops"]}, types={"T": ALL, "I": INDEX})
+def batch_to_space(c):
+    crops = ([0, 0, 1, 0], [0, 0, 0, 1]) if c.attrs["$form"] == "crops" else ([0] * 4, [0] * 4)
+    return [c.data((8, 2, 2, 3)), c.index([1, 1, 2, 4]), c.index(crops[0]), c.index(crops[1])]
+
+
+@spec("SpaceToBatch", grid={"$form": ["plain", "pads"]}, types={"T": ALL, "I": INDEX})
+def space_to_batch(c):
+    pads = ([0, 0, 1, 0], [0, 0, 1, 2]) if c.attrs["$form"] == "pads" else ([0] * 4, [0] * 4)
+    shape = (2, 2, 2, 6) if c.attrs["$form"] == "plain" else (2, 2, 2, 2)
+    return [c.data(shape), c.index([1, 1, 2, 2]), c.index(pads[0]), c.index(pads[1])]
+
+
+@spec("ReorgYolo", grid={"stride": [[2], [1]]})
+def reorg_yolo(c):
+    return [c.data((1, 4, 4, 6))]
+
+
+@spec("ExtractImagePatches", grid={"sizes": [[2, 2], [3, 2]], "strides": [[1, 1], [2, 3]], "rates": [[1, 1], [2, 1]],
+                                   "auto_pad": ["valid", "same_upper", "same_lower"]})
+def extract_image_patches(c):
+    return [c.data((2, 2, 7, 6))]
+
+
+@spec("Eye", grid={"output_type": ["f32", "i64", "boolean", "u8"], "$form": ["square", "wide", "diag", "batch",
+                                                                             "neg_diag"]},
+      types={"T": ("i64", "i32")})
+def eye(c):
+    rows, cols, diag, batch = {"square": (3, None, 0, None), "wide": (2, 4, 0, None), "diag": (3, 4, 2, None),
+                               "batch": (2, 3, 1, [2]), "neg_diag": (4, 3, -1, None)}[c.attrs["$form"]]
+    ins = [c.const(np.array(rows)), c.const(np.array(cols if cols is not None else rows)), c.const(np.array(diag))]
+    return ins + ([c.const(batch)] if batch else [])
+
+
+@spec("Range", grid={"output_type": ["f32", "i32", "i64", "f16", "u8"], "$form": ["const", "param", "float_step"]},
+      types={"T": NUMERIC})
+def range_(c):
+    start, stop, step = {"const": (1, 11, 3), "param": (-2, 7, 2), "float_step": (0.5, 4, 0.75)}[c.attrs["$form"]]
+    if c.t not in FLOATS and c.attrs["$form"] == "float_step":
+        start, stop, step = 1, 8, 2
+    make = c.feed if c.attrs["$form"] == "param" else c.const
+    if c.version == 1:
+        c.attrs.pop("output_type", None)
+    return [make(np.array(start)), make(np.array(stop)), make(np.array(step))]
+
+
+@spec("OneHot", grid={"axis": [-1, 0, 1], "negative_indices_mode": ["ignore_negative", "normalize"]},
+      types={"T": ("i64", "i32"), "V": ("f32", "i64", "boolean", "f16", "u8")})
+def one_hot(c):
+    v = c.types["V"]
+    indices = c.rng.integers(-4, 5, (2, 3))
+    return [c.feed(indices), c.const(np.array(4), et="i64"), c.const(np.array(5), et=v),
+            c.const(np.array(0 if v == "boolean" else 2), et=v)]
+
+
+@spec("NonZero", grid={"output_type": ["i64", "i32"]})
+def non_zero(c):
+    x = c.values(X3, lo=-1, hi=1)
+    return [c.feed(x)]
+
+
+@spec("Unique", grid={"sorted": [True, False], "index_element_type": ["i64", "i32"],
+                      "count_element_type": ["i64", "i32"], "$axis": [None, 0, 1, -1]},
+      cover=("index_element_type", "count_element_type"),
+      types={"T": ALL, "I": INDEX})
+def unique(c):
+    x = c.values((4, 3), lo=-2, hi=2)
+    x[2] = x[0]  # a repeated row
+    axis = c.attrs["$axis"]
+    return [c.feed(x)] + ([c.index(axis)] if axis is not None else [])
+
+
+def _by_index(outputs, attrs):
+    """TopK sort "none": the order of the k results is unspecified; compare them ordered by index."""
+    if attrs.get("sort") != "none":
+        return outputs
+    values, indices = outputs
+    order = np.argsort(indices, axis=attrs["axis"], kind="stable")
+    return [np.take_along_axis(values, order, attrs["axis"]), np.take_along_axis(indices, order, attrs["axis"])]
+
+
+@spec("TopK", grid={"axis": [1, -1, 0], "mode": ["max", "min"], "sort": ["value", "index", "none"],
+                    "index_element_type": ["i32", "i64"], "stable": [False, True], "$k": [2, 1]},
+      cover=("index_element_type",),
+      types={"T": ALL, "I": INDEX}, canon=_by_index)
+def topk(c):
+    x = c.rng.permutation(24).reshape(X3)  # distinct values: without stable, the order of ties is unspecified
+    if c.t in FLOATS:
+        return [c.feed(x / 4.0 - 3.0), c.index(c.attrs["$k"])]
+    return [c.feed(x if c.t.startswith("u") else x - 12), c.index(c.attrs["$k"])]
+
+
+@spec("CumSum", grid={"exclusive": [False, True], "reverse": [False, True], "$axis": [None, 0, -1]},
+      types={"T": ALL, "I": INDEX})
+def cum_sum(c):
+    axis = c.attrs["$axis"]
+    return [c.data(X3)] + ([c.index(axis)] if axis is not None else [])
+
+
+@spec("Bucketize", grid={"output_type": ["i64", "i32"], "with_right_bound": [True, False]},
+      types={"T": NUMERIC, "B": ("f32", "i64", "f16", "i32")})
+def bucketize(c):
+    b = c.types["B"]
+    return [c.data(X3, lo=-5, hi=5), c.const([-3, -1, 0, 2, 4], et=b)]
+
+
+@spec("SearchSorted", grid={"right_mode": [False, True], "output_type": ["i64", "i32"], "$form": ["1d", "nd"]})
+def search_sorted(c):
+    if c.attrs["$form"] == "1d":
+        seq = np.sort(c.values((6,), lo=-5, hi=5))
+        return [c.const(seq), c.data(X3, lo=-6, hi=6)]
+    seq = np.sort(c.values((2, 3, 5), lo=-5, hi=5), axis=-1)
+    return [c.const(seq), c.data((2, 3, 4), lo=-6, hi=6)]
+
+
+# --- scatters ---------------------------------------------------------------------------------------
+
+@spec("ScatterUpdate", grid={"$axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+def scatter_update(c):
+    axis = c.attrs["$axis"] % 3
+    indices = np.array([[2, 0]]) if X3[axis] > 2 else np.array([[1, 0]])
+    upd_shape = X3[:axis] + indices.shape + X3[axis + 1:]
+    return [c.data(X3), c.index(indices), c.data(upd_shape), c.index(c.attrs["$axis"])]
+
+
+@spec("ScatterNDUpdate", grid={"reduction": ["none", "sum", "sub", "prod", "min", "max"], "$depth": [1, 2],
+                               "$dups": [False, True]},
+      where=lambda a, v: not a["$dups"] or a["reduction"] not in ("none", None), types={"T": ALL, "I": INDEX})
+def scatter_nd_update(c):
+    k = c.attrs["$depth"]
+    idx = np.array([[1, 2], [0, 1], [1, -1]])[:, :k] if k == 2 else np.array([[1], [0], [-2]])
+    if c.attrs["$dups"]:
+        idx = np.concatenate([idx, idx[:1]])
+    upd_shape = idx.shape[:-1] + X3[k:]
+    return [c.data(X3), c.index(idx), c.data(upd_shape)]
+
+
+@spec("ScatterElementsUpdate", grid={"reduction": ["none", "sum", "prod", "min", "max", "mean"],
+                                     "use_init_val": [True, False], "$axis": [0, 1, -1], "$dups": [False, True]},
+      where=lambda a, v: (not a["$dups"] or a["reduction"] not in ("none", None)) and
+      (a["reduction"] != "none" or a["use_init_val"]), types={"T": ALL, "I": INDEX})
+def scatter_elements_update(c):
+    axis = c.attrs["$axis"] % 3
+    shape = list(X3)
+    shape[axis] = 2
+    idx = c.rng.integers(-X3[axis], X3[axis] - 1, shape, endpoint=True)
+    if not c.attrs["$dups"]:  # distinct positions along the axis
+        idx = np.broadcast_to(np.arange(2).reshape([-1 if i == axis else 1 for i in range(3)]) *
+                              (1 if X3[axis] < 3 else 2) - 1, shape).copy()
+    return [c.data(X3), c.index(idx), c.data(shape), c.index(c.attrs["$axis"])]
+
+
+@spec("EmbeddingBagOffsetsSum", grid={"$form": ["weights", "no_weights", "default_index", "empty_bag"]},
+      types={"T": FLOATS + INTEGERS, "I": INDEX})
+def embedding_bag_offsets_sum(c):
+    return _bag_offsets(c)
+
+
+@spec("EmbeddingBagOffsets", grid={"reduction": ["sum", "mean"],
+                                   "$form": ["weights", "no_weights", "default_index", "empty_bag"]},
+      where=lambda a, v: a["reduction"] == "sum" or a["$form"] != "weights", types={"T": FLOATS + INTEGERS,
+                                                                                     "I": INDEX})
+def embedding_bag_offsets(c):
+    return _bag_offsets(c)
+
+
+def _bag_offsets(c):
+    form = c.attrs["$form"]
+    table, indices = c.data((5, 3)), c.index([0, 2, 4, 1, 1, 3])
+    offsets = c.index([0, 2, 2, 5] if form == "empty_bag" else [0, 2, 5])
+    ins = [table, indices, offsets]
+    if form != "no_weights":
+        ins.append(c.index(1 if form == "default_index" else -1))
+    if form == "weights":
+        ins.append(c.data((6,)))
+    return ins if form != "default_index" else ins
+
+
+@spec("EmbeddingBagPackedSum", grid={"$weights": [True, False]}, types={"T": FLOATS + INTEGERS, "I": INDEX})
+def embedding_bag_packed_sum(c):
+    return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
+
+
+@spec("EmbeddingBagPacked", grid={"reduction": ["sum", "mean"], "$weights": [True, False]},
+      where=lambda a, v: a["reduction"] == "sum" or not a["$weights"], types={"T": FLOATS + INTEGERS, "I": INDEX})
+def embedding_bag_packed(c):
+    return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
+
+
+@spec("EmbeddingSegmentsSum", grid={"$form": ["weights", "no_weights", "default_index", "empty_segment"]},
+      types={"T": FLOATS + INTEGERS, "I": INDEX})
+def embedding_segments_sum(c):
+    form = c.attrs["$form"]
+    ins = [c.data((5, 3)), c.index([0, 2, 4, 1, 1, 3]), c.index([0, 0, 1, 3, 3, 3]), c.index(5 if form ==
+                                                                                             "empty_segment" else 4)]
+    if form != "no_weights":
+        ins.append(c.index(1 if form == "default_index" else -1))
+    if form == "weights":
+        ins.append(c.data((6,)))
+    return ins
+
+
+@spec("SegmentMax", grid={"fill_mode": ["zero", "lowest"], "$num_segments": [None, 5]},
+      types={"T": NUMERIC, "I": INDEX})
+def segment_max(c):
+    n = c.attrs["$num_segments"]
+    return [c.data((6, 3)), c.index([0, 0, 1, 3, 3, 3])] + ([c.index(n)] if n is not None else [])
+
+
+@spec("SparseFillEmptyRows", types={"T": ALL, "I": INDEX})
+def sparse_fill_empty_rows(c):
+    indices = c.index([[0, 1], [0, 3], [2, 0], [4, 2]])
+    return [c.data((4,)), c.index([5, 4]), indices, c.const(np.array(1))]
