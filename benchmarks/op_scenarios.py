@@ -46,6 +46,12 @@ class Scenario:
     #: against, "native" or "openvino" (issue 18: each new op against OpenVINO's CPU plugin on its own op).
     target: tuple[float, str] | None = None
     vs: str = "native"
+    #: The model OpenVINO's CPU plugin runs for (c) when not ``ov_model`` (the op with its run-time inputs
+    #: as constants, where the plugin cannot run the run-time form).
+    ov_baseline: Callable[[], ov.Model] | None = None
+    #: Float outputs agree within this fraction of their largest magnitude (transforms sum many terms: their
+    #: rounding errors scale with it), instead of rtol = atol = 1e-3.
+    of_largest: float | None = None
 
     @property
     def key(self) -> str:

@@ -43,3 +43,56 @@ def transpose_scenarios():
 
 
 SCENARIOS = {"transpose": transpose_scenarios}
+
+
+def dft_scenarios():
+    """DFT-7 / RDFT-9 / IRDFT-9 with the axes (and signal size) run-time inputs: a 224-point FFT over 1,000
+    frames. OpenVINO's CPU plugin crashes on RDFT and refuses IRDFT with run-time axes: (c) runs them with the
+    axes constant; (b) is ONNX DFT with the axis constant."""
+    from openvino import opset7, opset8, opset9
+
+    out = []
+    frames, n = 1000, 224
+    real = RNG.standard_normal((frames, n)).astype(np.float32)
+    cplx = RNG.standard_normal((frames, n, 2)).astype(np.float32)
+    half = RNG.standard_normal((frames, n // 2 + 1, 2)).astype(np.float32)
+    cases = [
+        ("RDFT", "rdft-224", "f32 [1000, 224] real, axes [1] at run time: 113 bins per frame", real, opset9.rdft,
+         False, [helper.make_node("Unsqueeze", ["data", "m1"], ["x"]),
+                 helper.make_node("DFT", ["x", "", "ax"], ["y"], onesided=1)]),
+        ("DFT", "dft-224", "f32 [1000, 224, 2] complex, axes [1] at run time", cplx, opset7.dft, False,
+         [helper.make_node("DFT", ["data", "", "ax"], ["y"])]),
+        ("IRDFT", "irdft-224", "f32 [1000, 113, 2] to [1000, 224], axes [1] and signal_size [224] at run time", half,
+         opset9.irdft, True, None),
+    ]
+    for op, name, what, data, make, with_size, native_nodes in cases:
+        def ov_model(data=data, make=make, with_size=with_size, constant=False):
+            d = _param("data", list(data.shape), np.float32)
+            params = [d]
+            if constant:
+                args = [opset8.constant(np.array([1], np.int64))] + (
+                    [opset8.constant(np.array([n], np.int64))] if with_size else [])
+            else:
+                args = [_param("axes", [1], np.int64)] + ([_param("signal_size", [1], np.int64)] if with_size else [])
+                params += args
+            return _model(make(d, *args), params)
+
+        def native(data=data, nodes=native_nodes):
+            from onnx import numpy_helper
+
+            inits = [numpy_helper.from_array(np.array([-1], np.int64), "m1"),
+                     numpy_helper.from_array(np.array(1, np.int64), "ax")]
+            return _onnx_model(nodes, [_vi("data", np.float32, list(data.shape))], inits)
+
+        feeds = {"data": data, "axes": np.array([1], np.int64)}
+        if with_size:
+            feeds["signal_size"] = np.array([n], np.int64)
+        out.append(Scenario(op, name, what, False, ov_model, native if native_nodes else None, feeds,
+                            out_elements=frames * n, vs="openvino", of_largest=1e-4,
+                            ov_baseline=(lambda ov_model=ov_model: ov_model(constant=True)) if op != "DFT" else None,
+                            note="(c): the axes constant (OpenVINO's CPU plugin fails with run-time axes)"
+                            if op != "DFT" else ""))
+    return out
+
+
+SCENARIOS["dft"] = dft_scenarios
