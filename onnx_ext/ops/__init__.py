@@ -13,6 +13,7 @@ SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided
 SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 SPECS["RegionYolo"] = import_module(".region_yolo", __package__).SPEC
+SPECS["PSROIPooling"] = import_module(".psroi_pooling", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
