@@ -25,9 +25,12 @@ def tolerance(dtype) -> dict:
     return {"ulps": 16, "atol": 1e-6} if np.dtype(dtype) == np.float32 else {"ulps": 1, "atol": 0.0}
 
 
-def random_rois(rng, count, n, height, width, normalized):
-    """[count, 5] ROIs of random images, mostly inside, some reaching outside (or past 1 when normalized)."""
+def random_rois(rng, count, n, height, width, normalized, end=None):
+    """[count, 5] ROIs of random images, mostly inside, some reaching outside (or past 1 when normalized); ``end``:
+    the row with batch index -1 that ends the list (as Proposal pads its output)."""
     b = rng.integers(0, n, count)
+    if end is not None and end < count:
+        b[end] = -1
     x1, y1 = rng.uniform(-0.2, 1.0, count) * width, rng.uniform(-0.2, 1.0, count) * height
     x2, y2 = x1 + rng.uniform(0.0, 0.8, count) * width, y1 + rng.uniform(0.0, 0.8, count) * height
     rois = np.stack([b, x1, y1, x2, y2], 1)
@@ -52,7 +55,9 @@ def psroi_cases(draw, modes=("average", "bilinear")):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     data = rng.standard_normal((n, attrs["output_dim"] * per, h, w)).astype(dtype)
     scale = attrs["spatial_scale"]
-    rois = random_rois(rng, draw(st.integers(0, 6)), n, h / scale, w / scale, mode == "bilinear").astype(dtype)
+    count = draw(st.integers(0, 6))
+    end = draw(st.one_of(st.none(), st.integers(0, 5)))
+    rois = random_rois(rng, count, n, h / scale, w / scale, mode == "bilinear", end).astype(dtype)
     return attrs, data, rois, draw(st.booleans())
 
 
@@ -107,7 +112,8 @@ def test_psroi_pooling_bad_inputs(mode):
         onnx_ext.make_node("PSROIPooling", ["x", "r"], ["y"], operands=[onnx_ext.Operand(f32),
                                                                       onnx_ext.Operand(f32, (3, 4))], **attrs)
     data = np.zeros((2, 8 if mode == "average" else 2, 4, 4), np.float32)
-    for rois, check in ((np.array([[2, 0, 0, 1, 1]], np.float32), "roi_batch_indices_in_range"),
+    for rois, check in ((np.array([[0, 0, 0, 1, 1], [-2, 0, 0, 1, 1]], np.float32), "roi_batch_indices_in_range"),
+                        (np.array([[2, 0, 0, 1, 1]], np.float32), "roi_batch_indices_in_range"),
                         (np.array([[0, 0, 0, 1, 1]], np.float32), "channels_are_output_dim_times_bins")):
         x = data if check.startswith("roi") else data[:, :-1]
         model = one_node_model("PSROIPooling", [x, rois], attrs, out_rank=4)

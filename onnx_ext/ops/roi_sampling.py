@@ -59,14 +59,19 @@ def sample_stacked(stack, x, y, batch, height, width):
 
 @script(ov_ext, default_opset=op)
 def checked_batch(rois_batch, n):
-    # ROI batch indices (f32, truncated toward zero as C++ casts them) as int64, checked to be within [0, N).
+    # ROI batch indices (f32, truncated toward zero as C++ casts them) -> (int64 indices, alive). A batch index of
+    # -1 ends the list, as Proposal writes it and OpenVINO's CPU plugin reads it: that ROI and the ones after it
+    # are not alive (index 0 here; the callers give them zeros). The others are checked to be within [0, N).
     b = op.Cast(rois_batch, to=INT64.dtype)
+    ended = op.CumSum(op.Cast(op.Equal(b, op.Constant(value_int=-1)), to=INT64.dtype), op.Constant(value_int=0))
+    alive = op.Equal(ended, op.Constant(value_int=0))
+    b = op.Where(alive, b, op.Constant(value_int=0))
     ok = op.And(op.GreaterOrEqual(b, op.Constant(value_int=0)), op.Less(b, n))
     all_ok = op.Equal(op.ReduceMin(op.Concat(op.Cast(ok, to=INT64.dtype), op.Constant(value_ints=[1]), axis=0),
                                    keepdims=0), op.Constant(value_int=1))
     bad = op.Cast(op.Not(all_ok), to=INT64.dtype)
     roi_batch_indices_in_range = op.Gather(op.Constant(value_ints=[0]), op.Reshape(bad, op.Constant(value_ints=[1])))
-    return op.Add(b, roi_batch_indices_in_range)
+    return op.Add(b, roi_batch_indices_in_range), alive
 
 
 HELPERS = (round_half_away, stacked_images, sample_stacked, checked_batch)

@@ -53,9 +53,7 @@ def psroi_pooling_reference(data, rois, **attrs) -> np.ndarray:
     n, c, h, w = data.shape
     g, out_dim, s = attrs["group_size"], attrs["output_dim"], F32(attrs["spatial_scale"])
     r = rois.astype(F32)
-    b = r[:, 0].astype(np.int64)
-    if np.any((b < 0) | (b >= n)):
-        raise OpInputError("PSROIPooling", f"ROI batch indices {b.tolist()} outside [0, {n})")
+    b, alive = batch_indices("PSROIPooling", r[:, 0], n)
     x = data.astype(np.float64)
     out = np.zeros((len(r), out_dim, g, g), np.float64)
     with np.errstate(all="ignore"):
@@ -69,7 +67,7 @@ def psroi_pooling_reference(data, rois, **attrs) -> np.ndarray:
             hi_w = np.clip(np.ceil(p[None, 1:] * bin_w[:, None] + start_w[:, None]), 0, w).astype(np.int64)
             lo_h = np.clip(np.floor(p[None, :-1] * bin_h[:, None] + start_h[:, None]), 0, h).astype(np.int64)
             hi_h = np.clip(np.ceil(p[None, 1:] * bin_h[:, None] + start_h[:, None]), 0, h).astype(np.int64)
-            for i in range(len(r)):
+            for i in np.flatnonzero(alive):
                 for co in range(out_dim):
                     for ph in range(g):
                         for pw in range(g):
@@ -79,7 +77,7 @@ def psroi_pooling_reference(data, rois, **attrs) -> np.ndarray:
             bx, by = attrs["spatial_bins_x"], attrs["spatial_bins_y"]
             in_x, ok_x = bilinear_points(r[:, 1] * s, r[:, 3] * s, bx, g, w)
             in_y, ok_y = bilinear_points(r[:, 2] * s, r[:, 4] * s, by, g, h)
-            for i in range(len(r)):
+            for i in np.flatnonzero(alive):
                 for iy in range(by):
                     for ix in range(bx):
                         for ph in range(g):
@@ -89,7 +87,19 @@ def psroi_pooling_reference(data, rois, **attrs) -> np.ndarray:
                                 chans = np.arange(out_dim) + (iy * bx + ix) * out_dim
                                 out[i, :, ph, pw] += interpolate(x[b[i], chans], in_x[i, ix, pw], in_y[i, iy, ph])
             out /= bx * by
+    out[~alive] = 0
     return out.astype(data.dtype)
+
+
+def batch_indices(op_name: str, column: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(batch index, alive) of each ROI: a batch index of -1 ends the list (that ROI and the ones after it give
+    zeros; index 0 for them), the others must be within [0, N)."""
+    b = column.astype(np.int64)
+    alive = np.cumsum(b == -1) == 0
+    b = np.where(alive, b, 0)
+    if np.any((b < 0) | (b >= n)):
+        raise OpInputError(op_name, f"ROI batch indices {b[alive].tolist()} outside [0, {n})")
+    return b, alive
 
 
 def bilinear_points(start, end, bins, g, size):
@@ -168,15 +178,23 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
 
 @script(ov_ext, default_opset=op)
 def _checked(data, rois, channels):
-    # The ROIs' batch indices (int64), after the named checks of the inputs: C = ``channels``, batches in range.
+    # The ROIs' batch indices (int64) and which ROIs come before a batch index of -1, after the named checks of
+    # the inputs: C = ``channels``, batches in range.
     shape = op.Shape(data)
     ok = op.Equal(op.Gather(shape, op.Constant(value_int=1)), channels)
     channels_are_output_dim_times_bins = op.Gather(op.Constant(value_ints=[0]),
                                                    op.Reshape(op.Cast(op.Not(ok), to=INT64.dtype),
                                                               op.Constant(value_ints=[1])))
-    b = checked_batch(op.Gather(op.Cast(rois, to=FLOAT.dtype), op.Constant(value_int=0), axis=1),
-                      op.Gather(shape, op.Constant(value_int=0)))
-    return op.Add(b, channels_are_output_dim_times_bins)
+    b, alive = checked_batch(op.Gather(op.Cast(rois, to=FLOAT.dtype), op.Constant(value_int=0), axis=1),
+                             op.Gather(shape, op.Constant(value_int=0)))
+    return op.Add(b, channels_are_output_dim_times_bins), alive
+
+
+@script(ov_ext, default_opset=op)
+def _zero_ended(out, alive, like):
+    # ``out`` (f64) with zeros for the ROIs at and after a batch index of -1, in ``like``'s type.
+    zero = op.CastLike(op.Constant(value_float=0.0), out)
+    return op.CastLike(op.Where(op.Reshape(alive, op.Constant(value_ints=[-1, 1, 1, 1])), out, zero), like)
 
 
 @script(ov_ext, default_opset=op)
@@ -229,8 +247,8 @@ def _average(data, rois, b, output_dim, group, scale):
                           op.Gather(flat, op.Add(base, op.Add(op.Mul(hi_h, w1), lo_w)))),
                    op.Gather(flat, op.Add(base, op.Add(op.Mul(lo_h, w1), lo_w))))
     area = op.Cast(op.Mul(op.Sub(hi_h, lo_h), op.Sub(hi_w, lo_w)), to=DOUBLE.dtype)
-    out = op.Where(op.Greater(area, op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype)), op.Div(total, area), op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype))
-    return op.CastLike(out, data)
+    return op.Where(op.Greater(area, op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype)), op.Div(total, area),
+                    op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype))
 
 
 @script(ov_ext, default_opset=op)
@@ -293,7 +311,7 @@ def _bilinear(data, rois, b, output_dim, group, scale, bins_x, bins_y):
                   op.Cast(bins, to=DOUBLE.dtype))  # [C', R*G, G]
     per_roi = op.Concat(op.Reshape(output_dim, one), op.Constant(value_ints=[-1]), op.Reshape(group, one),
                         op.Reshape(group, one), axis=0)
-    return op.CastLike(op.Transpose(op.Reshape(mean, per_roi), perm=[1, 0, 2, 3]), data)
+    return op.Transpose(op.Reshape(mean, per_roi), perm=[1, 0, 2, 3])
 
 
 @script(ov_ext, default_opset=op)
@@ -306,12 +324,12 @@ def PSROIPooling(data, rois, output_dim: int, spatial_scale: float, group_size: 
     bins_x = op.Constant(value_int=spatial_bins_x)
     bins_y = op.Constant(value_int=spatial_bins_y)
     average = op.Equal(op.Constant(value_string=mode), op.Constant(value_string="average"))
-    b = _checked(data, rois, op.Mul(out_dim, op.Where(average, op.Mul(group, group), op.Mul(bins_x, bins_y))))
+    b, alive = _checked(data, rois, op.Mul(out_dim, op.Where(average, op.Mul(group, group), op.Mul(bins_x, bins_y))))
     if average:
         out = _average(data, rois, b, out_dim, group, scale)
     else:
         out = _bilinear(data, rois, b, out_dim, group, scale, bins_x, bins_y)
-    return out
+    return _zero_ended(out, alive, data)
 
 
 @script(ov_ext, default_opset=op)
@@ -319,8 +337,8 @@ def psroi_average(data, rois, output_dim: int, spatial_scale: float, group_size:
                   spatial_bins_x: int = 1, spatial_bins_y: int = 1):
     out_dim = op.Constant(value_int=output_dim)
     group = op.Constant(value_int=group_size)
-    b = _checked(data, rois, op.Mul(out_dim, op.Mul(group, group)))
-    return _average(data, rois, b, out_dim, group, op.Constant(value_float=spatial_scale))
+    b, alive = _checked(data, rois, op.Mul(out_dim, op.Mul(group, group)))
+    return _zero_ended(_average(data, rois, b, out_dim, group, op.Constant(value_float=spatial_scale)), alive, data)
 
 
 @script(ov_ext, default_opset=op)
@@ -329,9 +347,10 @@ def psroi_bilinear(data, rois, output_dim: int, spatial_scale: float, group_size
     out_dim = op.Constant(value_int=output_dim)
     bins_x = op.Constant(value_int=spatial_bins_x)
     bins_y = op.Constant(value_int=spatial_bins_y)
-    b = _checked(data, rois, op.Mul(out_dim, op.Mul(bins_x, bins_y)))
-    return _bilinear(data, rois, b, out_dim, op.Constant(value_int=group_size), op.Constant(value_float=spatial_scale),
-                     bins_x, bins_y)
+    b, alive = _checked(data, rois, op.Mul(out_dim, op.Mul(bins_x, bins_y)))
+    out = _bilinear(data, rois, b, out_dim, op.Constant(value_int=group_size), op.Constant(value_float=spatial_scale),
+                    bins_x, bins_y)
+    return _zero_ended(out, alive, data)
 
 
 SPEC = OpSpec(
@@ -346,7 +365,7 @@ SPEC = OpSpec(
     output_type=lambda attrs, operands: operands[0].type,
     output_shape=output_shape,
     bodies=Bodies(PSROIPooling, {"average": psroi_average, "bilinear": psroi_bilinear}),
-    helpers=(_checked, _average, _bilinear_axis, _bilinear) + SAMPLING,
+    helpers=(_checked, _zero_ended, _average, _bilinear_axis, _bilinear) + SAMPLING,
     public=PSROIPooling,
     reference=psroi_pooling_reference,
     min_opset=20,  # GridSample in f64
