@@ -130,3 +130,4 @@ _BUILDERS = {"Range": _range, "Broadcast": _broadcast, "Gather": _gather, "Strid
 _BUILDERS["PriorBox"] = detection.prior_box
 _BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered
 _BUILDERS["RegionYolo"] = detection.region_yolo
+_BUILDERS["PSROIPooling"] = detection.psroi_pooling

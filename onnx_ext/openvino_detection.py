@@ -31,3 +31,7 @@ def prior_box_clustered(attrs, inputs):
 
 def region_yolo(attrs, inputs):
     return _factory(1, "RegionYolo", inputs, _booleans(attrs, ("do_softmax",)))
+
+
+def psroi_pooling(attrs, inputs):
+    return _factory(1, "PSROIPooling", inputs, attrs)

@@ -125,6 +125,31 @@ def _():
         [[(np.random.default_rng(1).standard_normal((1, 125, 13, 13)) * 3).astype(np.float16)]]
 
 
+# --- PSROIPooling ---------------------------------------------------------------------------------------
+
+
+@case("psroi_pooling_average_rfcn", ulps=16, atol=1e-6)
+def _():
+    x, rois = parameter([1, 8 * 9, -1, -1], name="x"), parameter([-1, 5], name="rois")
+    attrs = {"output_dim": 8, "group_size": 3, "spatial_scale": 0.0625, "mode": "average", "spatial_bins_x": 1,
+             "spatial_bins_y": 1}
+    r = np.random.default_rng(2)
+    return model_of(make(1, "PSROIPooling", [x, rois], attrs), [x, rois]), \
+        [[r.standard_normal((1, 72, 24, 30)).astype(np.float32),
+          np.array([[0, 10, 20, 200, 300], [0, 0, 0, 479, 383], [0, 64, 48, 64, 48]], np.float32)]]
+
+
+@case("psroi_pooling_bilinear", ulps=16, atol=1e-6)
+def _():
+    x, rois = parameter([2, 2 * 4, 12, 10], name="x"), parameter([3, 5], name="rois")
+    attrs = {"output_dim": 2, "group_size": 3, "spatial_scale": 1.0, "mode": "bilinear", "spatial_bins_x": 2,
+             "spatial_bins_y": 2}
+    r = np.random.default_rng(3)
+    return model_of(make(1, "PSROIPooling", [x, rois], attrs), [x, rois]), \
+        [[r.standard_normal((2, 8, 12, 10)).astype(np.float32),
+          np.array([[1, 0.1, 0.2, 0.7, 0.9], [0, 0.0, 0.0, 1.0, 1.0], [1, 0.5, 0.5, 0.6, 0.55]], np.float32)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

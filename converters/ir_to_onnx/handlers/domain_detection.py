@@ -1,5 +1,5 @@
 """Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
-RegionYolo-1, ... (one translator each).
+RegionYolo-1, PSROIPooling-1, ... (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -15,6 +15,7 @@ import onnx_ir as ir
 
 from onnx_ext.ops import SPECS
 from onnx_ext.ops import prior_box as prior_box_op
+from onnx_ext.ops import psroi_pooling as psroi_op
 
 from .. import attributes as attr
 from ..context import Context, Value
@@ -109,3 +110,12 @@ def region_yolo(ctx: Context, layer) -> None:
     attrs |= {"do_softmax": int(attr.boolean(layer, "do_softmax", True)), "mask": attr.integers(ctx, layer, "mask", []),
               "anchors": attr.numbers(ctx, layer, "anchors", [])}
     domain_node(ctx, "RegionYolo", [ctx.input(0)], [ctx.out(0)], **attrs)
+
+
+@translator("PSROIPooling", since=1, emits=("onnx_ext.PSROIPooling",))
+def psroi_pooling(ctx: Context, layer) -> None:
+    attrs = {name: attr.integer(ctx, layer, name, 1) for name in ("group_size", "spatial_bins_x", "spatial_bins_y")}
+    attrs |= {"output_dim": attr.integer(ctx, layer, "output_dim"), "spatial_scale": attr.number(ctx, layer,
+                                                                                                  "spatial_scale"),
+              "mode": attr.choice(ctx, layer, "mode", psroi_op.MODES, "average")}
+    domain_node(ctx, "PSROIPooling", [ctx.input(0), ctx.input(1)], [ctx.out(0)], **attrs)
