@@ -56,25 +56,9 @@ def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: di
 def _evaluate(op, version, inputs, const, attrs, device="reference"):
     import openvino as ov
 
-    if device == "CPU":
+    if device.lower() == "cpu":
         return _compile_and_run(ov, op, version, inputs, const, attrs)
     node, _, _ = _build(ov, op, version, inputs, const, attrs)
-def _run_cpu(ov, node, feeds):
-    """The node on OpenVINO's CPU plugin at f32 (for ops whose reference has no ``evaluate``)."""
-    params = [n for n in node.input_values() if n.get_node().get_type_name() == "Parameter"]
-    model = ov.Model(node.outputs(), [p.get_node() for p in params], "oracle")
-    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    request = compiled.create_infer_request()
-    request.infer([to_ov_tensor(np.asarray(f)) for f in feeds])
-    return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
-
-
-def _evaluate(op, version, inputs, const, attrs, device="reference"):
-    import openvino as ov
-
-    node, feeds = _build(ov, op, version, inputs, const, attrs)
-    if device == "cpu":
-        return _run_cpu(ov, node, feeds)
     outs = []
     for i in range(node.get_output_size()):
         pshape = node.get_output_partial_shape(i)
@@ -113,8 +97,7 @@ def _worker(conn):
 
 
 class OVReference:
-    """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs; ``device="cpu"``:
-    the CPU plugin's (f32), for ops the reference cannot evaluate."""
+    """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs."""
 
     def __init__(self):
         self._ctx = mp.get_context("spawn")
@@ -130,7 +113,8 @@ class OVReference:
 
     def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None,
                  device: str = "reference") -> list[np.ndarray]:
-        """``device``: "reference" (``node.evaluate``) or "CPU" (the plugin at f32, for ops without evaluate)."""
+        """``device``: "reference" (``node.evaluate``) or "CPU"/"cpu" (the plugin at f32, for ops without
+        evaluate)."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
         const = list(const) if const is not None else [False] * len(inputs)
