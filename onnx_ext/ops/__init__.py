@@ -11,6 +11,7 @@ from .base import Attr, Operand, OpSpec
 SPECS: dict[str, OpSpec] = {m.SPEC.name: m.SPEC for m in (gather, range, strided_slice, broadcast)}
 # the ops of issue 18, one line each
 SPECS["Transpose"] = import_module(".transpose", __package__).SPEC
+SPECS.update(import_module(".dft", __package__).SPECS)  # DFT-7, IDFT-7, RDFT-9, IRDFT-9
 SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 SPECS["RegionYolo"] = import_module(".region_yolo", __package__).SPEC
@@ -26,5 +27,3 @@ def spec(op_type: str) -> OpSpec:
 
 
 __all__ = ["SPECS", "spec", "OpSpec", "Operand", "Attr"]
-from . import dft  # noqa: E402
-SPECS.update(dft.SPECS)  # DFT-7, IDFT-7, RDFT-9, IRDFT-9
