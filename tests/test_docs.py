@@ -49,3 +49,20 @@ def test_the_cli_page_is_the_parser_help():
     for heading in ("# Command line: `onnx-ext`", "## `onnx-ext convert`", "## `onnx-ext verify`"):
         assert heading in page
     assert "--shape NAME=D0,D1,..." in page and "exit status:" in page
+
+
+def test_links_to_repository_files_outside_docs_work_on_the_site():
+    pytest.importorskip("mkdocs")
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    docs = ROOT / "docs"
+    text = "[r](../../benchmarks/results/bench_ops.md) [v](../verify.md) [x](../../nothing.md) [w](https://x.org/a.md)"
+    assert list(hooks._repository_links(text, docs / "ops", docs)) == ["benchmarks/results/bench_ops.md"]
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="ops/page.md"))
+    out = hooks.on_page_markdown(text, page, SimpleNamespace(docs_dir=str(docs)), None)
+    assert out == ("[r](../benchmarks/results/bench_ops.md) [v](../verify.md) [x](../../nothing.md) "
+                   "[w](https://x.org/a.md)")  # the copy sits at its repository path under the site's root
