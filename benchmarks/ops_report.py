@@ -155,32 +155,34 @@ def _nodes_text(r) -> str:
 
 
 def plot(results: list[dict], path: Path) -> None:
+    """One panel per thread count, one horizontal bar pair per scenario: a label of one line per row
+    (op, scenario, inputs) stays readable however many scenarios there are."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     threads = sorted({r["threads"] for r in results})
-    width = max(10, 0.42 * len(results) / len(threads) + 3)
-    fig, axes = plt.subplots(len(threads), 1, figsize=(width, 4.2 * len(threads)), squeeze=False)
-    for ax, th in zip(axes[:, 0], threads):
+    n = len(results) // len(threads)
+    fig, axes = plt.subplots(1, len(threads), figsize=(7 * len(threads), 0.26 * n + 1.6), squeeze=False, sharey=True)
+    for ax, th in zip(axes[0], threads):
         rows = [r for r in results if r["threads"] == th]
-        labels = [f"{r['op']}\n{r['name']}\n{'const' if r['const'] else 'rt'}" for r in rows]
-        x = np.arange(len(rows))
+        labels = [f"{r['op']} {r['name']} ({'const' if r['const'] else 'runtime'})" for r in rows]
+        y = np.arange(len(rows))
         a = [r["ratio"]["ours"] for r in rows]
         c = [r["ratio"].get("openvino", np.nan) for r in rows]
         tgt = [r["target_ratio"] for r in rows]
-        ax.bar(x - 0.2, a, 0.4, label="(a) ours / native", color=["tab:blue" if r["met"] else "tab:red" for r in rows])
-        ax.bar(x + 0.2, c, 0.4, label="(c) OpenVINO CPU / native", color="tab:gray", alpha=0.6)
-        ax.scatter(x - 0.2, tgt, marker="_", s=300, color="black", label="target", zorder=3)
-        ax.axhline(1.0, color="black", lw=0.6)
-        ax.set_yscale("log")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, fontsize=6)
-        ax.set_ylabel("time / native ONNX op (log)")
-        ax.set_title(f"onnxruntime, {th} thread{'s' if th > 1 else ''}: ratio to the nearest native op "
-                     "(red: target missed)")
-        ax.legend(fontsize=7, loc="upper left")
+        ax.barh(y - 0.2, a, 0.4, label="(a) ours / native", color=["tab:blue" if r["met"] else "tab:red" for r in rows])
+        ax.barh(y + 0.2, c, 0.4, label="(c) OpenVINO CPU / native", color="tab:gray", alpha=0.6)
+        ax.scatter(tgt, y - 0.2, marker="|", s=120, color="black", label="target", zorder=3)
+        ax.axvline(1.0, color="black", lw=0.6)
+        ax.set_xscale("log")
+        ax.set_yticks(y)
+        ax.set_yticklabels(labels, fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlabel("time / native ONNX op (log)")
+        ax.set_title(f"onnxruntime, {th} thread{'s' if th > 1 else ''} (red: target missed)", fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,4 +1,4 @@
-"""The README's op-coverage table (layer type/version -> ONNX ops) is the one the
+"""The documentation's op-coverage table (docs/coverage.md: layer type/version -> ONNX ops) is the one the
 registry generates, and it lists every op the converter emits on the models the
 tests convert."""
 
@@ -10,14 +10,14 @@ import pytest
 
 from converters.ir_to_onnx import coverage, registry, supported
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-COMMAND = "python -m converters.ir_to_onnx.coverage --write README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "coverage.md"
+COMMAND = "python -m converters.ir_to_onnx.coverage --write docs/coverage.md"
 
 
-def test_readme_section_is_the_generated_table():
-    current = coverage.section(README.read_text())
-    assert current is not None, f"README.md has no {coverage.START} ... {coverage.END} section: run {COMMAND}"
-    assert current == coverage.table().strip(), f"README.md's coverage table is stale: run {COMMAND}"
+def test_docs_page_is_the_generated_table():
+    current = coverage.section(PAGE.read_text())
+    assert current is not None, f"docs/coverage.md has no {coverage.START} ... {coverage.END} section: run {COMMAND}"
+    assert current == coverage.table().strip(), f"docs/coverage.md's coverage table is stale: run {COMMAND}"
 
 
 def test_every_translator_has_a_row():

@@ -78,3 +78,15 @@ def test_spatial_dims_fit_the_kernels(seven, tmp_path):
     assert report.ok and report.inputs["x"].shape == (3, 3, 32, 32)
     with pytest.raises(converters.VerifyError, match=r"random inputs: x 3x3x3x3; .*--shape NAME=D0,D1"):
         converters.verify(seven / "squeezenet1_1-f16.xml", onnx_path, dynamic_size=3)
+
+
+def test_numpy_backend_runs_the_bert(seven, tmp_path):
+    """The numpy references run what the other backends run (the issue's BERT failed in onnx's
+    reference GatherElements with an internal error)."""
+    import converters
+
+    onnx_path = tmp_path / "bert.onnx"
+    converters.convert(seven / "bert-f16.xml", onnx_path)
+    report = converters.verify(seven / "bert-f16.xml", onnx_path, backend="numpy")
+    assert report.ok and report.backend == "numpy" and [r.name for r in report.rows] == ["last_hidden_state",
+                                                                                          "pooler_output"]

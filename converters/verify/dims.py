@@ -34,6 +34,7 @@ SPATIAL_SIZES = (8, 16, 32, 64, 128, 224, 256, 512, 1024)
 DEFAULT_SIZE = 3  # every other dynamic dim
 _BIG_INITIALIZER = 64  # elements: larger initializers become typed inputs for the inference runs
 _ROUNDS = 8
+_LOCAL = "\0"  # prefix of the dim names that one inference run made up
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def plan_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None,
         shapes = _infer(_renamed(light, inputs, classes), strict=False)
         # inference names the dims it cannot relate afresh in each run ("unk__0", ...): keep them apart
         known = {classes.find(d) for ds in inputs.values() for d in ds if isinstance(d, str)}
-        shapes = {k: [f"{round_}:{d}" if isinstance(d, str) and d not in known else d for d in v]
+        shapes = {k: [f"{_LOCAL}{round_}:{d}" if isinstance(d, str) and d not in known else d for d in v]
                   for k, v in shapes.items()}
         news = _relate(light, shapes, classes, spatial)
         if not news:
@@ -170,7 +171,7 @@ def _relate(model: onnx.ModelProto, shapes: dict[str, list], classes: _Classes, 
                 news |= classes.same(ins[0][1], w_in * _attr(node, "group", 1))
         if op in WINDOWED and ins and ins[0] is not None:
             for d in ins[0][2:]:
-                if isinstance(d, str) and d not in spatial:
+                if isinstance(d, str) and not d.startswith(_LOCAL) and d not in spatial:
                     spatial.add(d)
                     news = True
     return news
