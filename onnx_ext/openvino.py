@@ -131,3 +131,4 @@ _BUILDERS["PriorBox"] = detection.prior_box
 _BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered
 _BUILDERS["RegionYolo"] = detection.region_yolo
 _BUILDERS["PSROIPooling"] = detection.psroi_pooling
+_BUILDERS["DeformablePSROIPooling"] = detection.deformable_psroi_pooling

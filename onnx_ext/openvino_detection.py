@@ -35,3 +35,7 @@ def region_yolo(attrs, inputs):
 
 def psroi_pooling(attrs, inputs):
     return _factory(1, "PSROIPooling", inputs, attrs)
+
+
+def deformable_psroi_pooling(attrs, inputs):
+    return _factory(1, "DeformablePSROIPooling", inputs, attrs)

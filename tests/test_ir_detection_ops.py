@@ -150,6 +150,33 @@ def _():
           np.array([[1, 0.1, 0.2, 0.7, 0.9], [0, 0.0, 0.0, 1.0, 1.0], [1, 0.5, 0.5, 0.6, 0.55]], np.float32)]]
 
 
+# --- DeformablePSROIPooling -----------------------------------------------------------------------------
+
+
+@case("deformable_psroi_pooling_offsets", ulps=16, atol=1e-6)
+def _():
+    x, rois, off = parameter([1, 2 * 49, 12, 20], name="x"), parameter([-1, 5], name="rois"), \
+        parameter([-1, 2, 7, 7], name="offsets")
+    attrs = {"output_dim": 2, "group_size": 7, "spatial_scale": 0.0625, "mode": "bilinear_deformable",
+             "spatial_bins_x": 4, "spatial_bins_y": 4, "trans_std": 0.1, "part_size": 7}
+    r = np.random.default_rng(4)
+    return model_of(make(1, "DeformablePSROIPooling", [x, rois, off], attrs), [x, rois, off]), \
+        [[r.standard_normal((1, 98, 12, 20)).astype(np.float32),
+          np.array([[0, 10, 20, 200, 150], [0, 0, 0, 319, 191], [-1, 0, 0, 0, 0]], np.float32),
+          r.standard_normal((3, 2, 7, 7)).astype(np.float32)]]
+
+
+@case("deformable_psroi_pooling_plain", ulps=16, atol=1e-6)
+def _():
+    x, rois = parameter([2, 8 * 9, 10, 10], name="x"), parameter([4, 5], name="rois")
+    attrs = {"output_dim": 8, "group_size": 3, "spatial_scale": 0.5, "mode": "bilinear_deformable",
+             "spatial_bins_x": 2, "spatial_bins_y": 2, "trans_std": 0.0, "part_size": 3}
+    r = np.random.default_rng(5)
+    return model_of(make(1, "DeformablePSROIPooling", [x, rois], attrs), [x, rois]), \
+        [[r.standard_normal((2, 72, 10, 10)).astype(np.float32),
+          np.array([[1, 2, 3, 15, 17], [0, -4, -4, 5, 5], [1, 10, 10, 10, 10], [0, 0, 0, 19, 19]], np.float32)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
-RegionYolo-1, PSROIPooling-1, ... (one translator each).
+RegionYolo-1, PSROIPooling-1, DeformablePSROIPooling-1, ... (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -119,3 +119,15 @@ def psroi_pooling(ctx: Context, layer) -> None:
                                                                                                   "spatial_scale"),
               "mode": attr.choice(ctx, layer, "mode", psroi_op.MODES, "average")}
     domain_node(ctx, "PSROIPooling", [ctx.input(0), ctx.input(1)], [ctx.out(0)], **attrs)
+
+
+@translator("DeformablePSROIPooling", since=1, emits=("onnx_ext.DeformablePSROIPooling",))
+def deformable_psroi_pooling(ctx: Context, layer) -> None:
+    ints = ("group_size", "spatial_bins_x", "spatial_bins_y", "part_size")
+    attrs = {name: attr.integer(ctx, layer, name, 1) for name in ints}
+    attrs |= {"output_dim": attr.integer(ctx, layer, "output_dim"),
+              "spatial_scale": attr.number(ctx, layer, "spatial_scale"),
+              "trans_std": attr.number(ctx, layer, "trans_std", 1.0),
+              "mode": attr.choice(ctx, layer, "mode", ("bilinear_deformable",), "bilinear_deformable")}
+    values = [ctx.input(i) for i in range(min(ctx.n_inputs(), 3))]
+    domain_node(ctx, "DeformablePSROIPooling", values, [ctx.out(0)], **attrs)

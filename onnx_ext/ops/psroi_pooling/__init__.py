@@ -287,7 +287,7 @@ def _bilinear(data, rois, b, output_dim, group, scale, bins_x, bins_y):
     one = op.Constant(value_ints=[1])
     groups = op.Concat(op.Reshape(n, one), op.Reshape(bins, one), op.Reshape(output_dim, one),
                        op.Reshape(h, one), op.Reshape(w, one), axis=0)
-    stack = stacked_images(op.Transpose(op.Reshape(data, groups), perm=[1, 2, 0, 3, 4]))  # [by*bx, C', N*H, W]
+    stack = stacked_images(op.Transpose(op.Reshape(data, groups, allowzero=1), perm=[1, 2, 0, 3, 4]))  # [by*bx, C', N*H, W]
     r = op.Cast(rois, to=FLOAT.dtype)
     x, x_in = _bilinear_axis(op.Mul(op.Gather(r, op.Constant(value_int=1), axis=1), scale),
                              op.Mul(op.Gather(r, op.Constant(value_int=3), axis=1), scale), bins_x, group, w)
