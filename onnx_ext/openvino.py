@@ -132,3 +132,4 @@ _BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered
 _BUILDERS["RegionYolo"] = detection.region_yolo
 _BUILDERS["PSROIPooling"] = detection.psroi_pooling
 _BUILDERS["DeformablePSROIPooling"] = detection.deformable_psroi_pooling
+_BUILDERS["ROIAlignRotated"] = detection.roi_align_rotated

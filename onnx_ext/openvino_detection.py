@@ -39,3 +39,7 @@ def psroi_pooling(attrs, inputs):
 
 def deformable_psroi_pooling(attrs, inputs):
     return _factory(1, "DeformablePSROIPooling", inputs, attrs)
+
+
+def roi_align_rotated(attrs, inputs):
+    return _factory(15, "ROIAlignRotated", inputs, _booleans(attrs, ("clockwise_mode",)))

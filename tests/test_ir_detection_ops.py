@@ -177,6 +177,21 @@ def _():
           np.array([[1, 2, 3, 15, 17], [0, -4, -4, 5, 5], [1, 10, 10, 10, 10], [0, 0, 0, 19, 19]], np.float32)]]
 
 
+# --- ROIAlignRotated ------------------------------------------------------------------------------------
+
+
+@case("roi_align_rotated", ulps=16, atol=1e-6)
+def _():
+    x, rois, b = parameter([-1, 4, 20, 24], name="x"), parameter([-1, 5], name="rois"), \
+        parameter([-1], "i32", name="batch")
+    attrs = {"pooled_h": 3, "pooled_w": 4, "sampling_ratio": 2, "spatial_scale": 0.5, "clockwise_mode": True}
+    r = np.random.default_rng(6)
+    return model_of(make(15, "ROIAlignRotated", [x, rois, b], attrs), [x, rois, b]), \
+        [[r.standard_normal((2, 4, 20, 24)).astype(np.float32),
+          np.array([[20, 16, 10, 6, 0.5], [40, 30, 20, 12, -1.2], [0, 0, 8, 8, 3.0]], np.float32),
+          np.array([1, 0, 1], np.int32)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

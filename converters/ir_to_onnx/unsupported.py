@@ -29,7 +29,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "experimentaldetectronpriorgridgenerator": _DETECTION,
     "experimentaldetectronroifeatureextractor": _DETECTION,
     "experimentaldetectrontopkrois": _DETECTION,
-    "roialignrotated": "ROIAlign over rotated boxes (no ONNX op)",
     "binaryconvolution": "1-bit convolution (no ONNX op)",
     "ctcgreedydecoder": "CTC greedy decoding (no ONNX op)",
     "ctcgreedydecoderseqlen": "CTC greedy decoding (no ONNX op)",

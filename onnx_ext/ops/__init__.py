@@ -18,6 +18,7 @@ SPECS["RegionYolo"] = import_module(".region_yolo", __package__).SPEC
 SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 SPECS["PSROIPooling"] = import_module(".psroi_pooling", __package__).SPEC
 SPECS["DeformablePSROIPooling"] = import_module(".deformable_psroi_pooling", __package__).SPEC
+SPECS["ROIAlignRotated"] = import_module(".roi_align_rotated", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -1,5 +1,6 @@
 """Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
-RegionYolo-1, PSROIPooling-1, DeformablePSROIPooling-1, ... (one translator each).
+RegionYolo-1, PSROIPooling-1, DeformablePSROIPooling-1,
+ROIAlignRotated-15, ... (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -131,3 +132,11 @@ def deformable_psroi_pooling(ctx: Context, layer) -> None:
               "mode": attr.choice(ctx, layer, "mode", ("bilinear_deformable",), "bilinear_deformable")}
     values = [ctx.input(i) for i in range(min(ctx.n_inputs(), 3))]
     domain_node(ctx, "DeformablePSROIPooling", values, [ctx.out(0)], **attrs)
+
+
+@translator("ROIAlignRotated", since=15, emits=("onnx_ext.ROIAlignRotated",))
+def roi_align_rotated(ctx: Context, layer) -> None:
+    attrs = {name: attr.integer(ctx, layer, name) for name in ("pooled_h", "pooled_w", "sampling_ratio")}
+    attrs |= {"spatial_scale": attr.number(ctx, layer, "spatial_scale"),
+              "clockwise_mode": int(attr.boolean(layer, "clockwise_mode", False))}
+    domain_node(ctx, "ROIAlignRotated", [ctx.input(i) for i in range(3)], [ctx.out(0)], **attrs)
