@@ -133,3 +133,6 @@ _BUILDERS["RegionYolo"] = detection.region_yolo
 _BUILDERS["PSROIPooling"] = detection.psroi_pooling
 _BUILDERS["DeformablePSROIPooling"] = detection.deformable_psroi_pooling
 _BUILDERS["ROIAlignRotated"] = detection.roi_align_rotated
+_BUILDERS["ExperimentalDetectronPriorGridGenerator"] = detection.prior_grid_generator
+_BUILDERS["ExperimentalDetectronTopKROIs"] = detection.topk_rois
+_BUILDERS["ExperimentalDetectronROIFeatureExtractor"] = detection.roi_feature_extractor

@@ -192,6 +192,43 @@ def _():
           np.array([1, 0, 1], np.int32)]]
 
 
+# --- ExperimentalDetectron PriorGridGenerator, TopKROIs, ROIFeatureExtractor -------------------------------
+
+
+@case("ed_prior_grid_generator", ulps=0)
+def _():
+    priors, feat, img = parameter([3, 4], name="priors"), parameter([1, 8, -1, -1], name="feat"), \
+        parameter([1, 3, -1, -1], name="img")
+    attrs = {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0}
+    r = np.random.default_rng(7)
+    return model_of(make(6, "ExperimentalDetectronPriorGridGenerator", [priors, feat, img], attrs),
+                    [priors, feat, img]), \
+        [[r.uniform(-30, 30, (3, 4)).astype(np.float32), np.zeros((1, 8, 25, 42), np.float32),
+          np.zeros((1, 3, 800, 1344), np.float32)]]
+
+
+@case("ed_topk_rois", ulps=0)
+def _():
+    rois, probs = parameter([-1, 4], name="rois"), parameter([-1], name="probs")
+    r = np.random.default_rng(8)
+    return model_of(make(6, "ExperimentalDetectronTopKROIs", [rois, probs], {"max_rois": 100}), [rois, probs]), \
+        [[r.uniform(0, 800, (1000, 4)).astype(np.float32), r.permutation(1000).astype(np.float32)]]
+
+
+@case("ed_roi_feature_extractor", ulps=4, atol=1e-6)
+def _():
+    rois = parameter([-1, 4], name="rois")
+    maps = [parameter([1, 16, -1, -1], name=f"p{k}") for k in range(2, 6)]
+    attrs = {"output_size": 7, "sampling_ratio": 2, "pyramid_scales": [4, 8, 16, 32], "aligned": False}
+    r = np.random.default_rng(9)
+    node = make(6, "ExperimentalDetectronROIFeatureExtractor", [rois] + maps, attrs)
+    boxes = np.concatenate([r.uniform(0, 300, (40, 2)), np.zeros((40, 2))], 1)
+    boxes[:, 2:] = boxes[:, :2] + np.exp(r.uniform(1, 6, (40, 2)))
+    return model_of([node.output(0), node.output(1)], [rois] + maps), \
+        [[boxes.astype(np.float32)] + [r.standard_normal((1, 16, 512 // s, 384 // s)).astype(np.float32)
+                                       for s in (4, 8, 16, 32)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 
