@@ -6,10 +6,11 @@ shape inference; the checks."""
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -59,6 +60,7 @@ def general_model(model, inputs):
 
 
 @given(deformable_cases())
+@settings(max_examples=EXAMPLES)
 def test_deformable_psroi_pooling_matches_openvino_cpu(ov_reference, case):
     attrs, inputs, known_shapes = case
     (expected,) = ov_reference("DeformablePSROIPooling", 1, inputs, SPEC.normalize(attrs), device="CPU")

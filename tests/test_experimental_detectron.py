@@ -7,11 +7,11 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import check_inference, node_model, run_three_ways
+from domain_ops import EXAMPLES, check_inference, node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
 
@@ -46,6 +46,7 @@ def grid_cases(draw):
 
 
 @given(grid_cases())
+@settings(max_examples=EXAMPLES)
 def test_prior_grid_generator_matches_openvino_cpu(ov_reference, case):
     attrs, inputs, known_shapes = case
     (expected,) = ov_reference(GRID.name, 6, inputs, dict(attrs, flatten=bool(attrs["flatten"])), device="CPU")
@@ -89,6 +90,7 @@ def topk_cases(draw):
 
 
 @given(topk_cases())
+@settings(max_examples=EXAMPLES)
 def test_topk_rois_matches_openvino_cpu(ov_reference, case):
     attrs, inputs, known_shapes = case
     (expected,) = ov_reference(TOPK.name, 6, inputs, attrs, device="CPU")
@@ -152,6 +154,7 @@ def feature_cases(draw):
 
 
 @given(feature_cases())
+@settings(max_examples=EXAMPLES)
 def test_roi_feature_extractor_matches_openvino_cpu(ov_reference, case):
     attrs, inputs, known_shapes = case
     expected = ov_reference(FEATURES.name, 6, inputs, dict(attrs, aligned=bool(attrs["aligned"])), device="CPU")

@@ -5,10 +5,11 @@ shape inference; the checks."""
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -36,6 +37,7 @@ def roi_align_rotated_cases(draw):
 
 
 @given(roi_align_rotated_cases())
+@settings(max_examples=EXAMPLES)
 def test_roi_align_rotated_matches_openvino_cpu(ov_reference, case):
     attrs, inputs, known_shapes = case
     ov_attrs = dict(SPEC.normalize(attrs), clockwise_mode=bool(attrs["clockwise_mode"]))

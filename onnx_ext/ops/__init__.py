@@ -19,9 +19,9 @@ SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 SPECS["PSROIPooling"] = import_module(".psroi_pooling", __package__).SPEC
 SPECS["DeformablePSROIPooling"] = import_module(".deformable_psroi_pooling", __package__).SPEC
 SPECS["ROIAlignRotated"] = import_module(".roi_align_rotated", __package__).SPEC
-SPECS["ExperimentalDetectronPriorGridGenerator"] = import_module(".experimental_detectron.grid_topk", __package__).GRID_SPEC
-SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.grid_topk", __package__).TOPK_SPEC
-SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.roi_features", __package__).SPEC
+SPECS["ExperimentalDetectronPriorGridGenerator"] = import_module(".experimental_detectron.grid_topk", __package__).GRID
+SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.grid_topk", __package__).TOPK
+SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.features", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

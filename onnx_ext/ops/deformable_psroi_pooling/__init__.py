@@ -211,8 +211,10 @@ def _deformable(data, rois, offsets, output_dim, group, scale, bins_x, bins_y, t
                     op.Constant(value_ints=[1, 1, 1, -1, 1]))
     per_roi = op.Constant(value_ints=[-1, 1, 1, 1, 1])
     last2 = op.Constant(value_ints=[-1, -2])
-    px = op.Add(op.Unsqueeze(x0, last2), op.Mul(ix, op.Reshape(op.Div(bin_w, op.Cast(bins_x, to=FLOAT.dtype)), per_roi)))
-    py = op.Add(op.Unsqueeze(y0, last2), op.Mul(iy, op.Reshape(op.Div(bin_h, op.Cast(bins_y, to=FLOAT.dtype)), per_roi)))
+    sub_w = op.Reshape(op.Div(bin_w, op.Cast(bins_x, to=FLOAT.dtype)), per_roi)
+    sub_h = op.Reshape(op.Div(bin_h, op.Cast(bins_y, to=FLOAT.dtype)), per_roi)
+    px = op.Add(op.Unsqueeze(x0, last2), op.Mul(ix, sub_w))
+    py = op.Add(op.Unsqueeze(y0, last2), op.Mul(iy, sub_h))
     half = op.Constant(value_float=-0.5)
     x_in = op.And(op.GreaterOrEqual(px, half), op.LessOrEqual(px, op.Add(op.Cast(w, to=FLOAT.dtype), half)))
     y_in = op.And(op.GreaterOrEqual(py, half), op.LessOrEqual(py, op.Add(op.Cast(h, to=FLOAT.dtype), half)))
@@ -225,7 +227,8 @@ def _deformable(data, rois, offsets, output_dim, group, scale, bins_x, bins_y, t
     gx = op.Reshape(op.Transpose(op.Expand(px, full), perm=[2, 1, 0, 3, 4]), grid_shape, allowzero=1)
     gy = op.Reshape(op.Transpose(op.Expand(py, full), perm=[2, 1, 0, 3, 4]), grid_shape, allowzero=1)
     gin = op.Reshape(op.Transpose(op.Expand(inside, full), perm=[2, 1, 0, 3, 4]), grid_shape, allowzero=1)
-    gb = op.Reshape(op.Transpose(op.Expand(op.Reshape(b, per_roi), full), perm=[2, 1, 0, 3, 4]), grid_shape, allowzero=1)
+    gb = op.Reshape(op.Transpose(op.Expand(op.Reshape(b, per_roi), full), perm=[2, 1, 0, 3, 4]), grid_shape,
+                    allowzero=1)
     samples = sample_stacked(stack, gx, gy, gb, h, w)  # [G*G*K, per_class, R, by*bx]
     weights = op.Unsqueeze(op.Cast(gin, to=DOUBLE.dtype), op.Constant(value_ints=[1]))
     last = op.Constant(value_ints=[-1])

@@ -23,12 +23,12 @@ from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand
 
-__all__ = ["GRID_SPEC", "TOPK_SPEC", "prior_grid_reference", "topk_rois_reference"]
+__all__ = ["GRID", "TOPK", "prior_grid_reference", "topk_rois_reference"]
 
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64")
 F32 = np.float32
-GRID = "ExperimentalDetectronPriorGridGenerator"
-TOPK = "ExperimentalDetectronTopKROIs"
+GRID_NAME = "ExperimentalDetectronPriorGridGenerator"
+TOPK_NAME = "ExperimentalDetectronTopKROIs"
 
 
 def _floats(name: str, operands: Sequence[Operand], labels: Sequence[str]) -> None:
@@ -65,30 +65,30 @@ def prior_grid_reference(priors, feature_map, im_data, **attrs) -> np.ndarray:
 
 def check_grid_attributes(attrs: dict) -> dict:
     if attrs["flatten"] not in (0, 1):
-        raise OpAttributeError(GRID, "flatten", f"is {attrs['flatten']}: must be 0 or 1 (a boolean)")
+        raise OpAttributeError(GRID_NAME, "flatten", f"is {attrs['flatten']}: must be 0 or 1 (a boolean)")
     for name in ("h", "w"):
         if attrs[name] < 0:
-            raise OpAttributeError(GRID, name, f"is {attrs[name]}: must not be negative")
+            raise OpAttributeError(GRID_NAME, name, f"is {attrs[name]}: must not be negative")
     for name in ("stride_x", "stride_y"):
         if not (math.isfinite(attrs[name]) and attrs[name] >= 0):
-            raise OpAttributeError(GRID, name, f"is {attrs[name]}: must be a non-negative number")
+            raise OpAttributeError(GRID_NAME, name, f"is {attrs[name]}: must be a non-negative number")
     return attrs
 
 
 def check_grid_shapes(attrs: dict, priors, feature, image) -> None:
     if priors is not None and (len(priors) != 2 or isinstance(priors[1], int) and priors[1] != 4):
-        raise OpInputError(GRID, f"priors must have shape [P, 4], got {list(priors)}")
+        raise OpInputError(GRID_NAME, f"priors must have shape [P, 4], got {list(priors)}")
     for label, shape in (("feature_map", feature), ("im_data", image)):
         if shape is not None and len(shape) != 4:
-            raise OpInputError(GRID, f"{label} must have rank 4, got shape {list(shape)}")
+            raise OpInputError(GRID_NAME, f"{label} must have rank 4, got shape {list(shape)}")
     if feature is not None:
         for name, dim in (("h", feature[2]), ("w", feature[3])):
             if isinstance(dim, int) and attrs[name] > dim:
-                raise OpAttributeError(GRID, name, f"is {attrs[name]}: must not exceed the feature map's {dim}")
+                raise OpAttributeError(GRID_NAME, name, f"is {attrs[name]}: must not exceed the feature map's {dim}")
 
 
 def check_grid_operands(attrs: dict, operands: Sequence[Operand]) -> None:
-    _floats(GRID, operands[:1], ("priors",))
+    _floats(GRID_NAME, operands[:1], ("priors",))
     check_grid_shapes(attrs, *(o.shape for o in operands))
 
 
@@ -148,8 +148,8 @@ def ExperimentalDetectronPriorGridGenerator(priors, feature_map, im_data, flatte
     return op.CastLike(op.Reshape(flat, shape, allowzero=1), priors)
 
 
-GRID_SPEC = OpSpec(
-    name=GRID,
+GRID = OpSpec(
+    name=GRID_NAME,
     inputs=("priors", "feature_map", "im_data"),
     min_inputs=3,
     attributes={"flatten": Attr("int", 1), "h": Attr("int", 0), "w": Attr("int", 0), "stride_x": Attr("float", 0.0),
@@ -179,22 +179,22 @@ def topk_rois_reference(rois, probs, **attrs) -> np.ndarray:
 
 def check_topk_shapes(rois, probs) -> None:
     if rois is not None and (len(rois) != 2 or isinstance(rois[1], int) and rois[1] != 4):
-        raise OpInputError(TOPK, f"rois must have shape [N, 4], got {list(rois)}")
+        raise OpInputError(TOPK_NAME, f"rois must have shape [N, 4], got {list(rois)}")
     if probs is not None and len(probs) != 1:
-        raise OpInputError(TOPK, f"probs must be a vector [N], got shape {list(probs)}")
+        raise OpInputError(TOPK_NAME, f"probs must be a vector [N], got shape {list(probs)}")
     if rois is not None and probs is not None and len(rois) == 2 and len(probs) == 1:
         if isinstance(rois[0], int) and isinstance(probs[0], int) and rois[0] != probs[0]:
-            raise OpInputError(TOPK, f"probs has {probs[0]} values for {rois[0]} ROIs")
+            raise OpInputError(TOPK_NAME, f"probs has {probs[0]} values for {rois[0]} ROIs")
 
 
 def check_topk_attributes(attrs: dict) -> dict:
     if attrs["max_rois"] < 0:
-        raise OpAttributeError(TOPK, "max_rois", f"is {attrs['max_rois']}: must not be negative")
+        raise OpAttributeError(TOPK_NAME, "max_rois", f"is {attrs['max_rois']}: must not be negative")
     return attrs
 
 
 def check_topk_operands(attrs: dict, operands: Sequence[Operand]) -> None:
-    _floats(TOPK, operands, ("rois", "probs"))
+    _floats(TOPK_NAME, operands, ("rois", "probs"))
     check_topk_shapes(operands[0].shape, operands[1].shape)
 
 
@@ -214,8 +214,8 @@ def ExperimentalDetectronTopKROIs(rois, probs, max_rois: int = 0):
     return op.Concat(top, op.CastLike(op.ConstantOfShape(rest), rois), axis=0)
 
 
-TOPK_SPEC = OpSpec(
-    name=TOPK,
+TOPK = OpSpec(
+    name=TOPK_NAME,
     inputs=("rois", "probs"),
     min_inputs=2,
     attributes={"max_rois": Attr("int", 0)},

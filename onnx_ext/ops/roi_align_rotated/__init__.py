@@ -181,7 +181,8 @@ def ROIAlignRotated(data, rois, batch_indices, pooled_h: int, pooled_w: int, sam
     zero = op.Constant(value_int=0)
     one = op.Constant(value_int=1)
     # [R, PH, PW, Sy, Sx] with S the largest over the ROIs
-    sx_max = op.Add(op.ReduceMax(op.Concat(sx, op.Constant(value_ints=[1]), axis=0), keepdims=0), roi_sizes_not_negative)
+    sx_max = op.Add(op.ReduceMax(op.Concat(sx, op.Constant(value_ints=[1]), axis=0), keepdims=0),
+                    roi_sizes_not_negative)
     sy_max = op.ReduceMax(op.Concat(sy, op.Constant(value_ints=[1]), axis=0), keepdims=0)
     roi = op.Constant(value_ints=[-1, 1, 1, 1, 1])
     kx = op.Reshape(op.Range(zero, sx_max, one), op.Constant(value_ints=[1, 1, 1, 1, -1]))
