@@ -57,9 +57,11 @@ except ImportError:
 from op_scenarios import SCENARIOS, Scenario  # noqa: E402
 from op_scenarios_seq import SCENARIOS as SEQ_SCENARIOS  # noqa: E402
 from op_scenarios_nms import SCENARIOS as NMS_SCENARIOS  # noqa: E402
+from op_scenarios_det import SCENARIOS as DET_SCENARIOS  # noqa: E402
 
 SCENARIOS.update(SEQ_SCENARIOS)  # issue 18: sequences, sampling, run-time forms
 SCENARIOS.update(NMS_SCENARIOS)  # issue 18: detection heads and NMS ops
+SCENARIOS.update(DET_SCENARIOS)  # issue 18: prior boxes, RegionYolo, ROI poolings, ExperimentalDetectron
 from ops_report import fmt_time, markdown, plot, render, target_met, target_of  # noqa: E402
 
 # --- running --------------------------------------------------------------------------------

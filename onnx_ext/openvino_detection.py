@@ -35,3 +35,23 @@ def region_yolo(attrs, inputs):
 
 def psroi_pooling(attrs, inputs):
     return _factory(1, "PSROIPooling", inputs, attrs)
+
+
+def deformable_psroi_pooling(attrs, inputs):
+    return _factory(1, "DeformablePSROIPooling", inputs, attrs)
+
+
+def roi_align_rotated(attrs, inputs):
+    return _factory(15, "ROIAlignRotated", inputs, _booleans(attrs, ("clockwise_mode",)))
+
+
+def prior_grid_generator(attrs, inputs):
+    return _factory(6, "ExperimentalDetectronPriorGridGenerator", inputs, _booleans(attrs, ("flatten",)))
+
+
+def topk_rois(attrs, inputs):
+    return _factory(6, "ExperimentalDetectronTopKROIs", inputs, attrs)
+
+
+def roi_feature_extractor(attrs, inputs):
+    return _factory(6, "ExperimentalDetectronROIFeatureExtractor", inputs, _booleans(attrs, ("aligned",)))

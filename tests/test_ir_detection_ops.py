@@ -150,6 +150,85 @@ def _():
           np.array([[1, 0.1, 0.2, 0.7, 0.9], [0, 0.0, 0.0, 1.0, 1.0], [1, 0.5, 0.5, 0.6, 0.55]], np.float32)]]
 
 
+# --- DeformablePSROIPooling -----------------------------------------------------------------------------
+
+
+@case("deformable_psroi_pooling_offsets", ulps=16, atol=1e-6)
+def _():
+    x, rois, off = parameter([1, 2 * 49, 12, 20], name="x"), parameter([-1, 5], name="rois"), \
+        parameter([-1, 2, 7, 7], name="offsets")
+    attrs = {"output_dim": 2, "group_size": 7, "spatial_scale": 0.0625, "mode": "bilinear_deformable",
+             "spatial_bins_x": 4, "spatial_bins_y": 4, "trans_std": 0.1, "part_size": 7}
+    r = np.random.default_rng(4)
+    return model_of(make(1, "DeformablePSROIPooling", [x, rois, off], attrs), [x, rois, off]), \
+        [[r.standard_normal((1, 98, 12, 20)).astype(np.float32),
+          np.array([[0, 10, 20, 200, 150], [0, 0, 0, 319, 191], [-1, 0, 0, 0, 0]], np.float32),
+          r.standard_normal((3, 2, 7, 7)).astype(np.float32)]]
+
+
+@case("deformable_psroi_pooling_plain", ulps=16, atol=1e-6)
+def _():
+    x, rois = parameter([2, 8 * 9, 10, 10], name="x"), parameter([4, 5], name="rois")
+    attrs = {"output_dim": 8, "group_size": 3, "spatial_scale": 0.5, "mode": "bilinear_deformable",
+             "spatial_bins_x": 2, "spatial_bins_y": 2, "trans_std": 0.0, "part_size": 3}
+    r = np.random.default_rng(5)
+    return model_of(make(1, "DeformablePSROIPooling", [x, rois], attrs), [x, rois]), \
+        [[r.standard_normal((2, 72, 10, 10)).astype(np.float32),
+          np.array([[1, 2, 3, 15, 17], [0, -4, -4, 5, 5], [1, 10, 10, 10, 10], [0, 0, 0, 19, 19]], np.float32)]]
+
+
+# --- ROIAlignRotated ------------------------------------------------------------------------------------
+
+
+@case("roi_align_rotated", ulps=16, atol=1e-6)
+def _():
+    x, rois, b = parameter([-1, 4, 20, 24], name="x"), parameter([-1, 5], name="rois"), \
+        parameter([-1], "i32", name="batch")
+    attrs = {"pooled_h": 3, "pooled_w": 4, "sampling_ratio": 2, "spatial_scale": 0.5, "clockwise_mode": True}
+    r = np.random.default_rng(6)
+    return model_of(make(15, "ROIAlignRotated", [x, rois, b], attrs), [x, rois, b]), \
+        [[r.standard_normal((2, 4, 20, 24)).astype(np.float32),
+          np.array([[20, 16, 10, 6, 0.5], [40, 30, 20, 12, -1.2], [0, 0, 8, 8, 3.0]], np.float32),
+          np.array([1, 0, 1], np.int32)]]
+
+
+# --- ExperimentalDetectron PriorGridGenerator, TopKROIs, ROIFeatureExtractor -------------------------------
+
+
+@case("ed_prior_grid_generator", ulps=0)
+def _():
+    priors, feat, img = parameter([3, 4], name="priors"), parameter([1, 8, -1, -1], name="feat"), \
+        parameter([1, 3, -1, -1], name="img")
+    attrs = {"flatten": True, "h": 0, "w": 0, "stride_x": 0.0, "stride_y": 0.0}
+    r = np.random.default_rng(7)
+    return model_of(make(6, "ExperimentalDetectronPriorGridGenerator", [priors, feat, img], attrs),
+                    [priors, feat, img]), \
+        [[r.uniform(-30, 30, (3, 4)).astype(np.float32), np.zeros((1, 8, 25, 42), np.float32),
+          np.zeros((1, 3, 800, 1344), np.float32)]]
+
+
+@case("ed_topk_rois", ulps=0)
+def _():
+    rois, probs = parameter([-1, 4], name="rois"), parameter([-1], name="probs")
+    r = np.random.default_rng(8)
+    return model_of(make(6, "ExperimentalDetectronTopKROIs", [rois, probs], {"max_rois": 100}), [rois, probs]), \
+        [[r.uniform(0, 800, (1000, 4)).astype(np.float32), r.permutation(1000).astype(np.float32)]]
+
+
+@case("ed_roi_feature_extractor", ulps=4, atol=1e-6)
+def _():
+    rois = parameter([-1, 4], name="rois")
+    maps = [parameter([1, 16, -1, -1], name=f"p{k}") for k in range(2, 6)]
+    attrs = {"output_size": 7, "sampling_ratio": 2, "pyramid_scales": [4, 8, 16, 32], "aligned": False}
+    r = np.random.default_rng(9)
+    node = make(6, "ExperimentalDetectronROIFeatureExtractor", [rois] + maps, attrs)
+    boxes = np.concatenate([r.uniform(0, 300, (40, 2)), np.zeros((40, 2))], 1)
+    boxes[:, 2:] = boxes[:, :2] + np.exp(r.uniform(1, 6, (40, 2)))
+    return model_of([node.output(0), node.output(1)], [rois] + maps), \
+        [[boxes.astype(np.float32)] + [r.standard_normal((1, 16, 512 // s, 384 // s)).astype(np.float32)
+                                       for s in (4, 8, 16, 32)]]
+
+
 # --- the checks -----------------------------------------------------------------------------------------
 
 

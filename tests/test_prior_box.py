@@ -5,10 +5,11 @@ shape inference; the attribute and input checks; the SSD300 heads."""
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import assert_same, one_node_model, run_three_ways
 from onnx_ext.ops import SPECS
 from onnx_ext.ops.prior_box import number_of_priors
@@ -88,6 +89,7 @@ def general_model(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 @given(prior_box_cases())
+@settings(max_examples=EXAMPLES)
 def test_prior_box_matches_openvino_bit_for_bit(ov_reference, case):
     attrs, layer, image, const = case
     # the reference reads both inputs as the first one's type, and needs a static output shape: constants

@@ -4,10 +4,11 @@ inference; the attribute and input checks."""
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import assert_same, one_node_model, run_three_ways
 from onnx_ext.ops import SPECS
 from test_prior_box import INT_TYPES
@@ -36,6 +37,7 @@ def prior_box_clustered_cases(draw):
 
 
 @given(prior_box_clustered_cases())
+@settings(max_examples=EXAMPLES)
 def test_prior_box_clustered_matches_openvino_bit_for_bit(ov_reference, case):
     attrs, layer, image, const = case
     ov_attrs = {**SPEC.normalize(attrs), "clip": bool(attrs["clip"])}

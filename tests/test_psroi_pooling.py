@@ -7,10 +7,11 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -71,6 +72,7 @@ def general_model(model):
 
 
 @given(psroi_cases())
+@settings(max_examples=EXAMPLES)
 def test_psroi_pooling_matches_openvino_cpu(ov_reference, case):
     attrs, data, rois, known_shapes = case
     (expected,) = ov_reference("PSROIPooling", 1, [data, rois], SPEC.normalize(attrs), device="CPU")

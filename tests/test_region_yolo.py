@@ -7,10 +7,11 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
+from domain_ops import EXAMPLES
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -58,6 +59,7 @@ def general_model(model):
 
 
 @given(region_yolo_cases())
+@settings(max_examples=EXAMPLES)
 def test_region_yolo_matches_openvino_cpu(ov_reference, case):
     attrs, data, known_shapes = case
     ov_attrs = dict(attrs, do_softmax=bool(attrs["do_softmax"]))

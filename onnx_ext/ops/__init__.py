@@ -17,6 +17,11 @@ SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).
 SPECS["RegionYolo"] = import_module(".region_yolo", __package__).SPEC
 SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 SPECS["PSROIPooling"] = import_module(".psroi_pooling", __package__).SPEC
+SPECS["DeformablePSROIPooling"] = import_module(".deformable_psroi_pooling", __package__).SPEC
+SPECS["ROIAlignRotated"] = import_module(".roi_align_rotated", __package__).SPEC
+SPECS["ExperimentalDetectronPriorGridGenerator"] = import_module(".experimental_detectron.grid_topk", __package__).GRID
+SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.grid_topk", __package__).TOPK
+SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.features", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -33,7 +33,7 @@ def stacked_images(images):
     g_c = op.Slice(shape, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]))
     nh = op.ReduceProd(op.Slice(shape, op.Constant(value_ints=[2]), op.Constant(value_ints=[4])), keepdims=1)
     w = op.Slice(shape, op.Constant(value_ints=[4]), op.Constant(value_ints=[5]))
-    return op.Reshape(op.Cast(images, to=DOUBLE.dtype), op.Concat(g_c, nh, w, axis=0))
+    return op.Reshape(op.Cast(images, to=DOUBLE.dtype), op.Concat(g_c, nh, w, axis=0), allowzero=1)
 
 
 @script(ov_ext, default_opset=op)

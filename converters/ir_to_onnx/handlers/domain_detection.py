@@ -1,5 +1,7 @@
 """Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
-RegionYolo-1, PSROIPooling-1, ... (one translator each).
+RegionYolo-1, PSROIPooling-1, DeformablePSROIPooling-1,
+ROIAlignRotated-15, the ExperimentalDetectron
+PriorGridGenerator-6, TopKROIs-6 and ROIFeatureExtractor-6 (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -119,3 +121,53 @@ def psroi_pooling(ctx: Context, layer) -> None:
                                                                                                   "spatial_scale"),
               "mode": attr.choice(ctx, layer, "mode", psroi_op.MODES, "average")}
     domain_node(ctx, "PSROIPooling", [ctx.input(0), ctx.input(1)], [ctx.out(0)], **attrs)
+
+
+@translator("DeformablePSROIPooling", since=1, emits=("onnx_ext.DeformablePSROIPooling",))
+def deformable_psroi_pooling(ctx: Context, layer) -> None:
+    ints = ("group_size", "spatial_bins_x", "spatial_bins_y", "part_size")
+    attrs = {name: attr.integer(ctx, layer, name, 1) for name in ints}
+    attrs |= {"output_dim": attr.integer(ctx, layer, "output_dim"),
+              "spatial_scale": attr.number(ctx, layer, "spatial_scale"),
+              "trans_std": attr.number(ctx, layer, "trans_std", 1.0),
+              "mode": attr.choice(ctx, layer, "mode", ("bilinear_deformable",), "bilinear_deformable")}
+    values = [ctx.input(i) for i in range(min(ctx.n_inputs(), 3))]
+    domain_node(ctx, "DeformablePSROIPooling", values, [ctx.out(0)], **attrs)
+
+
+@translator("ROIAlignRotated", since=15, emits=("onnx_ext.ROIAlignRotated",))
+def roi_align_rotated(ctx: Context, layer) -> None:
+    attrs = {name: attr.integer(ctx, layer, name) for name in ("pooled_h", "pooled_w", "sampling_ratio")}
+    attrs |= {"spatial_scale": attr.number(ctx, layer, "spatial_scale"),
+              "clockwise_mode": int(attr.boolean(layer, "clockwise_mode", False))}
+    domain_node(ctx, "ROIAlignRotated", [ctx.input(i) for i in range(3)], [ctx.out(0)], **attrs)
+
+
+@translator("ExperimentalDetectronPriorGridGenerator", since=6,
+            emits=("onnx_ext.ExperimentalDetectronPriorGridGenerator",))
+def prior_grid_generator(ctx: Context, layer) -> None:
+    attrs = {"flatten": int(attr.boolean(layer, "flatten", True)), "h": attr.integer(ctx, layer, "h", 0),
+             "w": attr.integer(ctx, layer, "w", 0), "stride_x": attr.number(ctx, layer, "stride_x", 0.0),
+             "stride_y": attr.number(ctx, layer, "stride_y", 0.0)}
+    domain_node(ctx, "ExperimentalDetectronPriorGridGenerator", [ctx.input(i) for i in range(3)], [ctx.out(0)],
+                **attrs)
+
+
+@translator("ExperimentalDetectronTopKROIs", since=6, emits=("onnx_ext.ExperimentalDetectronTopKROIs",))
+def topk_rois(ctx: Context, layer) -> None:
+    domain_node(ctx, "ExperimentalDetectronTopKROIs", [ctx.input(0), ctx.input(1)], [ctx.out(0)],
+                max_rois=attr.integer(ctx, layer, "max_rois", 0))
+
+
+@translator("ExperimentalDetectronROIFeatureExtractor", since=6,
+            emits=("onnx_ext.ExperimentalDetectronROIFeatureExtractor",))
+def roi_feature_extractor(ctx: Context, layer) -> None:
+    attrs = {"output_size": attr.integer(ctx, layer, "output_size"),
+             "sampling_ratio": attr.integer(ctx, layer, "sampling_ratio"),
+             "pyramid_scales": attr.integers(ctx, layer, "pyramid_scales"),
+             "aligned": int(attr.boolean(layer, "aligned", False))}
+    outputs = [ctx.out(i) for i in range(len(layer.outputs))]
+    if len(outputs) != 2:
+        raise ctx.error(f"has {len(outputs)} outputs: ExperimentalDetectronROIFeatureExtractor makes 2")
+    domain_node(ctx, "ExperimentalDetectronROIFeatureExtractor", [ctx.input(i) for i in range(ctx.n_inputs())],
+                outputs, **attrs)

@@ -96,21 +96,22 @@ def _fixed_priors(fixed_size, density, fixed_ratio, ratios):
     a = op.Cast(op.Div(whole, op.Constant(value_int=2)), to=FLOAT.dtype)
     shift = op.Cast(op.Div(fixed_size, op.Cast(d, to=FLOAT.dtype)), to=INT64.dtype)
     b = op.Div(op.Cast(shift, to=FLOAT.dtype), op.Constant(value_float=2.0))
-    grid = op.Range(op.Constant(value_int=0), op.ReduceMax(op.Concat(d, op.Constant(value_ints=[0]), axis=0), keepdims=0),
-                    op.Constant(value_int=1))
+    most = op.ReduceMax(op.Concat(d, op.Constant(value_ints=[0]), axis=0), keepdims=0)
+    grid = op.Range(op.Constant(value_int=0), most, op.Constant(value_int=1))
     offsets = op.Cast(op.Mul(op.Unsqueeze(shift, op.Constant(value_ints=[1])), grid), to=FLOAT.dtype)  # [S, D]
     s_col = op.Constant(value_ints=[-1, 1])
     # blocks: each fixed_ratio; without any, the square box (of the whole size) then each aspect ratio
     others = op.Where(op.Greater(op.Size(fixed_ratio), op.Constant(value_int=0)), op.Constant(value_ints=[0]),
                       op.Constant(value_ints=[1]))
-    used = op.Slice(ratios, op.Constant(value_ints=[0]), op.Mul(others, op.Reshape(op.Size(ratios), op.Constant(value_ints=[1]))))
+    count = op.Reshape(op.Size(ratios), op.Constant(value_ints=[1]))
+    used = op.Slice(ratios, op.Constant(value_ints=[0]), op.Mul(others, count))
     column = op.Reshape(fixed_size, s_col)
     bases = op.Concat(op.Expand(column, op.Concat(op.Shape(fixed_size), op.Shape(fixed_ratio), axis=0)),
                       op.Slice(op.Reshape(op.Cast(whole, to=FLOAT.dtype), s_col), op.Constant(value_ints=[0]), others,
                                op.Constant(value_ints=[1])),
                       op.Expand(column, op.Concat(op.Shape(fixed_size), op.Shape(used), axis=0)), axis=1)
-    roots = op.Concat(op.Sqrt(fixed_ratio), op.Slice(op.Constant(value_floats=[1.0]), op.Constant(value_ints=[0]), others),
-                      op.Sqrt(used), axis=0)
+    square = op.Slice(op.Constant(value_floats=[1.0]), op.Constant(value_ints=[0]), others)
+    roots = op.Concat(op.Sqrt(fixed_ratio), square, op.Sqrt(used), axis=0)
     # [S, B, D, D]: size s, block, row, column
     shape = op.Concat(op.Shape(bases), op.Shape(grid), op.Shape(grid), axis=0)
     hw = op.Mul(op.Mul(op.Unsqueeze(bases, op.Constant(value_ints=[2, 3])), half),
@@ -286,8 +287,9 @@ class Priors(Overload):
         iwf = g("Cast", g("Gather", image, g.const(1)), to=f32)
         start, sx, sy = self._centre_terms(g, hf, wf, ihf, iwf)
         zero, one = g.const(0), g.const(1)
-        cx = g("Reshape", g("Mul", g("Add", start, g("Cast", g("Range", zero, w, one), to=f32)), sx), g.const([1, -1, 1]))
-        cy = g("Reshape", g("Mul", g("Add", start, g("Cast", g("Range", zero, h, one), to=f32)), sy), g.const([-1, 1, 1]))
+        cx = g("Mul", g("Add", start, g("Cast", g("Range", zero, w, one), to=f32)), sx)
+        cy = g("Mul", g("Add", start, g("Cast", g("Range", zero, h, one), to=f32)), sy)
+        cx, cy = g("Reshape", cx, g.const([1, -1, 1])), g("Reshape", cy, g.const([-1, 1, 1]))
         if t.moves:
             a, b = g.const(t.a, np.float32), g.const(t.b, np.float32)
             cx = g("Add", g("Add", g("Sub", cx, a), b), g.const(t.cx, np.float32))

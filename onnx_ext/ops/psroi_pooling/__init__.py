@@ -207,7 +207,8 @@ def _average(data, rois, b, output_dim, group, scale):
     w = op.Gather(shape, op.Constant(value_int=3))
     two = op.Constant(value_ints=[2, 3])
     integral = op.CumSum(op.CumSum(op.Cast(data, to=DOUBLE.dtype), op.Constant(value_int=2)), op.Constant(value_int=3))
-    integral = op.Pad(integral, op.Constant(value_ints=[1, 1, 0, 0]), op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype), two)
+    nothing = op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype)
+    integral = op.Pad(integral, op.Constant(value_ints=[1, 1, 0, 0]), nothing, two)
     flat = op.Reshape(integral, op.Constant(value_ints=[-1]))
     r = op.Cast(rois, to=FLOAT.dtype)
     col = op.Constant(value_ints=[-1, 1])
@@ -287,7 +288,8 @@ def _bilinear(data, rois, b, output_dim, group, scale, bins_x, bins_y):
     one = op.Constant(value_ints=[1])
     groups = op.Concat(op.Reshape(n, one), op.Reshape(bins, one), op.Reshape(output_dim, one),
                        op.Reshape(h, one), op.Reshape(w, one), axis=0)
-    stack = stacked_images(op.Transpose(op.Reshape(data, groups), perm=[1, 2, 0, 3, 4]))  # [by*bx, C', N*H, W]
+    # [by*bx, C', N*H, W]
+    stack = stacked_images(op.Transpose(op.Reshape(data, groups, allowzero=1), perm=[1, 2, 0, 3, 4]))
     r = op.Cast(rois, to=FLOAT.dtype)
     x, x_in = _bilinear_axis(op.Mul(op.Gather(r, op.Constant(value_int=1), axis=1), scale),
                              op.Mul(op.Gather(r, op.Constant(value_int=3), axis=1), scale), bins_x, group, w)

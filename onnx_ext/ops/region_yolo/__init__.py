@@ -200,13 +200,12 @@ class Regions(Overload):
         n, hw = g("Slice", shape, g.const([0]), g.const([1])), g("Slice", shape, g.const([2]), g.const([4]))
         rk = g("Add", g.const([self.regions, k]), g.check("channels_match_regions", ok))
         x5 = g("Reshape", x, g("Concat", n, rk, hw, axis=0))
-        logistic = np.zeros((1, 1, k, 1, 1), bool)
-        logistic[:, :, :2] = True
-        logistic[:, :, self.coords:self.coords + 1 if self.form == "softmax" else k] = True
-        y = g("Where", g.const(logistic, np.bool_), _logistic(g, x5), x5)
-        if self.form == "softmax":
+        if self.form == "softmax":  # the logistic function on x, y and the confidence, a softmax on the classes
             axis2 = g.const([2])
-            head = g("Slice", y, g.const([0]), g.const([self.coords + 1]), axis2)
+            logistic = np.zeros((1, 1, self.coords + 1, 1, 1), bool)
+            logistic[:, :, [0, 1, self.coords]] = True
+            head = g("Slice", x5, g.const([0]), g.const([self.coords + 1]), axis2)
+            head = g("Where", g.const(logistic, np.bool_), _logistic(g, head), head)
             tail = g("Softmax", g("Slice", x5, g.const([self.coords + 1]), g.const([k]), axis2), axis=2)
             y = g("Concat", head, tail, axis=2)
             dims = g("Concat", g("Slice", shape, g.const([0]), g.const([self.axis])),
@@ -214,7 +213,10 @@ class Regions(Overload):
                        keepdims=1),
                      g("Slice", shape, g.const([self.end_axis + 1]), g.const([4])), axis=0)
             y = g("Reshape", y, dims)
-        else:
+        else:  # the logistic function on all but the coordinates after x and y
+            logistic = np.ones((1, 1, k, 1, 1), bool)
+            logistic[:, :, 2:self.coords] = False
+            y = g("Where", g.const(logistic, np.bool_), _logistic(g, x5), x5)
             y = g("Reshape", y, g("Concat", n, g.const([self.regions * k]), hw, axis=0))
         return g("CastLike", y, "data") if self.cast else y
 
