@@ -67,4 +67,39 @@ def detection_output_scenarios():
     return out
 
 
-SCENARIOS = {"detection_output": detection_output_scenarios}
+def rpn_head(batch: int, anchors: int, height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Objectness (background, foreground probabilities) and box deltas as a Faster R-CNN RPN head gives them. The
+    foreground scores are distinct: OpenVINO orders equal ones as std::partial_sort leaves them, onnx-ext by
+    position (docs/ops/proposal.md), and the check of bench_ops compares the two."""
+    count = batch * anchors * height * width
+    foreground = RNG.permutation(np.linspace(0.001, 0.999, count)).reshape(batch, 1, anchors, height, width)
+    probs = np.concatenate([1 - foreground, foreground], 1)
+    deltas = RNG.standard_normal((batch, 4 * anchors, height, width)) * 0.2
+    return probs.reshape(batch, 2 * anchors, height, width).astype(np.float32), deltas.astype(np.float32)
+
+
+def proposal_scenarios():
+    """Proposal-4 as Faster R-CNN (ResNet-50, 600 x 800 image) uses it: 9 anchors on a 38 x 50 map (17,100
+    proposals), pre_nms_topn 6000, post_nms_topn 300, NMS 0.7; Caffe's boxes (+1) and TensorFlow's."""
+    out = []
+    for name, what, framework, attrs in [
+        ("faster-rcnn", "Faster R-CNN: 38 x 50 x 9 anchors, pre 6000, post 300, NMS 0.7 (Caffe)", "", {}),
+        ("faster-rcnn-tf", "Faster R-CNN: 38 x 50 x 9 anchors, pre 6000, post 300, NMS 0.7 (TensorFlow)",
+         "tensorflow", {}),
+    ]:
+        probs, deltas = rpn_head(1, 9, 38, 50)
+        full = dict(base_size=16, pre_nms_topn=6000, post_nms_topn=300, nms_thresh=0.7, feat_stride=16, min_size=16,
+                    ratio=[0.5, 1.0, 2.0], scale=[8.0, 16.0, 32.0], framework=framework) | attrs
+
+        def ov_model(probs=probs, deltas=deltas, full=full):
+            pp, pd = _param("probs", list(probs.shape), np.float32), _param("deltas", list(deltas.shape), np.float32)
+            image = opset1.constant(np.array([600, 800, 1], np.float32)).output(0)
+            node = NodeFactory("opset4").create("Proposal", [pp.output(0), pd.output(0), image], full)
+            return _model(node, [pp, pd])
+
+        out.append(Scenario("Proposal", name, what, False, ov_model, None, {"probs": probs, "deltas": deltas},
+                            out_elements=300 * 5, vs="openvino"))
+    return out
+
+
+SCENARIOS = {"detection_output": detection_output_scenarios, "proposal": proposal_scenarios}

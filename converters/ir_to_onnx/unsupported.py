@@ -19,7 +19,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "proposal": _DETECTION,
     "generateproposals": _DETECTION,
     "regionyolo": _DETECTION,
     "matrixnms": _DETECTION,

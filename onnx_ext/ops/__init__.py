@@ -14,6 +14,7 @@ SPECS["Transpose"] = import_module(".transpose", __package__).SPEC
 SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
+SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -41,3 +41,25 @@ def detection_output(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     domain_node(ctx, "DetectionOutput", values, [ctx.out(0)], **attrs)
 
+
+
+@translator("Proposal", since=1, until=4, emits=("onnx_ext.Proposal",))
+def proposal(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    attrs = _booleans(ctx, layer, {"clip_before_nms": True, "clip_after_nms": False, "normalize": False})
+    attrs.update(
+        base_size=attr.integer(ctx, layer, "base_size"),
+        pre_nms_topn=attr.integer(ctx, layer, "pre_nms_topn"),
+        post_nms_topn=attr.integer(ctx, layer, "post_nms_topn"),
+        nms_thresh=attr.number(ctx, layer, "nms_thresh"),
+        feat_stride=attr.integer(ctx, layer, "feat_stride"),
+        min_size=attr.integer(ctx, layer, "min_size"),
+        ratio=attr.numbers(ctx, layer, "ratio"),
+        scale=attr.numbers(ctx, layer, "scale"),
+        box_size_scale=attr.number(ctx, layer, "box_size_scale", 1.0),
+        box_coordinate_scale=attr.number(ctx, layer, "box_coordinate_scale", 1.0),
+        framework=attr.string(ctx, layer, "framework", ""),
+        version=version,
+    )
+    values = [ctx.input(i) for i in range(3)]
+    domain_node(ctx, "Proposal", values, [ctx.out(i) for i in range(1 if version == 1 else 2)], **attrs)
