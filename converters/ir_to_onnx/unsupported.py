@@ -22,7 +22,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "generateproposals": _DETECTION,
     "regionyolo": _DETECTION,
     "matrixnms": _DETECTION,
-    "multiclassnms": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,

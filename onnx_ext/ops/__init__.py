@@ -15,6 +15,7 @@ SPECS["PriorBox"] = import_module(".prior_box", __package__).SPEC
 SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).SPEC
 SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
+SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
