@@ -37,7 +37,8 @@ def _schema(spec: OpSpec) -> OpSchema:
                   if a.default is None else OpSchema.Attribute(name, _default(name, a))
                   for name, a in spec.attributes.items()]
     schema = OpSchema(spec.name, DOMAIN, DOMAIN_VERSION, f"OpenVINO's {spec.name} (onnx-ext)",
-                      inputs=inputs, outputs=[OpSchema.FormalParameter(name, _out_var(spec, i))
+                      inputs=inputs, outputs=[OpSchema.FormalParameter(name, _out_var(spec, i),
+                                                                       param_option=_out_option(spec, i))
                                               for i, name in enumerate(spec.outputs)],
                       type_constraints=[(f"T{i}", _TYPES, "") for i in range(len(spec.inputs))]
                       + [(_out_var(spec, i), _TYPES, "") for i in range(len(spec.outputs))],
@@ -48,6 +49,11 @@ def _schema(spec: OpSpec) -> OpSchema:
 
 def _out_var(spec: OpSpec, i: int) -> str:
     return "T_out" if len(spec.outputs) == 1 else f"T_out{i}"
+
+
+def _out_option(spec: OpSpec, i: int):
+    optional = spec.min_outputs is not None and i >= spec.min_outputs
+    return OpSchema.FormalParameterOption.Optional if optional else OpSchema.FormalParameterOption.Single
 
 
 def _option(spec: OpSpec, i: int):

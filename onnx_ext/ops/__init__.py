@@ -22,6 +22,8 @@ SPECS["ROIAlignRotated"] = import_module(".roi_align_rotated", __package__).SPEC
 SPECS["ExperimentalDetectronPriorGridGenerator"] = import_module(".experimental_detectron.grid_topk", __package__).GRID
 SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.grid_topk", __package__).TOPK
 SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.features", __package__).SPEC
+SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
+SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

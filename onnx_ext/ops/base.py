@@ -94,6 +94,9 @@ class OpSpec:
     #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (the seed
     #: ops have theirs in openvino.py).
     openvino: Callable[[dict, list], Any] | None = None
+    #: Outputs every node has; the ones after are optional (Proposal-1 has the boxes only: its nodes have one
+    #: output and a body of one output). None: every output.
+    min_outputs: int | None = None
 
     def output_types(self, attrs: dict, operands: Sequence[Operand]) -> list[ElementType | None]:
         """``output_type`` as one entry per output."""

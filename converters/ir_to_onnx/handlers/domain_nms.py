@@ -41,3 +41,49 @@ def detection_output(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     domain_node(ctx, "DetectionOutput", values, [ctx.out(0)], **attrs)
 
+
+
+@translator("Proposal", since=1, until=4, emits=("onnx_ext.Proposal",))
+def proposal(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    attrs = _booleans(ctx, layer, {"clip_before_nms": True, "clip_after_nms": False, "normalize": False})
+    attrs.update(
+        base_size=attr.integer(ctx, layer, "base_size"),
+        pre_nms_topn=attr.integer(ctx, layer, "pre_nms_topn"),
+        post_nms_topn=attr.integer(ctx, layer, "post_nms_topn"),
+        nms_thresh=attr.number(ctx, layer, "nms_thresh"),
+        feat_stride=attr.integer(ctx, layer, "feat_stride"),
+        min_size=attr.integer(ctx, layer, "min_size"),
+        ratio=attr.numbers(ctx, layer, "ratio"),
+        scale=attr.numbers(ctx, layer, "scale"),
+        box_size_scale=attr.number(ctx, layer, "box_size_scale", 1.0),
+        box_coordinate_scale=attr.number(ctx, layer, "box_coordinate_scale", 1.0),
+        framework=attr.string(ctx, layer, "framework", ""),
+        version=version,
+    )
+    values = [ctx.input(i) for i in range(3)]
+    domain_node(ctx, "Proposal", values, [ctx.out(i) for i in range(1 if version == 1 else 2)], **attrs)
+
+
+@translator("MulticlassNms", since=8, until=9, emits=("onnx_ext.MulticlassNms",))
+def multiclass_nms(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    if ctx.n_inputs() not in (2, 3) or (version == 8 and ctx.n_inputs() != 2):
+        raise ctx.error(f"takes {'2' if version == 8 else '2 or 3'} inputs, the layer has {ctx.n_inputs()}")
+    index_type = attr.element(ctx, layer, "output_type", "i64")
+    if index_type is None or index_type.ov not in ("i32", "i64"):
+        raise ctx.error(f"output_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
+    attrs = _booleans(ctx, layer, {"sort_result_across_batch": False, "normalized": True})
+    attrs.update(
+        sort_result_type=attr.choice(ctx, layer, "sort_result_type", ("classid", "score", "none"), "none"),
+        output_type=index_type.onnx,
+        iou_threshold=attr.number(ctx, layer, "iou_threshold", 0.0),
+        score_threshold=attr.number(ctx, layer, "score_threshold", 0.0),
+        nms_top_k=attr.integer(ctx, layer, "nms_top_k", -1),
+        keep_top_k=attr.integer(ctx, layer, "keep_top_k", -1),
+        background_class=attr.integer(ctx, layer, "background_class", -1),
+        nms_eta=attr.number(ctx, layer, "nms_eta", 1.0),
+        version=version,
+    )
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    domain_node(ctx, "MulticlassNms", values, [ctx.out(i) for i in range(3)], **attrs)
