@@ -96,3 +96,31 @@ def dft_scenarios():
 
 
 SCENARIOS["dft"] = dft_scenarios
+
+
+def gather_tree_scenarios():
+    """GatherTree-1: beam 4 x 64 steps (a batch of 8 and of 1; i32 as translation models give it)."""
+    from openvino import opset1
+
+    out = []
+    for name, batch, t_len, dynamic in [("beam4x64", 8, 64, True), ("beam4x64-static", 8, 64, False),
+                                        ("beam4x64-b1", 1, 64, True), ("beam4x256", 8, 256, True),
+                                        ("beam4x256-static", 8, 256, False)]:
+        step = RNG.integers(0, 30000, (t_len, batch, 4)).astype(np.int32)
+        parent = RNG.integers(0, 4, (t_len, batch, 4)).astype(np.int32)
+        msl = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=step.shape, dynamic=dynamic):
+            dims = [-1, -1, 4] if dynamic else list(shape)
+            s, p = _param("step_ids", dims, np.int32), _param("parent_ids", dims, np.int32)
+            m = _param("max_seq_len", [-1] if dynamic else [shape[1]], np.int32)
+            return _model(opset1.gather_tree(s, p, m, opset1.constant(np.int32(2))), [s, p, m])
+
+        out.append(Scenario("GatherTree", name, f"i32 [{t_len}, {batch}, 4], end_token 2 constant"
+                            + ("" if dynamic else ", static shapes"), False, ov_model, None,
+                            {"step_ids": step, "parent_ids": parent, "max_seq_len": msl},
+                            out_elements=step.size, vs="openvino"))
+    return out
+
+
+SCENARIOS["gather_tree"] = gather_tree_scenarios

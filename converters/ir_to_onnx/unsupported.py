@@ -40,7 +40,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "ctcgreedydecoder": "CTC greedy decoding (no ONNX op)",
     "ctcgreedydecoderseqlen": "CTC greedy decoding (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
-    "gathertree": "beam-search back-tracking (no ONNX op)",
     "fakeconvert": "emulated fp8 rounding with OpenVINO's scale and shift (no ONNX op)",
 }
 

@@ -7,6 +7,7 @@ from . import fake_quantize  # noqa: F401,E402  (compressed weights: decompressi
 from . import (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing,  # noqa: F401,E402
                loops, normalization, promote, recurrent, roi, sampling, spectral)
 from . import color, deformable, istft, lstm_cell_1, matrix, patches, roi_pooling, segments  # noqa: F401,E402
+from . import domain_seq  # noqa: F401,E402  (issue 18: sequences, sampling, run-time forms)
 
 #: The modules of translators batch B (tests/test_ir_translators_b.py has a case for each translator).
 BATCH_B = (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing, loops, normalization, promote,
