@@ -124,3 +124,40 @@ def gather_tree_scenarios():
 
 
 SCENARIOS["gather_tree"] = gather_tree_scenarios
+
+
+def ctc_scenarios():
+    """CTCGreedyDecoder-1 (text recognition: 88 steps x 37 classes) and CTCGreedyDecoderSeqLen-6 (speech:
+    8 x 200 steps x 5,000 word pieces)."""
+    from openvino import opset1, opset6
+
+    out = []
+    for name, t_len, batch, classes in [("text-88x37", 88, 1, 37), ("text-88x37-b16", 88, 16, 37)]:
+        data = RNG.standard_normal((t_len, batch, classes)).astype(np.float32)
+        mask = np.ones((t_len, batch), np.float32)
+        mask[70:, : batch // 2] = 0
+
+        def ov_model(shape=data.shape):
+            d, m = _param("data", [-1, -1, shape[2]], np.float32), _param("mask", [-1, -1], np.float32)
+            return _model(opset1.ctc_greedy_decoder(d, m, True), [d, m])
+
+        out.append(Scenario("CTCGreedyDecoder", name, f"f32 [{t_len}, {batch}, {classes}]", False, ov_model, None,
+                            {"data": data, "mask": mask}, out_elements=t_len * batch, vs="openvino"))
+    for name, batch, t_len, classes in [("speech-8x200x5000", 8, 200, 5000), ("speech-1x50x500", 1, 50, 500)]:
+        data = RNG.standard_normal((batch, t_len, classes)).astype(np.float32)
+        lengths = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=data.shape):
+            d, n = _param("data", [-1, -1, shape[2]], np.float32), _param("lengths", [-1], np.int32)
+            node = opset6.ctc_greedy_decoder_seq_len(d, n, None, True, "i32", "i32")
+            node.output(0).get_tensor().set_names({"y"})
+            node.output(1).get_tensor().set_names({"y_length"})
+            return ov.Model(node.outputs(), [d, n], "bench")
+
+        out.append(Scenario("CTCGreedyDecoderSeqLen", name, f"f32 [{batch}, {t_len}, {classes}], blank C - 1",
+                            False, ov_model, None, {"data": data, "lengths": lengths}, out_elements=batch * t_len,
+                            vs="openvino"))
+    return out
+
+
+SCENARIOS["ctc"] = ctc_scenarios

@@ -37,8 +37,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "deformablepsroipooling": "deformable position-sensitive ROI pooling (no ONNX op)",
     "roialignrotated": "ROIAlign over rotated boxes (no ONNX op)",
     "binaryconvolution": "1-bit convolution (no ONNX op)",
-    "ctcgreedydecoder": "CTC greedy decoding (no ONNX op)",
-    "ctcgreedydecoderseqlen": "CTC greedy decoding (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
     "fakeconvert": "emulated fp8 rounding with OpenVINO's scale and shift (no ONNX op)",
 }

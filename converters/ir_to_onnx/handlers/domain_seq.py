@@ -5,6 +5,7 @@ order computed at run time) are reached from that translator."""
 
 from __future__ import annotations
 
+from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
 from .domain import domain_node
@@ -24,3 +25,20 @@ def _layer_node(ctx: Context, op_type: str, n_outputs: int = 1, **attrs) -> None
 @translator("GatherTree", since=1, emits=("onnx_ext.GatherTree",))
 def gather_tree(ctx: Context, layer) -> None:
     _layer_node(ctx, "GatherTree")
+
+
+@translator("CTCGreedyDecoder", since=1, emits=("onnx_ext.CTCGreedyDecoder",))
+def ctc_greedy_decoder(ctx: Context, layer) -> None:
+    _layer_node(ctx, "CTCGreedyDecoder", ctc_merge_repeated=int(attr.boolean(layer, "ctc_merge_repeated", True)))
+
+
+@translator("CTCGreedyDecoderSeqLen", since=6, emits=("onnx_ext.CTCGreedyDecoderSeqLen",))
+def ctc_greedy_decoder_seq_len(ctx: Context, layer) -> None:
+    types = {}
+    for name in ("classes_index_type", "sequence_length_type"):
+        et = attr.element(ctx, layer, name, "i32")
+        if et is None or et.ov not in ("i32", "i64"):
+            raise ctx.error(f"{name} {et.ov if et else 'dynamic'} is not i32 or i64")
+        types[name] = et.onnx
+    _layer_node(ctx, "CTCGreedyDecoderSeqLen", 2, merge_repeated=int(attr.boolean(layer, "merge_repeated", True)),
+                **types)
