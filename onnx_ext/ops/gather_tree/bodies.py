@@ -128,10 +128,9 @@ def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
                                                  op.Constant(value_floats=[1.0]))),
                                    op.Log(op.Constant(value_floats=[2.0])))), to=INT64.dtype)
     r = q
-    shift = op.Constant(value_ints=[1])
-    for i in range(op.ReduceSum(steps, keepdims=0)):
+    for i in range(op.ReduceSum(steps, keepdims=0)):  # (one loop-carried value: onnxscript orders several by
+        shift = op.Pow(op.Constant(value_ints=[2]), i)  # set iteration, which changes from process to process)
         r = _composed(r, identity, shift)
-        shift = op.Mul(shift, op.Constant(value_int=2))
     return _tree_gather(step_ids, end_token, _checked_paths(parent_ids, r, inside), inside)
 
 
