@@ -161,3 +161,31 @@ def ctc_scenarios():
 
 
 SCENARIOS["ctc"] = ctc_scenarios
+
+
+def random_uniform_scenarios():
+    """RandomUniform-8 with the shape a run-time input: a diffusion model's latent noise [1, 4, 64, 64] (seeds
+    0 and 0, as OpenVINO's PyTorch frontend writes torch.rand: a non-deterministic stream; and seeded, exact
+    Philox or MT19937), and 1M seeded values."""
+    from openvino.utils.node_factory import NodeFactory
+
+    out = []
+    for name, dims, seeds, alignment in [("latent-noise-unseeded", (1, 4, 64, 64), (0, 0), "tensorflow"),
+                                         ("latent-noise-philox", (1, 4, 64, 64), (42, 7), "tensorflow"),
+                                         ("latent-noise-mt19937", (1, 4, 64, 64), (42, 0), "pytorch"),
+                                         ("1M-philox", (1000, 1000), (42, 7), "tensorflow")]:
+        def ov_model(seeds=seeds, alignment=alignment, rank=len(dims)):
+            shape = _param("shape", [rank], np.int64)
+            node = NodeFactory("opset8").create("RandomUniform", [shape.output(0), opset1.constant(np.float32(0)).output(0),
+                                                                  opset1.constant(np.float32(1)).output(0)],
+                                                {"output_type": "f32", "global_seed": seeds[0], "op_seed": seeds[1],
+                                                 "alignment": alignment})
+            return _model(node, [shape])
+
+        out.append(Scenario("RandomUniform", name, f"f32 {list(dims)}, seeds {seeds}, {alignment}", False, ov_model,
+                            None, {"shape": np.array(dims, np.int64)}, out_elements=int(np.prod(dims)),
+                            vs="openvino", of_largest=2.0 if seeds == (0, 0) else None))
+    return out
+
+
+SCENARIOS["random_uniform"] = random_uniform_scenarios

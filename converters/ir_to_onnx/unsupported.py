@@ -15,7 +15,6 @@ _STRINGS = "OpenVINO's packed string tensors"
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "assign": _STATE,
     "readvalue": _STATE,
-    "randomuniform": _RANDOM,
     "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,

@@ -26,3 +26,5 @@ from . import gather_tree  # noqa: E402
 SPECS[gather_tree.SPEC.name] = gather_tree.SPEC
 from . import ctc_greedy_decoder  # noqa: E402
 SPECS.update(ctc_greedy_decoder.SPECS)  # CTCGreedyDecoder-1, CTCGreedyDecoderSeqLen-6
+from . import random_uniform  # noqa: E402
+SPECS[random_uniform.SPEC.name] = random_uniform.SPEC
