@@ -96,3 +96,96 @@ def dft_scenarios():
 
 
 SCENARIOS["dft"] = dft_scenarios
+
+
+def gather_tree_scenarios():
+    """GatherTree-1: beam 4 x 64 steps (a batch of 8 and of 1; i32 as translation models give it)."""
+    from openvino import opset1
+
+    out = []
+    for name, batch, t_len, dynamic in [("beam4x64", 8, 64, True), ("beam4x64-static", 8, 64, False),
+                                        ("beam4x64-b1", 1, 64, True), ("beam4x256", 8, 256, True),
+                                        ("beam4x256-static", 8, 256, False)]:
+        step = RNG.integers(0, 30000, (t_len, batch, 4)).astype(np.int32)
+        parent = RNG.integers(0, 4, (t_len, batch, 4)).astype(np.int32)
+        msl = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=step.shape, dynamic=dynamic):
+            dims = [-1, -1, 4] if dynamic else list(shape)
+            s, p = _param("step_ids", dims, np.int32), _param("parent_ids", dims, np.int32)
+            m = _param("max_seq_len", [-1] if dynamic else [shape[1]], np.int32)
+            return _model(opset1.gather_tree(s, p, m, opset1.constant(np.int32(2))), [s, p, m])
+
+        out.append(Scenario("GatherTree", name, f"i32 [{t_len}, {batch}, 4], end_token 2 constant"
+                            + ("" if dynamic else ", static shapes"), False, ov_model, None,
+                            {"step_ids": step, "parent_ids": parent, "max_seq_len": msl},
+                            out_elements=step.size, vs="openvino"))
+    return out
+
+
+SCENARIOS["gather_tree"] = gather_tree_scenarios
+
+
+def ctc_scenarios():
+    """CTCGreedyDecoder-1 (text recognition: 88 steps x 37 classes) and CTCGreedyDecoderSeqLen-6 (speech:
+    8 x 200 steps x 5,000 word pieces)."""
+    from openvino import opset1, opset6
+
+    out = []
+    for name, t_len, batch, classes in [("text-88x37", 88, 1, 37), ("text-88x37-b16", 88, 16, 37)]:
+        data = RNG.standard_normal((t_len, batch, classes)).astype(np.float32)
+        mask = np.ones((t_len, batch), np.float32)
+        mask[70:, : batch // 2] = 0
+
+        def ov_model(shape=data.shape):
+            d, m = _param("data", [-1, -1, shape[2]], np.float32), _param("mask", [-1, -1], np.float32)
+            return _model(opset1.ctc_greedy_decoder(d, m, True), [d, m])
+
+        out.append(Scenario("CTCGreedyDecoder", name, f"f32 [{t_len}, {batch}, {classes}]", False, ov_model, None,
+                            {"data": data, "mask": mask}, out_elements=t_len * batch, vs="openvino"))
+    for name, batch, t_len, classes in [("speech-8x200x5000", 8, 200, 5000), ("speech-1x50x500", 1, 50, 500)]:
+        data = RNG.standard_normal((batch, t_len, classes)).astype(np.float32)
+        lengths = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=data.shape):
+            d, n = _param("data", [-1, -1, shape[2]], np.float32), _param("lengths", [-1], np.int32)
+            node = opset6.ctc_greedy_decoder_seq_len(d, n, None, True, "i32", "i32")
+            node.output(0).get_tensor().set_names({"y"})
+            node.output(1).get_tensor().set_names({"y_length"})
+            return ov.Model(node.outputs(), [d, n], "bench")
+
+        out.append(Scenario("CTCGreedyDecoderSeqLen", name, f"f32 [{batch}, {t_len}, {classes}], blank C - 1",
+                            False, ov_model, None, {"data": data, "lengths": lengths}, out_elements=batch * t_len,
+                            vs="openvino"))
+    return out
+
+
+SCENARIOS["ctc"] = ctc_scenarios
+
+
+def random_uniform_scenarios():
+    """RandomUniform-8 with the shape a run-time input: a diffusion model's latent noise [1, 4, 64, 64] (seeds
+    0 and 0, as OpenVINO's PyTorch frontend writes torch.rand: a non-deterministic stream; and seeded, exact
+    Philox or MT19937), and 1M seeded values."""
+    from openvino.utils.node_factory import NodeFactory
+
+    out = []
+    for name, dims, seeds, alignment in [("latent-noise-unseeded", (1, 4, 64, 64), (0, 0), "tensorflow"),
+                                         ("latent-noise-philox", (1, 4, 64, 64), (42, 7), "tensorflow"),
+                                         ("latent-noise-mt19937", (1, 4, 64, 64), (42, 0), "pytorch"),
+                                         ("1M-philox", (1000, 1000), (42, 7), "tensorflow")]:
+        def ov_model(seeds=seeds, alignment=alignment, rank=len(dims)):
+            shape = _param("shape", [rank], np.int64)
+            node = NodeFactory("opset8").create("RandomUniform", [shape.output(0), opset1.constant(np.float32(0)).output(0),
+                                                                  opset1.constant(np.float32(1)).output(0)],
+                                                {"output_type": "f32", "global_seed": seeds[0], "op_seed": seeds[1],
+                                                 "alignment": alignment})
+            return _model(node, [shape])
+
+        out.append(Scenario("RandomUniform", name, f"f32 {list(dims)}, seeds {seeds}, {alignment}", False, ov_model,
+                            None, {"shape": np.array(dims, np.int64)}, out_elements=int(np.prod(dims)),
+                            vs="openvino", of_largest=2.0 if seeds == (0, 0) else None))
+    return out
+
+
+SCENARIOS["random_uniform"] = random_uniform_scenarios

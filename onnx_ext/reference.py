@@ -17,7 +17,8 @@ def _op_run_class(spec) -> type[OpRun]:
         )
         return spec.run_reference(*inputs, **attrs)
 
-    return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run})
+    # op_schema None: not the standard op's schema of the same name (RandomUniform's requires 'shape')
+    return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run, "op_schema": None})
 
 
 #: OpRun classes for every op of the domain: ``ReferenceEvaluator(model, new_ops=OP_RUN_CLASSES)``.

@@ -15,7 +15,6 @@ _STRINGS = "OpenVINO's packed string tensors"
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "assign": _STATE,
     "readvalue": _STATE,
-    "randomuniform": _RANDOM,
     "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
@@ -25,10 +24,7 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
     "binaryconvolution": "1-bit convolution (no ONNX op)",
-    "ctcgreedydecoder": "CTC greedy decoding (no ONNX op)",
-    "ctcgreedydecoderseqlen": "CTC greedy decoding (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
-    "gathertree": "beam-search back-tracking (no ONNX op)",
     "fakeconvert": "emulated fp8 rounding with OpenVINO's scale and shift (no ONNX op)",
 }
 

@@ -34,3 +34,11 @@ def spec(op_type: str) -> OpSpec:
 
 
 __all__ = ["SPECS", "spec", "OpSpec", "Operand", "Attr"]
+from . import dft  # noqa: E402
+SPECS.update(dft.SPECS)  # DFT-7, IDFT-7, RDFT-9, IRDFT-9
+from . import gather_tree  # noqa: E402
+SPECS[gather_tree.SPEC.name] = gather_tree.SPEC
+from . import ctc_greedy_decoder  # noqa: E402
+SPECS.update(ctc_greedy_decoder.SPECS)  # CTCGreedyDecoder-1, CTCGreedyDecoderSeqLen-6
+from . import random_uniform  # noqa: E402
+SPECS[random_uniform.SPEC.name] = random_uniform.SPEC

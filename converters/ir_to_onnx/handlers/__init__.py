@@ -9,6 +9,7 @@ from . import (activation, adaptive_pool, bitshift, col2im, deconv, embedding, i
 from . import color, deformable, istft, lstm_cell_1, matrix, patches, roi_pooling, segments  # noqa: F401,E402
 from . import domain_detection  # noqa: F401,E402  (issue 18's detection ops)
 from . import domain_nms  # noqa: F401,E402  (issue 18's detection heads and NMS ops)
+from . import domain_seq  # noqa: F401,E402  (issue 18: sequences, sampling, run-time forms)
 
 #: The modules of translators batch B (tests/test_ir_translators_b.py has a case for each translator).
 BATCH_B = (activation, adaptive_pool, bitshift, col2im, deconv, embedding, indexing, loops, normalization, promote,
