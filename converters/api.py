@@ -14,6 +14,7 @@ import onnx
 from onnx_ext.errors import OnnxExtError
 
 from .ir import IRModel
+from .model_folder import is_model_folder
 from .verify import InputPolicy, VerifyReport, save_ov_model, verify_files
 
 
@@ -29,6 +30,7 @@ class Conversion:
     dst: Path
     written: tuple[Path, ...]
     report: VerifyReport | None = None
+    notes: tuple[str, ...] = ()  # what was left out, one line each (a model folder's tokenizer IRs)
 
     @property
     def ok(self) -> bool:
@@ -45,6 +47,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             dims: Mapping[str, int] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
             int_range: tuple[int, int] = (0, 4), backend: str | None = None) -> Conversion:
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
+
+    ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
+    the folder onnxruntime-genai loads (``converters.model_folder``).
 
     ``src`` may also be an ``openvino.Model`` (what ``openvino.convert_model`` returns), converted
     to ONNX without saving it yourself (it goes through a private temporary directory, weights
@@ -66,6 +71,8 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
+        if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
+            return _folder(src, dst, inline, verify)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
@@ -80,6 +87,15 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             return Conversion(str(src), dst, written, report)
         raise ConvertError(f"cannot tell the direction from {src.name} -> {dst.name}: "
                            "use .xml -> .onnx (IR -> ONNX) or .onnx -> .xml (ONNX -> IR)")
+
+
+def _folder(src: Path, dst: Path, inline: bool, verify: bool) -> Conversion:
+    from .model_folder import convert_folder
+
+    if verify:
+        raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
+    done = convert_folder(src, dst, inline=inline)
+    return Conversion(str(src), dst, done.written, notes=done.notes)
 
 
 def _check_dst(dst: Path, suffix: str, src: str) -> None:

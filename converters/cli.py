@@ -17,6 +17,7 @@ from onnx_ext.errors import OnnxExtError
 from . import batch
 from .batch import one_line
 from .ir import IRError
+from .model_folder import is_model_folder
 
 EXIT_OK, EXIT_MISMATCH, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a tool killed by SIGPIPE
@@ -30,6 +31,8 @@ examples:
   onnx-ext convert models/ out/ --jobs 2                every .xml/.onnx under models/, to the other format,
                                                         same relative paths under out/
   onnx-ext convert a.xml b.onnx out/ --to onnx          several files into a directory
+  onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
+                                                        config.json) to a folder onnxruntime-genai runs
   onnx-ext verify model.xml model.onnx --inputs in.npz
   onnx-ext verify model.xml model.onnx --seed 3 --dim input_ids_d1=16 --backend cpu
 
@@ -221,6 +224,8 @@ def _convert(args) -> int:
         if given:
             raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
     options = _verify_options(args) if args.verify else {}
+    if len(sources) == 1 and is_model_folder(sources[0]):
+        return _convert_single(args, sources[0], dst, options)
     if len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix:
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
@@ -231,7 +236,7 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
 
     start = time.perf_counter()
     result = convert(src, dst, inline=args.inline, verify=args.verify, **options)
-    _say(args, f"wrote {' and '.join(map(str, result.written))}")
+    _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
     return _show_report(args, result.report) if result.report else EXIT_OK

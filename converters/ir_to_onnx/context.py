@@ -121,6 +121,8 @@ class Context:
         self.param_values: dict[int, Value] | None = None
         self._producers = ir_model.producers()
         self._scope: dict[str, ir.Value] = {}  # the values this graph defines, by name
+        #: Stateful models: the variables and the graph inputs/outputs they become (handlers/state.py).
+        self.state = None
         if parent is None:
             #: name -> the array of each constant (IR weights: views of the mapped .bin)
             self.constants: dict[str, np.ndarray] = {}

@@ -20,6 +20,7 @@ from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
 from .handlers.decompression import decompression_subgraphs
+from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
 from .ranks import infer_rank
 from .registry import lookup
@@ -60,6 +61,12 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
         model, weights = _convert(read_ir(xml_path, bin_path), inline)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
+
+
+def convert_model(ir_model: IRModel, *, inline: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both)."""
+    with _no_cyclic_gc():
+        return _convert(ir_model, inline)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
@@ -111,8 +118,10 @@ def _no_cyclic_gc():
 def translate_graph(ctx: Context, layers: list[Layer]) -> None:
     """Run the translators of ``layers`` (producers first) in ``ctx``."""
     _rank_knowledge(ctx, layers)
+    stateful = plan_state(ctx, layers)  # ReadValue/Assign: graph inputs/outputs named first; beam_idx dropped
     assign_names(ctx, ctx.ir, layers)
     subgraphs = decompression_subgraphs(ctx, layers)  # compressed weights: one node in their place
+    subgraphs.update(stateful)
     for layer in layers:
         ctx.layer = layer
         if layer.id in subgraphs and subgraphs[layer.id] is None:
@@ -131,6 +140,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
             if (layer.id, port.id) not in ctx.values:
                 ctx.values[(layer.id, port.id)] = ctx.hinted(i)
     ctx.layer = None
+    order_state_io(ctx)
 
 
 def _check_empty_ports(ctx: Context, layer: Layer) -> None:
@@ -162,10 +172,12 @@ def translate_body(ctx: Context, results: list[int], name: str) -> list[ir.Value
 
 
 def live_layers(ir_model: IRModel) -> list[Layer]:
-    """Layers that reach a Result, and every Parameter, producers first (as OpenVINO's
+    """Layers that reach a Result or an Assign, and every Parameter, producers first (as OpenVINO's
     reader builds the model: layers feeding no Result are dropped). On the IR's layers,
-    not the ONNX graph: ``check_supported`` lists only what is live."""
+    not the ONNX graph: ``check_supported`` lists only what is live. A ReadValue's initial value
+    is not: the ReadValue becomes a graph input (handlers/state.py)."""
     order = ir_model.topological_layers()
+    state_reads = {layer.id for layer in ir_model.layers if layer.type.lower() == "readvalue"}
     preds: dict[int, set[int]] = {layer.id: set() for layer in ir_model.layers}
     for e in ir_model.edges:
         preds[e.to_layer].add(e.from_layer)
@@ -176,7 +188,8 @@ def live_layers(ir_model: IRModel) -> list[Layer]:
         if lid in live:
             continue
         live.add(lid)
-        stack.extend(preds[lid])
+        if lid not in state_reads:
+            stack.extend(preds[lid])
     return [layer for layer in order if layer.id in live or layer.type.lower() == "parameter"]
 
 
