@@ -128,6 +128,8 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
     convert.add_argument("dst", type=Path, metavar="DST", help="the output file, or a directory")
     convert.add_argument("--inline", action="store_true", help="IR -> ONNX: plain standard ONNX, no domain functions")
+    convert.add_argument("--no-contrib", dest="contrib", action="store_false",
+                         help="IR -> ONNX: no onnxruntime contrib op (MatMulNBits for compressed weights)")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
@@ -235,7 +237,7 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     from .api import convert
 
     start = time.perf_counter()
-    result = convert(src, dst, inline=args.inline, verify=args.verify, **options)
+    result = convert(src, dst, inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
     _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
@@ -244,7 +246,7 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
 
 def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
     jobs = batch.plan(sources, dst, args.to)
-    settings = dict(inline=args.inline, verify=args.verify, **options)
+    settings = dict(inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
     if n_jobs < 1:
         raise OnnxExtError(f"--jobs {n_jobs}: expected at least 1")

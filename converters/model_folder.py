@@ -50,7 +50,7 @@ def is_model_folder(path) -> bool:
     return path.is_dir() and (path / MODEL_XML).is_file()
 
 
-def convert_folder(src, dst, *, inline: bool = False) -> FolderConversion:
+def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> FolderConversion:
     """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module)."""
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
@@ -62,7 +62,7 @@ def convert_folder(src, dst, *, inline: bool = False) -> FolderConversion:
                         why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
-    model, weights = convert_model(ir_model, inline=inline)
+    model, weights = convert_model(ir_model, inline=inline, contrib=contrib)
     genai = genai_config(config, generation, model, src, attention_heads(ir_model))
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
                     and not p.name.startswith("openvino_")

@@ -250,3 +250,24 @@ def test_bad_folder_is_one_line_error(change, message, llm_cache, tmp_path):
         convert(bad, out)
     assert not out.exists()
     shutil.rmtree(bad)
+
+
+def test_no_contrib_form_is_standard_onnx(llm_cache, tmp_path):
+    """``contrib=False`` (``--no-contrib``): no com.microsoft op, the int4/int8 linear layers as DequantizeLinear +
+    MatMul (f16 scales: the weights rounded to f16 where OpenVINO dequantizes in f32, so the logits are close,
+    not equal), the embedding's rows still gathered compressed."""
+    import onnx
+
+    from converters.model_folder import convert_folder
+
+    src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
+    out = tmp_path / "plain"
+    convert_folder(src, out, contrib=False)
+    model = onnx.load(str(out / "model.onnx"), load_external_data=False)
+    assert {o.domain for o in model.opset_import} <= {"", "org.openvinotoolkit.onnx_ext"}
+    assert "DequantizeLinear" in {n.op_type for n in model.graph.node}
+    ids, mask = gen.left_padded(_prompts([7], seed=3), pad=0)
+    want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 4)
+    got = gen.greedy_onnxruntime(out / "model.onnx", ids, mask, 4)
+    scale = float(np.abs(want.logits[0]).max())
+    assert float(np.abs(got.logits[0] - want.logits[0]).max()) <= 1e-2 * scale

@@ -133,6 +133,8 @@ class Context:
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
+            #: Whether onnxruntime's contrib ops (com.microsoft: MatMulNBits) may be emitted; False: standard ONNX.
+            self.contrib = True
             #: The dims and type an IR port declared, by value name, where the translation took them as
             #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}

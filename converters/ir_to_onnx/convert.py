@@ -28,7 +28,7 @@ from .shape_hints import HintsContradicted, warn
 from .unsupported import no_onnx_equivalent
 
 
-def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
+def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True) -> onnx.ModelProto:
     """The ONNX model of ``ir_model``: nodes of the onnx-ext domain with their function
     bodies attached, or (``inline=True``) plain standard ONNX.
 
@@ -38,14 +38,14 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, weights = _convert(ir_model, inline)
+    model, weights = _convert(ir_model, inline, contrib)
     for tensor in weights:
         ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
     return model
 
 
 def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
-                    external_data: bool | None = None) -> Path:
+                    external_data: bool | None = None, contrib: bool = True) -> Path:
     """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
 
     The model is written to a temporary file beside ``onnx_path`` and renamed
@@ -58,22 +58,23 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        model, weights = _convert(read_ir(xml_path, bin_path), inline)
+        model, weights = _convert(read_ir(xml_path, bin_path), inline, contrib)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
-def convert_model(ir_model: IRModel, *, inline: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def convert_model(ir_model: IRModel, *, inline: bool = False,
+                  contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both)."""
     with _no_cyclic_gc():
-        return _convert(ir_model, inline)
+        return _convert(ir_model, inline, contrib)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def _convert(ir_model: IRModel, inline: bool, contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (see ``assemble``). Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
@@ -82,6 +83,7 @@ def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.
     with _no_cyclic_gc():
         for _ in range(MAX_TRANSLATIONS):
             ctx = Context(ir_model, hint_overrides=dict(overrides))
+            ctx.contrib = contrib
             try:
                 try:
                     translate_graph(ctx, layers)

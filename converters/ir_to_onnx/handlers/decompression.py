@@ -268,6 +268,8 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
     if not users or not USE_MATMUL_NBITS:
         return []
+    if not ctx.root.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
+        users = users if all(_is(u, "Gather") for u in users) else []
     block = None
     for layer, index in users:
         if _is((layer, index), "MatMul") and index == 1:
