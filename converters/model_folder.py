@@ -5,7 +5,8 @@ recognised by its ``openvino_model.xml``; it also holds ``config.json``, usually
 ``generation_config.json``, the tokenizer files and OpenVINO tokenizer IRs. ``convert_folder`` writes:
 
 - ``model.onnx`` + ``model.onnx.data``: the IR converted (its state as graph inputs/outputs:
-  ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py);
+  ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py), RMSNorms fused into
+  onnxruntime's SimplifiedLayerNormalization unless ``contrib=False`` (ir_to_onnx/fusions.py);
 - ``genai_config.json``: onnxruntime-genai's description of the decoder, filled from ``config.json``
   and ``generation_config.json``, checked against the IR (layers, heads, head size, vocabulary);
 - every other file of the folder copied (config, tokenizer), except the OpenVINO IRs: the tokenizer
@@ -54,6 +55,7 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> F
     """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module)."""
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
+    from .ir_to_onnx.fusions import fuse_for_onnxruntime
 
     src, dst = Path(src), Path(dst)
     if dst.exists() and not dst.is_dir():
@@ -63,6 +65,8 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> F
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
     model, weights = convert_model(ir_model, inline=inline, contrib=contrib)
+    if contrib:  # onnxruntime's fused forms (SimplifiedLayerNormalization)
+        model, _ = fuse_for_onnxruntime(model)
     genai = genai_config(config, generation, model, src, attention_heads(ir_model))
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
                     and not p.name.startswith("openvino_")
