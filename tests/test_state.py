@@ -112,7 +112,8 @@ def test_accumulator_state(tmp_path):
 
 
 def test_kv_cache_names_and_order():
-    assert stateless_names("past_key_values.3.valuepresent.3.value") == ("past_key_values.3.value", "present.3.value", 7)
+    assert stateless_names("past_key_values.3.valuepresent.3.value") == \
+        ("past_key_values.3.value", "present.3.value", 7)
     assert stateless_names("past_key_values.3.keypresent.3.key")[2] == 6
     assert stateless_names("past_key_values.1.keypresent.2.key")[2] == -1  # layers disagree: no known order
     assert stateless_names("cache_params.past.conv.2cache_params.present.conv.2") == \

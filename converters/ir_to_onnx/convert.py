@@ -74,7 +74,8 @@ def convert_model(ir_model: IRModel, *, inline: bool = False,
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool, contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def _convert(ir_model: IRModel, inline: bool,
+             contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (see ``assemble``). Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)

@@ -5,7 +5,9 @@ Rewrites on the converted graph with onnxscript's pattern rewriter (``onnxscript
 - RMSNorm, as OpenVINO writes it from PyTorch's ``x * rsqrt(mean(x^2) + eps) * w``:
   ``Mul(w, Mul(x, Div(1, Sqrt(Add(ReduceMean(Pow(x, 2), [-1]), eps)))))`` -> onnxruntime's
   ``SimplifiedLayerNormalization(x, w, axis=-1, epsilon=eps)`` (f32 statistics): one kernel for seven,
-  within a few ulps of the decomposed form.
+  within a few ulps of the decomposed form;
+- the residual Add before such a norm -> ``com.microsoft.SkipSimplifiedLayerNormalization(a, b, w)``, whose
+  fourth output is the sum that the residual stream goes on with.
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
 (0 fusions on a converted Llama). Attention stays decomposed (MatMul, Softmax, a Concat cache).
@@ -38,9 +40,24 @@ def _simplified_layer_norm(op, x, two, axes, eps, one, w, **_):
     return op.SimplifiedLayerNormalization(x, w, axis=-1, epsilon=_scalar(eps), stash_type=1)
 
 
+def _residual_norm(op, a, b, w):
+    total = op.Add(a, b)
+    return op.SimplifiedLayerNormalization(total, w, _allow_other_attributes=True, _outputs=["normed"]), total
+
+
+def _skip_simplified_layer_norm(op, a, b, w, normed, **_):
+    epsilon = normed.producer().attributes["epsilon"].value
+    gamma = op.Reshape(w, op.Constant(value_ints=[-1]))  # [1, 1, H] in the IR; the op takes [H] (folded at load)
+    out = op.SkipSimplifiedLayerNormalization(a, b, gamma, epsilon=epsilon, _domain=MS_DOMAIN, _outputs=4)
+    return out[0], out[3]  # the normalised sum, and the sum (the residual stream goes on)
+
+
+MS_DOMAIN = "com.microsoft"
 #: The ops the rewrites emit.
-FUSED_OPS = ("SimplifiedLayerNormalization",)
-RULES = pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True)
+FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "Reshape", "Constant")
+#: Applied in turn: the residual Add joins a norm the first made.
+RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
+         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True))
 
 
 def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
@@ -56,9 +73,10 @@ def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
         ir_model = ir.serde.deserialize_model(model)
     finally:
         del graph.input[len(graph.input) - len(stand_ins):]
-    count = RULES.apply_to_model(ir_model)
+    count = sum(rules.apply_to_model(ir_model) for rules in RULES)
     if not count:
         return model, 0
+    ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
     fused = ir.serde.serialize_model(ir_model)
     del fused.graph.input[len(fused.graph.input) - len(stand_ins):]

@@ -24,9 +24,9 @@ PAD, BOS, EOS = 0, 1, 2
 VOCAB = 320
 GROUP_SIZE = 16
 
-_COMMON = dict(initializer_range=0.1, vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-               num_key_value_heads=2, max_position_embeddings=256, pad_token_id=PAD, bos_token_id=BOS,
-               eos_token_id=EOS)
+_COMMON = dict(initializer_range=0.1, vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256, pad_token_id=PAD,
+               bos_token_id=BOS, eos_token_id=EOS)
 
 
 def config(family: str, **overrides):

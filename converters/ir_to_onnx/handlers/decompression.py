@@ -55,10 +55,12 @@ class Decompression:
     #: The layers that take the weights compressed, when they are all the subgraph feeds: MatMuls that
     #: become MatMulNBits, Gathers of rows (embeddings) that dequantize only the rows they gather.
     users: list[Layer] = field(default_factory=list)
+    #: 8-bit weights of a MatMul: dequantized in f32 by ops on constants, which onnxruntime folds at load.
+    folded: bool = False
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
-            _dequantize_linear(ctx, self)
+            (_folded_f32 if self.folded else _dequantize_linear)(ctx, self)
         elif layer.type.lower() == "matmul":
             _matmul_nbits(ctx, self)
         else:
@@ -259,6 +261,26 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
     ctx.set_type(0, d.out_type)
 
 
+def _folded_f32(ctx: Context, d: Decompression) -> None:
+    """(w - zp) * scale in f32 on the constants: exact to OpenVINO's CPU plugin at f32 (which dequantizes in
+    f32), and onnxruntime's constant folding computes it once, at load; the file keeps the 8-bit weights.
+    (DequantizeLinear is neither: with f16 scales it rounds the weights to f16, and with f32 ones onnxruntime
+    rewrites it with the MatMul into a kernel that quantizes the activations.)"""
+    f32, rank = d.out_type, d.weights.ndim
+    shape = [1] * rank
+    if d.axis is not None:
+        shape[d.axis] = d.weights.shape[d.axis]
+    def widened(array: np.ndarray, hint: str, to_shape=None) -> str:  # stored as the IR stores it (u8, f16)
+        array = np.asarray(array) if to_shape is None else np.asarray(array).reshape(to_shape)
+        return ctx.cast(ctx.const(array, hint=hint), from_numpy(array.dtype), f32)
+
+    w = widened(d.weights, "weights")
+    if d.zero_point is not None:
+        w = ctx.one("Sub", [w, widened(d.zero_point, "zero_point", shape)])
+    ctx.one("Mul", [w, widened(d.scale, "scale", shape)], ctx.out(0))
+    ctx.set_type(0, f32)
+
+
 # --- MatMulNBits and row gathers -------------------------------------------------------------
 
 
@@ -266,6 +288,10 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     """Every consumer of the subgraph, when each can take the weights compressed: a MatMul as MatMulNBits
     (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
+    if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
+            any(_is(u, "MatMul") for u in users):
+        d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
+        return []
     if not users or not USE_MATMUL_NBITS:
         return []
     if not ctx.root.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
@@ -289,11 +315,11 @@ def _row_block(k: int) -> int:
 
 
 def _nbits_block(d: Decompression, matmul: Layer) -> int | None:
-    """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4- or 8-bit weights [N, K] in
+    """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights [N, K] in
     groups along K or per row (or tensor), the MatMul's second input, transposed; a float input of the
     result's type."""
-    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16"):
-        return None
+    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16") or from_numpy(d.weights.dtype).bits != 4:
+        return None  # (8-bit MatMulNBits is exact but has no fast CPU kernel: 8-bit weights are folded instead)
     n, k = d.weights.shape
     if d.block_size is not None and d.axis == 1:
         block = d.block_size
