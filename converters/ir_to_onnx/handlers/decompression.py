@@ -413,21 +413,8 @@ def _gather_rows(ctx: Context, d: Decompression) -> None:
         return out
 
     f32 = d.out_type
-    k = d.weights.shape[1]
     zero_point = d.zero_point
-    if d.block_size is not None and k % d.block_size == 0:
-        # tied to an lm_head (MatMulNBits): the same bytes, one initializer (assemble shares equal ones)
-        table, shift = _nbits_values(d)
-        rows = gathered(table, "weights")
-        rank = indices.rank
-        shape = ctx.i64([0] * rank + [k]) if rank is not None else ctx.one("Concat", [
-            ctx.one("Shape", [indices.name]), ctx.i64([k])], axis=0)
-        rows = ctx.cast(ctx.one("Reshape", [rows, shape]), from_numpy(np.dtype(np.uint8)), f32)
-        if shift:
-            zero_point = np.zeros((), np.int16) if zero_point is None else zero_point.astype(np.int16)
-            zero_point = zero_point + shift
-    else:
-        rows = ctx.cast(gathered(d.weights, "weights"), from_numpy(d.weights.dtype), f32)
+    rows = ctx.cast(gathered(d.weights, "weights"), from_numpy(d.weights.dtype), f32)
     per_row = d.scale.size > 1 or (zero_point is not None and zero_point.size > 1)
     if zero_point is not None:
         zp = np.asarray(zero_point).astype(f32.numpy)
