@@ -14,6 +14,7 @@ import onnx
 from onnx_ext.errors import OnnxExtError
 
 from .ir import IRModel
+from .model_folder import is_model_folder
 from .verify.inputs import load_inputs
 from .verify import InputPolicy, VerifyError, VerifyReport, make_policy, save_ov_model, verify_files
 
@@ -30,6 +31,7 @@ class Conversion:
     dst: Path
     written: tuple[Path, ...]
     report: VerifyReport | None = None
+    notes: tuple[str, ...] = ()  # what was left out, one line each (a model folder's tokenizer IRs)
 
     @property
     def ok(self) -> bool:
@@ -46,12 +48,16 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             dynamic_size: int | None = None, dims: Mapping[str, int] | None = None,
             shapes: Mapping[str, Sequence[int]] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
             int_range: tuple[int, int] = (0, 4), backend: str | None = None,
-            policy: InputPolicy | None = None) -> Conversion:
+            policy: InputPolicy | None = None, contrib: bool = True) -> Conversion:
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
+
+    ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
+    the folder onnxruntime-genai loads (``converters.model_folder``).
 
     ``src`` may also be an ``openvino.Model`` (what ``openvino.convert_model`` returns), converted
     to ONNX without saving it yourself (it goes through a private temporary directory, weights
     uncompressed). ``inline``: IR -> ONNX gives plain standard ONNX, no domain functions.
+    ``contrib=False``: IR -> ONNX emits no onnxruntime contrib op (MatMulNBits): standard ONNX only.
     ``external_data``: IR -> ONNX keeps weights in ``<dst>.data`` (default: only past 2 GB).
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
@@ -70,15 +76,17 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
         if is_ov_model(src):
             _check_dst(dst, ".onnx", "an openvino.Model")
             xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
-            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options)
+            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options, contrib)
         if not isinstance(src, (str, Path)):
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
+        if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
+            return _folder(src, dst, inline, verify, contrib)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
-            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options)
+            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options, contrib)
         if direction == (".onnx", ".xml"):
             _check_dst(dst, ".xml", str(src))
             if inline:
@@ -116,6 +124,13 @@ def _inputs_for(src: Path, inputs):
             raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
                               f"{', '.join(t.name for t in declared)})")
     return feeds
+def _folder(src: Path, dst: Path, inline: bool, verify: bool, contrib: bool) -> Conversion:
+    from .model_folder import convert_folder
+
+    if verify:
+        raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
+    done = convert_folder(src, dst, inline=inline, contrib=contrib)
+    return Conversion(str(src), dst, done.written, notes=done.notes)
 
 
 def _check_dst(dst: Path, suffix: str, src: str) -> None:
@@ -140,10 +155,10 @@ def _onnx_to_ir_file(src: Path, dst: Path) -> None:
 
 
 def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
-                     options: dict) -> Conversion:
+                     options: dict, contrib: bool = True) -> Conversion:
     from .ir_to_onnx import convert_ir_file
 
-    convert_ir_file(xml, dst, inline=inline, external_data=external_data)
+    convert_ir_file(xml, dst, inline=inline, external_data=external_data, contrib=contrib)
     written = (dst,) + ((dst.with_name(dst.name + ".data"),) if dst.with_name(dst.name + ".data").exists() else ())
     report = _verified(written, verify_files, xml, dst, ir_label=label, **options) if verify else None
     return Conversion(label, dst, written, report)

@@ -28,6 +28,8 @@ examples:
                                                         same relative paths under out/
   onnx-ext convert a.xml b.onnx out/                    several files into a directory, each to the other format
   onnx-ext convert models/ out/ --to onnx               only the IR files under models/, to ONNX
+  onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
+                                                        config.json) to a folder onnxruntime-genai runs
   onnx-ext verify model.xml model.onnx --inputs in.npz
   onnx-ext verify model.xml model.onnx --shape input_ids=2,16 --backend cpu
 
@@ -131,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
     convert.add_argument("dst", type=Path, metavar="DST", help="the output file, or a directory")
     convert.add_argument("--inline", action="store_true", help="IR -> ONNX: plain standard ONNX, no domain functions")
+    convert.add_argument("--no-contrib", dest="contrib", action="store_false",
+                         help="IR -> ONNX: no onnxruntime contrib op (MatMulNBits for compressed weights)")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
@@ -249,9 +253,11 @@ def _convert(args) -> int:
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
             raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
+    from .model_folder import is_model_folder
+
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix
     options = _verify_options(args, batch=not single) if args.verify else {}
-    if single:
+    if single or (len(sources) == 1 and is_model_folder(sources[0])):
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
 
@@ -260,8 +266,8 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     from .api import convert
 
     start = time.perf_counter()
-    result = convert(src, dst, inline=args.inline, verify=args.verify, **options)
-    _say(args, f"wrote {' and '.join(map(str, result.written))}")
+    result = convert(src, dst, inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
+    _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
     return _show_report(args, result.report) if result.report else EXIT_OK
@@ -271,7 +277,7 @@ def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
     from . import batch
 
     jobs = batch.plan(sources, dst, args.to)
-    settings = dict(inline=args.inline, verify=args.verify, **options)
+    settings = dict(inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
     outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet, details=args.verbose)
     failed = [o for o in outcomes if o.status == "failed"]

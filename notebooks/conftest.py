@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 
 #: Notebook -> the modules of the `models` extra it imports.
-NEEDS = {"02_convert_a_real_model.ipynb": ("torch", "transformers")}
+NEEDS = {"02_convert_a_real_model.ipynb": ("torch", "transformers"),
+         "04_llm_to_onnx_genai.ipynb": ("torch", "transformers", "optimum", "onnxruntime_genai")}
+#: Notebook -> the extra that brings its modules.
+EXTRA = {"04_llm_to_onnx_genai.ipynb": "llm"}
 HERE = Path(__file__).resolve().parent
 
 
@@ -33,7 +36,8 @@ def pytest_collection_modifyitems(config, items):
         needs = NEEDS.get(path.name, ()) if path.parent == HERE else ()
         missing = [m for m in needs if importlib.util.find_spec(m) is None]
         if missing:
-            item.add_marker(pytest.mark.skip(reason=f"{missing[0]} is not installed (the `models` extra)"))
+            extra = EXTRA.get(path.name, "models")
+            item.add_marker(pytest.mark.skip(reason=f"{missing[0]} is not installed (the `{extra}` extra)"))
         elif "transformers" in needs and _torchvision_breaks_transformers():
             item.add_marker(pytest.mark.skip(reason="torchvision is installed and does not import on this machine "
                                                     "(a CUDA build), so neither does transformers: docs/install.md"))

@@ -6,15 +6,13 @@ coverage table say which is which.
 
 from __future__ import annotations
 
-_STATE = "model state across inferences (ONNX graphs are stateless)"
 _RANDOM = "OpenVINO's random generator (ONNX's random ops draw other numbers)"
 _DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
 _STRINGS = "OpenVINO's packed string tensors"
 
 #: lower-case IR layer type -> why it has no ONNX equivalent (every version).
 NO_ONNX_EQUIVALENT: dict[str, str] = {
-    "assign": _STATE,
-    "readvalue": _STATE,
+    "randomuniform": _RANDOM,
     "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
