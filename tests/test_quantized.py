@@ -332,18 +332,27 @@ def test_matmul_nbits_before_the_output_is_typed(tmp_path):
 
 @pytest.mark.parametrize("wtype, zero_point", [("u8", True), ("i8", False), ("u4", True)])
 def test_compressed_embedding_gather(wtype, zero_point, tmp_path):
-    """NNCF keeps embeddings 8-bit (asymmetric: a zero point per row): DequantizeLinear then Gather."""
+    """NNCF keeps embeddings 8-bit (asymmetric: a zero point per row): the rows gathered from the 8-bit table
+    and dequantized (Gather, Cast, [Sub,] Mul); 4-bit tables: DequantizeLinear then Gather."""
     rng = np.random.default_rng(16)
     model_ov, _, weights = _decompression_model(wtype, None, zero_point, "output", n=50, k=16, rng=rng)
     table = model_ov.get_results()[0].input(0).get_source_output()
     ids = ops.parameter([-1, -1], np.int64, name="ids")
     xml = _save(ov.Model([ops.gather(table, ids, ops.constant(np.int64(0)))], [ids], "embedding"), tmp_path)
     model = convert(xml)
-    assert "DequantizeLinear" in _ops(model) and "Gather" in _ops(model)
+    if wtype == "u4":
+        assert "DequantizeLinear" in _ops(model) and "Gather" in _ops(model)
+    else:  # nothing dequantized but the rows gathered
+        assert "DequantizeLinear" not in _ops(model) and {"Gather", "Mul"} <= _ops(model)
+        assert {"u8": "UINT8", "i8": "INT8"}[wtype] in _initializer_types(model)
     feeds = [rng.integers(0, 50, (2, 7)).astype(np.int64)]
-    got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
+    got = run_onnx(model, feeds)[0]
+    if wtype == "u4":  # as OpenVINO's reference: each product rounded to the scale's f16
+        want = evaluate_ir(xml, feeds)[0]
+        np.testing.assert_array_equal(got, weights[feeds[0]])
+    else:  # 8-bit rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md)
+        want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
     assert_close(got, want, "embedding rows", ulps=0)
-    np.testing.assert_array_equal(got, weights[feeds[0]])
 
 
 def test_non_integer_zero_point_stays_layer_by_layer(tmp_path):
@@ -509,10 +518,9 @@ def test_nncf_encoder_matches_openvino(name, quantized_cache, tmp_path, request)
         inits = {i.name: i for i in model.graph.initializer}
         assert {inits[n.input[2]].data_type for n in q_nodes} == {onnx.TensorProto.UINT8}
         assert "UINT8" in _initializer_types(model)  # weights beside u8 activations: u8 x u8
-    elif "int4" in name:
-        assert "MatMulNBits" in ops_ and "DequantizeLinear" in ops_  # embeddings and the last layer 8-bit
-    else:
-        assert "DequantizeLinear" in ops_ and "MatMulNBits" not in ops_
+    else:  # 4-bit linear layers as MatMulNBits; 8-bit ones (every one in int8, the embeddings and the last
+        # layer in int4) dequantized in f32 from the 8-bit initializers at load, or their rows gathered
+        assert ("MatMulNBits" in ops_) == ("int4" in name) and "DequantizeLinear" not in ops_
     assert _initializer_bytes(model) <= 1.35 * xml.with_suffix(".bin").stat().st_size
     compiled = ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)
     sessions = _sessions(model)

@@ -12,7 +12,6 @@ _STRINGS = "OpenVINO's packed string tensors"
 
 #: lower-case IR layer type -> why it has no ONNX equivalent (every version).
 NO_ONNX_EQUIVALENT: dict[str, str] = {
-    "randomuniform": _RANDOM,
     "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
