@@ -10,8 +10,6 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^AdaptiveAvgPool-8\[.*\](i|u)\d+", r"values differ",
      "integer data: the average rounds otherwise than OpenVINO's CPU plugin (no reference evaluate)"),
     (r"^EmbeddingBagOffsetsSum-3\[\$form=empty_bag\]f16", r"values differ", "f16 sums: to be analysed"),
-    (r"^LogicalNot-1\[\](?!boolean)", r"dtype bool, OpenVINO",
-     "non-boolean data: OpenVINO's LogicalNot keeps the element type, the translation gives bool"),
     (r"^NonMaxSuppression-\d+\[box_encoding=center", r"values differ", "center box encoding: to be analysed"),
     (r":dyn_rank:", r"shape \(|run-error|must have the same|Non-zero status code",
      "data of dynamic rank made by a Reshape to a runtime shape: the IR writes its port with no <dim>, "
