@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from ir_generator.cases import all_cases, attribute_combinations, default_attributes, families, find, \
-    ov_name_and_opset
+    ov_name_and_opset, type_cases
 from ir_generator.known import known_cause
 from ir_generator.pool import run_cases
 from ir_generator.report import select
@@ -55,6 +55,18 @@ def test_outcomes_of_known_cases():
     assert run_case(find("Sqrt-1[]boolean:static:plain"))["outcome"] == "ov-rejects"
     refused = run_case(find("Gather-8[batch_dims=0,$axis=0,$indices=in_range]f32,I=i64:dyn_rank:plain"))
     assert refused["outcome"] in ("match", "refused"), refused
+
+
+def test_every_element_type_of_every_translator_loads(tmp_path):
+    """For every translator, one layer per element type OpenVINO accepts for it: either onnx's full checker
+    and onnxruntime accept the converted model, or the converter refuses it with one line naming a layer
+    (its values are compared with OpenVINO in the sample below and in the slow sweep)."""
+    cases = type_cases()
+    assert len({c.family for c in cases}) == len(families()) - len(UNBUILDABLE)
+    results = {c.id: r for c, r in run_cases(cases, jobs=1, keep=tmp_path, load_only=True)}
+    bad = [f"{i}: {r['outcome']}: {r['message'][:300]}" for i, r in results.items()
+           if r["outcome"] not in ("match", "refused", "ov-rejects")]
+    assert not bad, "\n".join(bad)
 
 
 #: The default run's sample: cases spread over every op version (seeded: the same cases every run).

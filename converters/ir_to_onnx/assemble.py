@@ -1,9 +1,11 @@
 """The onnx_ir model of a translated graph: equal constants shared, unused ones dropped, the IR's
-declared shapes checked against ONNX's shape inference (shape_hints.py), the domain's bodies
-attached (or inlined), checked by ``onnx.checker``."""
+declared shapes checked against ONNX's strict shape inference (shape_hints.py), what onnxruntime
+would not load refused (loadable.py), the domain's bodies attached (or inlined), checked by
+``onnx.checker``."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
+from .loadable import check_loadable
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -36,7 +39,8 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         checked = ir.serde.serialize_model(model)
         # The domain's ops by their schemas, not their bodies; before the checker, which would call a
         # model made invalid by a wrong declared type invalid where check_hints names the type.
-        check_hints(checked, ctx.hints)
+        inferred = check_hints(checked, ctx.hints)
+        check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
         onnx.checker.check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)
@@ -45,9 +49,17 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
-        raise IRError(" ".join(f"{ctx.ir.source}: the converted model is invalid: {e}".split())) from None
+        raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}"
+                               .split())) from None
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
+
+
+def _owner(ctx: Context, message: str) -> str:
+    """``"layer N 'name' (Type-opsetN): "`` when ``message`` (onnx's) names a node a layer made, else ""."""
+    found = re.search(r"node name: (.+?)\)", message) or re.search(r"Node \((.+?)\)", message)
+    owner = ctx.node_owners.get(found.group(1)) if found else None
+    return f"{owner}: " if owner else ""
 
 
 def check_hints_so_far(ctx: Context) -> None:

@@ -129,6 +129,8 @@ class Context:
             #: name -> the initializer of each constant a node reads (see ``initializer``)
             self.initializers: dict[str, ir.Value] = {}
             self.names = Names()
+            #: node name -> the layer that made it (``Layer.describe()``), for messages about nodes
+            self.node_owners: dict[str, str] = {}
             self._const_cache: dict[tuple, str] = {}
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
@@ -145,6 +147,7 @@ class Context:
             self.constants = self.root.constants
             self.initializers = self.root.initializers
             self.names = self.root.names
+            self.node_owners = self.root.node_owners
             self._const_cache = self.root._const_cache
 
     @property
@@ -300,6 +303,8 @@ class Context:
         for value in node.outputs:
             if value.name:
                 self._scope[value.name] = value
+        if self.layer is not None:
+            self.node_owners[node.name] = self.layer.describe()
         self.nodes.append(node)
 
     def _node_name(self, op_type: str) -> str:
@@ -351,7 +356,7 @@ class Context:
         """``op(*inputs, *extra)`` on data of type ``et`` (the ``inputs``); the result has type
         ``result_type`` if given (e.g. bool for comparisons) or ``et``. Widens when onnxruntime
         has no kernel for ``et``."""
-        ct = compute_type(op, et, kind)
+        ct = compute_type(op, et, kind, attrs)
         if ct is None:
             raise self.error(f"onnxruntime has no {op} kernel for {et.ov} and no lossless widening applies")
         args = [self.cast(x, et, ct) for x in inputs] + list(extra)

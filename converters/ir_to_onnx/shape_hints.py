@@ -33,18 +33,21 @@ class HintsContradicted(Exception):
         self.overrides, self.changes = overrides, changes
 
 
-def check_hints(model: onnx.ModelProto, hints: dict) -> None:
+def check_hints(model: onnx.ModelProto, hints: dict) -> dict:
     """ONNX's strict shape inference of ``model`` (its domain nodes not inlined: their schemas give
     their shapes) with no declared output shapes or types: it raises ``InferenceError`` for an invalid
     model, and ``HintsContradicted`` for the ``hints`` (value name -> Hint) it contradicts. A model it
     finds invalid may be so because of a wrong hint (a translator cast to a declared type): the hints
-    are then checked against what inference gives where it can (non-strict) before it raises."""
+    are then checked against what inference gives where it can (non-strict) before it raises.
+    Returns what inference gives (value name -> (ONNX element type or None, dims)), graph outputs
+    included (inferred, not declared)."""
     try:
         inferred = _inferred(model, strict=True)
     except onnx.shape_inference.InferenceError:
         _raise_contradicted(_inferred(model, strict=False), hints)
         raise
     _raise_contradicted(inferred, hints)
+    return inferred
 
 
 def _raise_contradicted(inferred: dict, hints: dict) -> None:

@@ -21,11 +21,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case (default 120)")
     parser.add_argument("--out", type=Path, default=Path("ir-generator-out"),
                         help="where failures (IR, inputs, case.json) and summary.{json,md} go")
+    parser.add_argument("--types", action="store_true",
+                        help="only one case per op version and element type (static, alone, first attributes)")
+    parser.add_argument("--load-only", action="store_true",
+                        help="only check that the conversion loads (OpenVINO validates, does not run)")
     parser.add_argument("--list", action="store_true", help="print the case ids and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case's outcome")
     args = parser.parse_args(argv)
 
-    from .cases import all_cases, find
+    from .cases import all_cases, find, type_cases
     from .report import select, summarize
 
     if args.case:
@@ -34,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         for case_id in args.case:
             case = find(case_id)
             try:
-                result = run_case(case, args.out)
+                result = run_case(case, args.out, load_only=args.load_only)
             except Exception:  # noqa: BLE001 - the harness's own error, shown whole
                 traceback.print_exc()
                 return 1
@@ -42,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose and "traceback" in result:
                 print(result["traceback"])
         return 0
-    cases = select(all_cases(), args.op, args.sample, args.seed)
+    cases = select(type_cases() if args.types else all_cases(), args.op, args.sample, args.seed)
     if args.list:
         print("\n".join(c.id for c in cases))
         return 0
@@ -51,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
     start = time.monotonic()
-    for i, (case, result) in enumerate(run_cases(cases, args.jobs, args.out, args.timeout), 1):
+    for i, (case, result) in enumerate(run_cases(cases, args.jobs, args.out, args.timeout, args.load_only), 1):
         results[case.id] = result
         if args.verbose:
             print(f"[{i}/{len(cases)}] {case.id}: {result['outcome']} {result['message'][:200]}", flush=True)

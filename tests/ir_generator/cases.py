@@ -183,6 +183,19 @@ def all_cases() -> tuple[Case, ...]:
     return tuple(c for ir_type, v in families() for c in cases_of(ir_type, v))
 
 
+def type_cases() -> list[Case]:
+    """One case per translated op version and element type of its data (static shapes, alone, the
+    first attribute combination, the other type parameters at their first candidate)."""
+    first = {}
+    for c in all_cases():
+        first.setdefault(c.family, c.attrs)
+    others = {}
+    for c in all_cases():
+        others.setdefault(c.family, tuple((p, t) for p, t in c.types if p != "T"))
+    return [c for c in all_cases() if c.shapes == "static" and c.body == "plain" and c.attrs == first[c.family]
+            and tuple((p, t) for p, t in c.types if p != "T") == others[c.family]]
+
+
 def find(case_id: str) -> Case:
     family = case_id.split("[", 1)[0]
     ir_type, _, version = family.rpartition("-")

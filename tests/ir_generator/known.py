@@ -7,19 +7,13 @@ import re
 
 #: (case id pattern, message pattern, cause)
 KNOWN: list[tuple[str, str, str]] = [
-    (r"^(NV12|I420)to(RGB|BGR)-8\[.*\]bf16:", r"implementation for Expand",
-     "bf16 data: the translator emits Expand, which has no bf16 kernel, without asking kernels.py"),
     (r"^AdaptiveAvgPool-8\[.*\](i|u)\d+", r"values differ",
      "integer data: the average rounds otherwise than OpenVINO's CPU plugin (no reference evaluate)"),
     (r"^EmbeddingBagOffsetsSum-3\[\$form=empty_bag\]f16", r"values differ", "f16 sums: to be analysed"),
-    (r"^LogicalNot-1\[\](?!boolean)", r"dtype bool, OpenVINO",
-     "non-boolean data: OpenVINO's LogicalNot keeps the element type, the translation gives bool"),
     (r"^NonMaxSuppression-\d+\[box_encoding=center", r"values differ", "center box encoding: to be analysed"),
     (r":dyn_rank:", r"shape \(|run-error|must have the same|Non-zero status code",
      "data of dynamic rank made by a Reshape to a runtime shape: the IR writes its port with no <dim>, "
      "which the converter reads as a scalar (ranks.py has no rule for a shape of unknown length)"),
-    (r"^GRUCell-3\[.*\]f64", r"does not support double",
-     "onnxruntime's GRU kernel loads for f64 but refuses to run it"),
     (r"^Interpolate-4\[mode=cubic.*antialias=true.*\]i32", r"Resize", "cubic antialias on i32: to be analysed"),
 ]
 

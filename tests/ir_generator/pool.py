@@ -14,7 +14,7 @@ from pathlib import Path
 from .run import outcome
 
 
-def _worker(conn, keep, log) -> None:
+def _worker(conn, keep, log, load_only) -> None:
     import logging
     import os
     import traceback
@@ -35,17 +35,18 @@ def _worker(conn, keep, log) -> None:
         except EOFError:
             return
         try:
-            result = run_case(by_id[case_id], keep, progress=lambda stage: conn.send(("stage", stage)))
+            result = run_case(by_id[case_id], keep, progress=lambda stage: conn.send(("stage", stage)),
+                              load_only=load_only)
         except Exception:  # noqa: BLE001 - the harness's own failure: shown as a crash to be fixed
             result = outcome("crash", f"the harness failed: {traceback.format_exc(limit=-2)}")
         conn.send(("done", result))
 
 
 class _Slot:
-    def __init__(self, ctx, keep):
+    def __init__(self, ctx, keep, load_only):
         self.conn, child = ctx.Pipe()
         log = None if keep is None else str(Path(keep) / "workers.log")
-        self.proc = ctx.Process(target=_worker, args=(child, keep, log), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, keep, log, load_only), daemon=True)
         self.proc.start()
         child.close()
         self.case = None
@@ -60,11 +61,17 @@ class _Slot:
         self.proc.join(timeout=5)
 
 
-def run_cases(cases: list, jobs: int = 2, keep: Path | None = None, timeout: float = 120.0):
-    """Yield ``(case, result)`` for every case, as they finish (in any order)."""
+def run_cases(cases: list, jobs: int = 2, keep: Path | None = None, timeout: float = 120.0,
+              load_only: bool = False):
+    """Yield ``(case, result)`` for every case, as they finish (in any order); ``load_only``: see
+    ``run.run_case``."""
     ctx = mp.get_context("spawn")
     todo = deque(cases)
-    slots = [_Slot(ctx, keep) for _ in range(max(1, min(jobs, len(cases))))]
+
+    def new_slot():
+        return _Slot(ctx, keep, load_only)
+
+    slots = [new_slot() for _ in range(max(1, min(jobs, len(cases))))]
     try:
         busy = 0
         while todo or busy:
@@ -97,13 +104,13 @@ def run_cases(cases: list, jobs: int = 2, keep: Path | None = None, timeout: flo
                     continue
                 if slot.case is None:  # died before any case: nothing to report
                     if not slot.proc.is_alive():
-                        slots[i] = _Slot(ctx, keep)
+                        slots[i] = new_slot()
                     continue
                 yield slot.case, finished
                 busy -= 1
                 if not slot.proc.is_alive() or finished["outcome"] in ("crash",) or "timeout" in finished["message"]:
                     slot.stop()
-                    slots[i] = _Slot(ctx, keep)
+                    slots[i] = new_slot()
                 else:
                     slot.case = None
     finally:

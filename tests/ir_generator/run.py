@@ -36,9 +36,11 @@ def outcome(kind: str, message: str = "", **extra) -> dict:
     return {"outcome": kind, "message": " ".join(message.split())[:600], **extra}
 
 
-def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None) -> dict:
+def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, load_only: bool = False) -> dict:
     """The outcome of ``case`` (a dict: ``outcome``, ``message``, ``backend``, ``details``); the IR
-    and the feeds are written to ``keep`` when it is given and the case fails."""
+    and the feeds are written to ``keep`` when it is given and the case fails. ``load_only``: OpenVINO
+    only validates the layer (it is built), and the conversion is only checked and loaded, not run:
+    "match" then means "onnxruntime loads it"."""
     import openvino as ov
 
     folder = Path(tempfile.mkdtemp(prefix="ir-gen-", dir=_SCRATCH))
@@ -55,10 +57,10 @@ def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None) 
         except Exception as e:  # noqa: BLE001
             return outcome("ov-rejects", f"save_model: {e}")
         progress("openvino")
-        want, backend = openvino_outputs(xml, feeds)
+        want, backend = ([], "none") if load_only else openvino_outputs(xml, feeds)
         if isinstance(want, str):
             return outcome("ov-rejects", want)
-        result = convert_and_compare(case, xml, feeds, want, backend, progress)
+        result = convert_and_compare(case, xml, feeds, want, backend, progress, load_only)
         result["backend"] = backend
         if keep is not None and result["outcome"] in FAILURES + ("refused",):
             _keep(keep, case, xml, feeds, result)
@@ -112,7 +114,8 @@ def _np_type(ov_type) -> np.dtype:
     return from_ov(ov_type.get_type_name()).numpy
 
 
-def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend: str, progress) -> dict:
+def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend: str, progress,
+                        load_only: bool = False) -> dict:
     import onnx
 
     import onnx_ext
@@ -127,6 +130,8 @@ def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend:
         message = str(e)
         if "\n" in message.strip() or not re.search(r"layer \d+ '[^']*' \(", message):
             return outcome("internal-error", f"refusal without one line naming a layer: {message}")
+        if "cannot translate the layer (" in message:  # a translator's exception, caught and reworded
+            return outcome("internal-error", message)
         return outcome("refused", message)
     except Exception:  # noqa: BLE001 - anything else is the converter's bug
         return outcome("internal-error", traceback.format_exc(limit=-3).strip().splitlines()[-1],
@@ -141,6 +146,8 @@ def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend:
         session = onnx_ext.session(model)
     except Exception as e:  # noqa: BLE001
         return outcome("cannot-load", str(e))
+    if load_only:
+        return outcome("match", "loads")
     progress("run")
     try:
         got = onnx_ext.run(session, dict(zip([i.name for i in session.get_inputs()], feeds)))
@@ -185,7 +192,9 @@ def compare(got: list, want: list, spec, backend: str) -> str | None:
             err = np.abs(g.astype(np.int64) - w.astype(np.int64))
             if err.max(initial=0) > spec.itol:
                 return f"output {i}: {np.count_nonzero(err > spec.itol)} of {g.size} values differ by over {spec.itol}"
-        elif not np.array_equal(g, w):
+        elif not np.array_equal(g, w) and not (backend == "cpu" and g.dtype.itemsize == 8 and
+                                               np.array_equal(g.astype(np.int32).astype(g.dtype), w)):
+            # (the CPU plugin computes 64-bit integers in 32 bits: its i64 results are ours modulo 2^32)
             bad = np.flatnonzero(g.reshape(-1) != w.reshape(-1))
             return (f"output {i}: {bad.size} of {g.size} values differ; first at {bad[0]}: "
                     f"{g.reshape(-1)[bad[0]]!r} vs {w.reshape(-1)[bad[0]]!r}")

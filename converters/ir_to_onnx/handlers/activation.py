@@ -30,11 +30,11 @@ def _float_data(ctx: Context, v: Value):
     return v.type
 
 
-@translator("PRelu", since=1, emits=("Identity", "Less", "Mul", "PRelu", "Reshape", "Where"))
+@translator("PRelu", since=1, emits=("Cast", "Identity", "Less", "Mul", "PRelu", "Reshape", "Where"))
 def prelu(ctx: Context, layer) -> None:
     data, slope = ctx.input(0), ctx.input(1)
     et = data.type
-    if et is not None and et.kind == "uint":  # never negative
+    if et is not None and et.kind in ("uint", "bool"):  # never negative
         ctx.one("Identity", [data.name], ctx.out(0))
         return
     s = slope.name
@@ -51,7 +51,8 @@ def prelu(ctx: Context, layer) -> None:
     # integers: x < 0 ? x * slope : x
     negative = ctx.emit("Less", [data.name, ctx.const(np.zeros((), et.numpy))], et, result_type=_BOOL)
     scaled = ctx.emit("Mul", [data.name, s], et, kind="bits")
-    ctx.one("Where", [negative, scaled, data.name], ctx.out(0))
+    ct = compute_type("Where", et, "bits")  # i16 -> i32
+    ctx.cast(ctx.one("Where", [negative, ctx.cast(scaled, et, ct), ctx.cast(data.name, et, ct)]), ct, et, ctx.out(0))
 
 
 def _constant_attributes(ctx: Context, op: str, names: tuple[str, str], what: str) -> None:

@@ -52,10 +52,11 @@ def _planes(ctx: Context, nv12: bool) -> tuple[str, str, str]:
                                                                                          ctx.i64([3])])
 
 
-def _full_size(ctx: Context, chroma: str, y: str) -> str:
-    """[N, H / 2, W / 2] -> [N, H, W], each value repeated over its 2 x 2 block."""
-    blocks = ctx.one("Expand", [ctx.one("Unsqueeze", [chroma, ctx.i64([2, 4])]), ctx.i64([1, 1, 2, 1, 2])])
-    return ctx.one("Reshape", [blocks, ctx.one("Shape", [y], end=3)])
+def _full_size(ctx: Context, chroma: str, y: str, et) -> str:
+    """[N, H / 2, W / 2] -> [N, H, W] in f32, each value repeated over its 2 x 2 block."""
+    blocks = ctx.emit("Expand", [ctx.one("Unsqueeze", [chroma, ctx.i64([2, 4])])], et,
+                      extra=[ctx.i64([1, 1, 2, 1, 2])])
+    return ctx.cast(ctx.one("Reshape", [blocks, ctx.one("Shape", [y], end=3)]), et, _F32)
 
 
 def _convert(ctx: Context, nv12: bool, bgr: bool) -> None:
@@ -64,8 +65,8 @@ def _convert(ctx: Context, nv12: bool, bgr: bool) -> None:
         raise ctx.error(f"needs u8 or floating-point planes, got {et.ov if et else None}")
     y, u, v = _planes(ctx, nv12)
     c = ctx.one("Sub", [ctx.cast(ctx.one("Squeeze", [y, ctx.i64([3])]), et, _F32), _f32(ctx, 16.0)])
-    d = ctx.one("Sub", [ctx.cast(_full_size(ctx, u, y), et, _F32), _f32(ctx, 128.0)])
-    e = ctx.one("Sub", [ctx.cast(_full_size(ctx, v, y), et, _F32), _f32(ctx, 128.0)])
+    d = ctx.one("Sub", [_full_size(ctx, u, y, et), _f32(ctx, 128.0)])
+    e = ctx.one("Sub", [_full_size(ctx, v, y, et), _f32(ctx, 128.0)])
     luma = ctx.one("Mul", [c, _f32(ctx, 1.164)])
     r = ctx.one("Add", [luma, ctx.one("Mul", [e, _f32(ctx, 1.596)])])
     g = ctx.one("Sub", [ctx.one("Sub", [luma, ctx.one("Mul", [d, _f32(ctx, 0.391)])]),

@@ -185,8 +185,12 @@ for _op, _onnx_op in _LOGIC.items():
 
 @translator("LogicalNot", since=1, emits=("Cast", "Not"))
 def logical_not(ctx: Context, layer) -> None:
+    """On numeric data too: 1 where the input is 0, else 0, in the input's type (OpenVINO keeps it)."""
     v = ctx.input(0)
-    ctx.one("Not", [ctx.cast(v.name, v.type, _BOOL)], ctx.out(0))
+    if v.type == _BOOL:
+        ctx.one("Not", [v.name], ctx.out(0))
+        return
+    ctx.cast(ctx.one("Not", [ctx.cast(v.name, v.type, _BOOL)]), _BOOL, v.type, ctx.out(0))
 
 
 _BITWISE = {"BitwiseAnd": ("BitwiseAnd", "And"), "BitwiseOr": ("BitwiseOr", "Or"), "BitwiseXor": ("BitwiseXor", "Xor")}
@@ -316,7 +320,7 @@ def relu(ctx: Context, layer) -> None:
         ctx.emit("Max", [v.name, ctx.const(np.zeros((), et.numpy))], et, ctx.out(0))
 
 
-@translator("Clamp", since=1, emits=("Cast", "Clip", "Identity"))
+@translator("Clamp", since=1, emits=("Cast", "Clip", "Identity", "Less", "Where"))
 def clamp(ctx: Context, layer) -> None:
     v = ctx.input(0)
     et = _data_type(ctx, v)
@@ -325,6 +329,11 @@ def clamp(ctx: Context, layer) -> None:
         info = np.iinfo(et.numpy)
         lo = int(min(max(np.ceil(lo), info.min), info.max))
         hi = int(max(min(np.floor(hi), info.max), info.min))
+    if lo > hi:  # no integer in [min, max]: OpenVINO's x < min ? min : x > max ? max : x gives min or max
+        below = ctx.emit("Less", [v.name, ctx.const(np.array(lo, et.numpy))], et, result_type=_BOOL)
+        lo_v, hi_v = (Value(ctx.const(np.array(b, et.numpy)), et, ()) for b in (lo, hi))
+        where(ctx, below, lo_v, hi_v, ctx.out(0))
+        return
     ct = compute_type("Clip", et) or from_ov("f32")
     lo_c = ctx.const(np.array(lo).astype(ct.numpy))
     hi_c = ctx.const(np.array(hi).astype(ct.numpy))

@@ -278,7 +278,8 @@ def einsum(ctx: Context, layer) -> None:
         raise ctx.error("Einsum needs an equation")
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     et = values[0].type
-    ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), equation=equation)
+    # sums of products: modulo 2^n in integers, so u64 may run as i64
+    ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), kind="bits", equation=equation)
 
 
 @translator("GatherElements", since=6, emits=("Cast", "GatherElements"))

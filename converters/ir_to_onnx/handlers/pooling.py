@@ -85,7 +85,7 @@ def max_pool(ctx: Context, layer) -> None:
         attrs["dilations"] = dilations
     want_indices = version >= 8 and len(layer.outputs) > 1 and consumed(ctx, 1)
     et = data.type
-    ct = compute_type("MaxPool", et)
+    ct = compute_type("MaxPool", et, "select")  # i16 -> f32, i32 -> f64: the values as they are
     if ct is None:
         raise ctx.error(f"onnxruntime has no MaxPool kernel for {et.ov} and no lossless widening applies")
     x = ctx.cast(data.name, et, ct)

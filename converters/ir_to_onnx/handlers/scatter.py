@@ -29,6 +29,9 @@ _BOOL = from_ov("boolean")
 
 #: OpenVINO reduction -> ONNX ScatterND/ScatterElements reduction.
 _REDUCTIONS = {"none": "none", "sum": "add", "sub": "add", "prod": "mul", "min": "min", "max": "max", "mean": "add"}
+#: On booleans (C++ bool arithmetic): a sum is an or, a product an and; computed in u8 (onnxruntime's
+#: reductions refuse bool).
+_BOOL_REDUCTIONS = {"none": "none", "sum": "max", "prod": "min", "min": "min", "max": "max"}
 
 
 def _indices(ctx: Context, v: Value) -> str:
@@ -91,10 +94,34 @@ def scatter_nd_update(ctx: Context, layer) -> None:
     data, indices, updates = ctx.input(0), ctx.input(1), ctx.input(2)
     reduction = attr.choice(ctx, layer, "reduction", tuple(r for r in _REDUCTIONS if r != "mean"), "none") \
         if op_version(layer) >= 15 else "none"  # ScatterNDUpdate-4 has no reduction
-    if reduction != "none" and data.type == _BOOL:
+    reduction = _on_bool(ctx, data.type, reduction)
+    et, ct = data.type, _scatter_type(ctx, "ScatterND", data.type, reduction)
+    y = ctx.one("ScatterND", [ctx.cast(data.name, et, ct), _indices(ctx, indices),
+                              ctx.cast(_updates(ctx, updates, reduction), et, ct)],
+                ctx.out(0) if ct == et else None, reduction=_REDUCTIONS[reduction])
+    if ct != et:
+        ctx.cast(y, ct, et, ctx.out(0))
+
+
+def _on_bool(ctx: Context, et, reduction: str) -> str:
+    """The reduction that does on booleans what ``reduction`` does."""
+    if et != _BOOL:
+        return reduction
+    if reduction not in _BOOL_REDUCTIONS:
         raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
-    ctx.one("ScatterND", [data.name, _indices(ctx, indices), _updates(ctx, updates, reduction)], ctx.out(0),
-            reduction=_REDUCTIONS[reduction])
+    return _BOOL_REDUCTIONS[reduction]
+
+
+def _scatter_type(ctx: Context, op: str, et, reduction: str):
+    """The type to scatter ``et`` data in: onnxruntime's reductions refuse f16 and bf16 (f32) and bool (u8)
+    at run time."""
+    if et == _BOOL and reduction != "none":
+        return from_ov("u8")
+    ct = compute_type(op, et, attrs={"reduction": _REDUCTIONS[reduction]})
+    if ct is None:
+        raise ctx.error(f"onnxruntime has no {op} kernel with reduction {reduction!r} for {et.ov} and no lossless "
+                        "widening applies")
+    return ct
 
 
 # --- ScatterElementsUpdate -----------------------------------------------------------
@@ -122,10 +149,10 @@ def scatter_elements_update(ctx: Context, layer) -> None:
         if op_version(layer) >= 12 else "none"  # ScatterElementsUpdate-3 has no reduction
     use_init = attr.boolean(layer, "use_init_val", True)
     et = data.type
-    if reduction != "none" and et == _BOOL:
-        raise ctx.error(f"reduction {reduction!r} on boolean data is not supported")
+    reduction = _on_bool(ctx, et, reduction)
+    ct = _scatter_type(ctx, "ScatterElements", et, reduction)
     idx = _indices(ctx, indices)
-    x = data.name
+    x, u = ctx.cast(data.name, et, ct), ctx.cast(updates.name, et, ct)
     touched = None
     if reduction != "none" and (not use_init or reduction == "mean"):
         zeros = ctx.one("Expand", [ctx.const(np.zeros((), np.float32)), ctx.one("Shape", [x])])
@@ -133,17 +160,21 @@ def scatter_elements_update(ctx: Context, layer) -> None:
         touched = ctx.one("ScatterElements", [zeros, idx, ones], axis=axis, reduction="add")  # count per element
     if not use_init and reduction != "none":
         updated = ctx.one("Greater", [touched, ctx.const(np.zeros((), np.float32))])
-        ct = compute_type("Where", et, "bits") or et
-        start = ctx.one("Where", [updated, ctx.cast(ctx.const(_identity(et, reduction)), et, ct), ctx.cast(x, et, ct)])
-        x = ctx.cast(start, ct, et)
+        wt = compute_type("Where", ct, "bits") or ct
+        start = ctx.one("Where", [updated, ctx.cast(ctx.const(_identity(ct, reduction)), ct, wt),
+                                  ctx.cast(x, ct, wt)])
+        x = ctx.cast(start, wt, ct)
     if reduction != "mean":
-        ctx.one("ScatterElements", [x, idx, updates.name], ctx.out(0), axis=axis, reduction=_REDUCTIONS[reduction])
+        y = ctx.one("ScatterElements", [x, idx, u], ctx.out(0) if ct == et else None, axis=axis,
+                    reduction=_REDUCTIONS[reduction])
+        if ct != et:
+            ctx.cast(y, ct, et, ctx.out(0))
         return
-    total = ctx.one("ScatterElements", [x, idx, updates.name], axis=axis, reduction="add")
+    total = ctx.one("ScatterElements", [x, idx, u], axis=axis, reduction="add")
     count = ctx.one("Add", [touched, ctx.const(np.ones((), np.float32))]) if use_init else \
         ctx.one("Max", [touched, ctx.const(np.ones((), np.float32))])
     if et.is_float:
-        ctx.one("Div", [total, ctx.cast(count, from_ov("f32"), et)], ctx.out(0))
+        ctx.cast(ctx.one("Div", [total, ctx.cast(count, from_ov("f32"), ct)]), ct, et, ctx.out(0))
         return
-    mean = ctx.one("Div", [ctx.cast(total, et, _F64), ctx.cast(count, from_ov("f32"), _F64)])
+    mean = ctx.one("Div", [ctx.cast(total, ct, _F64), ctx.cast(count, from_ov("f32"), _F64)])
     ctx.cast(ctx.one("Floor", [mean]), _F64, et, ctx.out(0))

@@ -48,13 +48,13 @@ def _named(ctx: Context, rows: str, count: str) -> str:
     return ctx.one("ScatterElements", [zeros, rows, ones], axis=0, reduction="max")
 
 
-def _nan_to_lowest(ctx: Context, x: str, et: ElementType) -> str:
+def _nan_to_lowest(ctx: Context, x: str, et: ElementType, ct: ElementType) -> str:
+    """``x`` (data of type ``et`` computed in ``ct``, a type Where has a kernel for) with NaNs made
+    the lowest value of ``et``."""
     if not et.is_float:
         return x
-    ct = compute_type("Where", et, "bits")  # bf16 -> f32
-    wide = ctx.cast(x, et, ct)
     lowest = ctx.const(_lowest(et).astype(ct.numpy), hint="lowest")
-    return ctx.cast(ctx.one("Where", [ctx.one("IsNaN", [wide]), lowest, wide]), ct, et)
+    return ctx.one("Where", [ctx.one("IsNaN", [x]), lowest, x])
 
 
 @translator("SegmentMax", since=16,
@@ -67,6 +67,10 @@ def segment_max(ctx: Context, layer) -> None:
                         f"of shape {data.shape}")
     fill = attr.choice(ctx, layer, "fill_mode", ("zero", "lowest"), "zero")  # absent: zero, as OpenVINO reads it
     et, ones = data.type, [1] * (data.rank - 1)
+    # bf16 -> f32: no bf16 Expand, Where nor max-scatter kernel (widened exactly, as every step only selects)
+    ct = compute_type("ScatterElements", et, attrs={"reduction": "max"})
+    if ct is None or compute_type("Expand", ct) != ct or (et.is_float and compute_type("Where", ct, "bits") != ct):
+        raise ctx.error(f"onnxruntime has no max-scatter kernel for {et.ov} and no lossless widening applies")
     idx = ctx.as_i64(ids, flat=True)
     if ctx.n_inputs() > 2:
         count = ctx.as_i64(ctx.input(2), flat=True)
@@ -74,14 +78,17 @@ def segment_max(ctx: Context, layer) -> None:
         count = ctx.one("Add", [ctx.one("ReduceMax", [idx], keepdims=1), ctx.i64([1])])
     rows = ctx.one("Min", [idx, count])  # out-of-range ids -> the extra row `count`
     total = ctx.one("Add", [count, ctx.i64([1])])
-    lowest = ctx.const(_lowest(et).reshape(1), hint="lowest")
+    lowest = ctx.const(_lowest(et).astype(ct.numpy).reshape(1), hint="lowest")
     if fill == "zero":
-        table = ctx.const(np.concatenate([np.zeros(1, et.numpy), _lowest(et).reshape(1)]), hint="fill")
+        table = ctx.const(np.concatenate([np.zeros(1, ct.numpy), _lowest(et).astype(ct.numpy).reshape(1)]), hint="fill")
         lowest = ctx.one("Reshape", [ctx.one("Gather", [table, _named(ctx, rows, total)]), ctx.i64([-1] + ones)])
     start = ctx.one("Expand", [lowest, ctx.one("Concat", [total, ctx.one("Shape", [data.name], start=1)], axis=0)])
     index = ctx.one("Expand", [ctx.one("Reshape", [rows, ctx.i64([-1] + ones)]), ctx.one("Shape", [data.name])])
-    out = ctx.one("ScatterElements", [start, index, _nan_to_lowest(ctx, data.name, et)], axis=0, reduction="max")
-    ctx.one("Slice", [out, ctx.i64([0]), count, ctx.i64([0])], ctx.out(0))
+    values = _nan_to_lowest(ctx, ctx.cast(data.name, et, ct), et, ct)
+    out = ctx.one("ScatterElements", [start, index, values], axis=0, reduction="max")
+    sliced = ctx.one("Slice", [out, ctx.i64([0]), count, ctx.i64([0])], ctx.out(0) if ct == et else None)
+    if ct != et:
+        ctx.cast(sliced, ct, et, ctx.out(0))
 
 
 def _stable_order(ctx: Context, keys: str, order: str | None = None) -> str:
@@ -107,20 +114,21 @@ def sparse_fill_empty_rows(ctx: Context, layer) -> None:
     empty_rows = ctx.one("NonZero", [empty])  # [1, E]
     new_idx = ctx.one("Pad", [ctx.one("Transpose", [empty_rows], perm=[1, 0]), ctx.i64([0, 0, 0, 1])])
     all_idx = ctx.one("Concat", [idx, new_idx], axis=0)
-    new_values = ctx.one("Expand", [ctx.one("Reshape", [default.name, ctx.i64([1])]),
-                                    ctx.one("Shape", [empty_rows], start=1)])
+    new_values = ctx.emit("Expand", [ctx.one("Reshape", [default.name, ctx.i64([1])])], values.type,
+                          extra=[ctx.one("Shape", [empty_rows], start=1)])
     all_values = ctx.one("Concat", [values.name, new_values], axis=0)
     order = _stable_order(ctx, _column(ctx, all_idx, 0), _stable_order(ctx, _column(ctx, all_idx, 1)))
     ctx.cast(ctx.one("Gather", [all_idx, order], axis=0), _I64, ctx.out_type(0), ctx.out(0))
     ctx.one("Gather", [all_values, order], ctx.out(1), axis=0)
 
 
-@translator("SliceScatter", since=15, emits=("Cast", "Range", "Reshape", "ScatterND", "Shape", "Size", "Slice"))
+@translator("SliceScatter", since=15, emits=("Cast", "Range", "ReduceProd", "Reshape", "ScatterND", "Shape", "Slice"))
 def slice_scatter(ctx: Context, layer) -> None:
     data, updates, start, stop, step = (ctx.input(i) for i in range(5))
     axes = ctx.as_i64(ctx.input(5), flat=True) if ctx.n_inputs() > 5 else ""
     shape = ctx.one("Shape", [data.name])
-    positions = ctx.one("Reshape", [ctx.one("Range", [ctx.i64(0), ctx.one("Size", [data.name]), ctx.i64(1)]), shape])
+    size = ctx.one("ReduceProd", [shape], keepdims=0)  # (Size has no bf16 kernel)
+    positions = ctx.one("Reshape", [ctx.one("Range", [ctx.i64(0), size, ctx.i64(1)]), shape])
     picked = ctx.one("Slice", [positions, ctx.as_i64(start, flat=True), ctx.as_i64(stop, flat=True), axes,
                                ctx.as_i64(step, flat=True)])
     flat = ctx.one("ScatterND", [ctx.one("Reshape", [data.name, ctx.i64([-1])]),

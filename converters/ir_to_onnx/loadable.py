@@ -1,0 +1,100 @@
+"""A converted model is one onnxruntime loads, checked before it is written, on what ONNX's strict
+type inference already gave (shape_hints.py runs it once for the whole model):
+
+- every graph's declared outputs agree with inference (what ``onnx.checker.check_model(model,
+  full_check=True)`` adds to the structural check, without inferring the model a second time);
+- every node of the standard domain, in every graph, has a kernel for its element types in
+  onnxruntime's table (kernels.py): a model with one node without one does not load, even when
+  the node sits in an If branch never taken; nor one whose kernel refuses its types at run time
+  for its attributes (ScatterND's reductions on f16).
+
+The domain's nodes are checked by their schemas and their bodies are built per element type to
+load (onnx_ext); nodes of other domains (com.microsoft) are onnxruntime's contrib ops, which the
+translators emit only for the types those kernels take.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from onnx_ext.types import UnknownElementType, from_onnx
+
+from ..ir import IRError
+from .kernels import has_kernel, run_refusals, table
+
+
+def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: dict) -> None:
+    """Raise IRError (one line: the file, the layer, what onnxruntime lacks) unless ``model`` loads.
+    ``inferred``: value name -> (ONNX element type or None, dims) from strict inference; ``owners``:
+    node name -> the IR layer that made it (``Layer.describe()``)."""
+    types = {name: et for name, (et, _) in inferred.items() if et}
+    for graph in _graphs(model.graph):
+        types.update((v.name, v.type.tensor_type.elem_type) for v in graph.input if v.type.tensor_type.elem_type)
+        types.update((t.name, t.data_type) for t in graph.initializer)
+    for graph in _graphs(model.graph):
+        for out in graph.output:
+            _check_output(out, inferred.get(out.name), source)
+        for node in graph.node:
+            if node.domain in ("", "ai.onnx") and node.op_type in table():
+                _check_kernel(node, types, source, owners)
+
+
+def _check_output(out: onnx.ValueInfoProto, found: tuple | None, source: str) -> None:
+    if found is None:
+        return
+    found_type, found_dims = found
+    declared = out.type.tensor_type
+    if found_type and declared.elem_type and found_type != declared.elem_type:
+        raise IRError(f"{source}: the converted model is invalid: output {out.name!r} is declared "
+                      f"{_ov_name(declared.elem_type)}, its producer gives {_ov_name(found_type)}")
+    if found_dims is None or not declared.HasField("shape"):
+        return
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in declared.shape.dim]
+    if len(dims) != len(found_dims) or any(a is not None and b is not None and a != b
+                                           for a, b in zip(dims, found_dims)):
+        raise IRError(f"{source}: the converted model is invalid: output {out.name!r} is declared with dims "
+                      f"{_dims(dims)}, its producer gives {_dims(found_dims)}")
+
+
+def _check_kernel(node: onnx.NodeProto, types: dict[str, int], source: str, owners: dict) -> None:
+    known = {i: types.get(name) for i, name in enumerate(node.input) if name}
+    known.update({-1 - i: types.get(name) for i, name in enumerate(node.output) if name})
+    named = {i: _ov_name(t) for i, t in known.items() if t}
+    attrs = {a.name: _attribute(a) for a in node.attribute}
+    if has_kernel(node.op_type, named, attrs) is False:
+        k = table()[node.op_type]
+        shown = ", ".join(f"{p} {named[c]}" for p, c in zip(k.params, k.carriers))
+        owner = owners.get(node.name) or f"node {node.name!r}"
+        raise IRError(f"{source}: {owner}: onnxruntime has no {node.op_type} kernel that runs {shown}"
+                      f"{_attributes_said(node.op_type, attrs)}: the ONNX model would not load or run")
+
+
+def _attributes_said(op: str, attrs: dict) -> str:
+    """The attributes that decide, for a kernel that refuses some types at run time."""
+    names = {k for entry in run_refusals(op) for k in entry["attrs"]}
+    shown = ", ".join(f"{k}={attrs[k]}" for k in sorted(names) if k in attrs)
+    return f" with {shown}" if shown else ""
+
+
+def _attribute(a: onnx.AttributeProto):
+    value = onnx.helper.get_attribute_value(a)
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _ov_name(code: int) -> str:
+    try:
+        return from_onnx(code).ov
+    except UnknownElementType:
+        return onnx.TensorProto.DataType.Name(code).lower()
+
+
+def _dims(dims) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _graphs(graph: onnx.GraphProto):
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from _graphs(sub)

@@ -1,0 +1,67 @@
+"""Element types and attribute values the one-layer generator (tests/ir_generator) found translated wrongly,
+refused although a lossless form exists, or written into models onnxruntime does not load or run: each
+case is a generated one-layer IR run against OpenVINO (its reference, else its CPU plugin), and each
+failed on the code before its fix (the outcome before is in the comment)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ir_generator.cases import find
+from ir_generator.run import run_case
+
+_SCATTER_ND = "ScatterNDUpdate-15[reduction={},$depth={},$dups={}]{},I=i64:static:plain"
+_SCATTER_EL = "ScatterElementsUpdate-12[reduction={},use_init_val={},$axis={},$dups={}]{},I=i64:static:plain"
+
+CASES = [
+    # LogicalNot on numeric data keeps the element type (was: a bool output, dtype mismatch)
+    "LogicalNot-1[]i32:static:plain",
+    "LogicalNot-1[]f32:static:plain",
+    # Clamp on integers with no integer between min and max: OpenVINO gives min below it, else max
+    # (was: Clip, always max)
+    "Clamp-1[$bounds=[0.2,0.7]]i8:static:plain",
+    "Clamp-1[$bounds=[0.2,0.7]]u8:static:plain",
+    # Clamp on i16 and bf16: Clip has no kernel there (was: a model that did not load)
+    "Clamp-1[$bounds=[-1.0,1.5]]i16:static:plain",
+    "Clamp-1[$bounds=[-1.0,1.5]]bf16:static:plain",
+    # scatter reductions on f16/bf16 run in f32 (was: onnxruntime refused to run them), on booleans in u8
+    # with or for sum and and for prod (was: refused)
+    _SCATTER_ND.format("sum", 2, "true", "f16"),
+    _SCATTER_ND.format("prod", 1, "false", "bf16"),
+    _SCATTER_ND.format("sum", 2, "true", "boolean"),
+    _SCATTER_EL.format("sum", "false", 1, "true", "boolean"),
+    _SCATTER_EL.format("prod", "true", -1, "false", "bf16"),
+    _SCATTER_EL.format("sum", "false", 1, "true", "f16"),
+    # Einsum on u64 as i64 (sums of products modulo 2^64) (was: refused)
+    "Einsum-7[equation=ij,jk->ik]u64:static:plain",
+    # MaxPool on i32 and u16 in a float type that holds their values (was: refused)
+    "MaxPool-8[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,axis=0,"
+    "index_element_type=i64]i32:static:plain",
+    "MaxPool-1[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2]u16:static:plain",
+    # PRelu on i16 selects in i32 (was: a Where without kernel: did not load)
+    "PRelu-1[$slope=channel]i16:static:plain",
+    # bf16 data through ops without bf16 kernels (were: models that did not load)
+    "SegmentMax-16[fill_mode=zero,$num_segments=null]bf16,I=i64:static:plain",
+    "SliceScatter-15[$form=plain]bf16,I=i64:static:plain",
+    "SparseFillEmptyRows-16[]bf16,I=i64:static:plain",
+    "NV12toRGB-8[$planes=1]bf16:static:plain",
+    "I420toBGR-8[$planes=3]bf16:static:plain",
+]
+
+
+@pytest.mark.parametrize("case_id", CASES)
+def test_layer_matches_openvino(case_id):
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("case_id", ["GRUCell-3[hidden_size=3,activations=[\"sigmoid\",\"tanh\"],clip=0.0,"
+                                     "linear_before_reset=false,activations_alpha=[],activations_beta=[]]f64:"
+                                     "static:plain",
+                                     "Tan-1[]f64:static:plain"])
+def test_what_onnxruntime_cannot_run_is_refused_naming_the_layer(case_id):
+    """GRU's kernel loads for f64 and refuses to run it, Tan has none for f64 (were: a run error and a model
+    that did not load)."""
+    result = run_case(find(case_id))
+    assert result["outcome"] == "refused", result
+    assert "layer_under_test" in result["message"] and "f64" in result["message"]
