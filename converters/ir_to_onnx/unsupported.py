@@ -37,7 +37,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "roialignrotated": "ROIAlign over rotated boxes (no ONNX op)",
     "binaryconvolution": "1-bit convolution (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
-    "fakeconvert": "emulated fp8 rounding with OpenVINO's scale and shift (no ONNX op)",
 }
 
 

@@ -70,3 +70,8 @@ def random_uniform(ctx: Context, layer) -> None:
         ctx.set_const(0, random_uniform_op.random_uniform_reference(*(np.asarray(v.const) for v in values), **attrs))
         return
     domain_node(ctx, "RandomUniform", values, [ctx.out(0)], **attrs)
+
+
+@translator("FakeConvert", since=13, emits=("onnx_ext.FakeConvert",))
+def fake_convert(ctx: Context, layer) -> None:
+    _layer_node(ctx, "FakeConvert", destination_type=attr.choice(ctx, layer, "destination_type", ("f8e4m3", "f8e5m2")))
