@@ -7,7 +7,6 @@ coverage table say which is which.
 from __future__ import annotations
 
 _STATE = "model state across inferences (ONNX graphs are stateless)"
-_RANDOM = "OpenVINO's random generator (ONNX's random ops draw other numbers)"
 _DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
 _STRINGS = "OpenVINO's packed string tensors"
 
@@ -15,7 +14,6 @@ _STRINGS = "OpenVINO's packed string tensors"
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "assign": _STATE,
     "readvalue": _STATE,
-    "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
     "proposal": _DETECTION,

@@ -30,3 +30,5 @@ from . import random_uniform  # noqa: E402
 SPECS[random_uniform.SPEC.name] = random_uniform.SPEC
 from . import fake_convert  # noqa: E402
 SPECS[fake_convert.SPEC.name] = fake_convert.SPEC
+from . import multinomial  # noqa: E402
+SPECS[multinomial.SPEC.name] = multinomial.SPEC
