@@ -52,6 +52,8 @@ class Scenario:
     #: Float outputs agree within this fraction of their largest magnitude (transforms sum many terms: their
     #: rounding errors scale with it), instead of rtol = atol = 1e-3.
     of_largest: float | None = None
+    #: Compare (a) with (b) and (c) (False: they draw other random numbers by design).
+    compare: bool = True
 
     @property
     def key(self) -> str:

@@ -189,3 +189,61 @@ def random_uniform_scenarios():
 
 
 SCENARIOS["random_uniform"] = random_uniform_scenarios
+
+
+def fake_convert_scenarios():
+    """FakeConvert-13 (fp8 emulation): an LLM's activations [1, 128, 4096] per-tensor, a CNN's [1, 64, 56, 56]
+    per-channel with shift, f32 and f16."""
+    from openvino import opset13
+
+    out = []
+    for name, shape, sshape, dtype, destination, shift in [
+            ("llm-act-f8e4m3", (1, 128, 4096), (), np.float32, "f8e4m3", False),
+            ("cnn-act-f8e5m2-shift", (1, 64, 56, 56), (1, 64, 1, 1), np.float32, "f8e5m2", True),
+            ("llm-act-f16", (1, 128, 4096), (), np.float16, "f8e4m3", False)]:
+        data = (RNG.standard_normal(shape) * 3).astype(dtype)
+        scale = np.exp2(RNG.uniform(-2, 2, sshape)).astype(dtype)
+        offset = (RNG.standard_normal(sshape) * 0.1).astype(dtype)
+
+        def ov_model(shape=shape, dtype=dtype, scale=scale, offset=offset, destination=destination, shift=shift):
+            d = _param("data", [-1] + list(shape[1:]), dtype)
+            node = opset13.fake_convert(d, opset1.constant(scale), opset1.constant(offset) if shift else None,
+                                        destination)
+            return _model(node, [d])
+
+        out.append(Scenario("FakeConvert", name, f"{np.dtype(dtype).name} {list(shape)}, scale {list(sshape)}, "
+                            f"{destination}" + (", shift" if shift else ""), False, ov_model, None, {"data": data},
+                            out_elements=data.size, vs="openvino", of_largest=0.3,
+                            note="compared within 0.3 of the largest value: OpenVINO's CPU plugin rounds otherwise"))
+    return out
+
+
+SCENARIOS["fake_convert"] = fake_convert_scenarios
+
+
+def multinomial_scenarios():
+    """Multinomial-13: LLM token sampling (a softmax over 50,257 classes, one sample; a batch of 8 over 32,000,
+    4 samples without replacement), seeded (OpenVINO's Philox stream) and unseeded."""
+    from openvino import opset13
+
+    out = []
+    for name, batch, classes, n, replacement, seeds in [("gpt2-next-token", 1, 50257, 1, True, (42, 1)),
+                                                        ("gpt2-next-token-unseeded", 1, 50257, 1, True, (0, 0)),
+                                                        ("batch8-4-without", 8, 32000, 4, False, (42, 1))]:
+        logits = RNG.standard_normal((batch, classes)).astype(np.float32) * 3
+        probs = np.exp(logits - logits.max(1, keepdims=True))
+        probs = (probs / probs.sum(1, keepdims=True)).astype(np.float32)
+
+        def ov_model(classes=classes, n=n, replacement=replacement, seeds=seeds):
+            p = _param("probs", [-1, classes], np.float32)
+            return _model(opset13.multinomial(p, opset1.constant(np.array(n)), "i64", replacement, False, *seeds),
+                          [p])
+
+        out.append(Scenario("Multinomial", name, f"f32 [{batch}, {classes}], {n} sample(s) "
+                            f"{'with' if replacement else 'without'} replacement, seeds {seeds}", False, ov_model,
+                            None, {"probs": probs}, out_elements=batch * n, vs="openvino", compare=False,
+                            note="(c) draws with std::mt19937, not the spec's Philox: values not compared"))
+    return out
+
+
+SCENARIOS["multinomial"] = multinomial_scenarios

@@ -42,3 +42,7 @@ from . import ctc_greedy_decoder  # noqa: E402
 SPECS.update(ctc_greedy_decoder.SPECS)  # CTCGreedyDecoder-1, CTCGreedyDecoderSeqLen-6
 from . import random_uniform  # noqa: E402
 SPECS[random_uniform.SPEC.name] = random_uniform.SPEC
+from . import fake_convert  # noqa: E402
+SPECS[fake_convert.SPEC.name] = fake_convert.SPEC
+from . import multinomial  # noqa: E402
+SPECS[multinomial.SPEC.name] = multinomial.SPEC

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnx_ext.ops import random_uniform as random_uniform_op
+from onnx_ext.ops import multinomial as multinomial_op, random_uniform as random_uniform_op
 
 from .. import attributes as attr
 from ..context import Context, Value
@@ -70,3 +70,23 @@ def random_uniform(ctx: Context, layer) -> None:
         ctx.set_const(0, random_uniform_op.random_uniform_reference(*(np.asarray(v.const) for v in values), **attrs))
         return
     domain_node(ctx, "RandomUniform", values, [ctx.out(0)], **attrs)
+
+
+@translator("FakeConvert", since=13, emits=("onnx_ext.FakeConvert",))
+def fake_convert(ctx: Context, layer) -> None:
+    _layer_node(ctx, "FakeConvert", destination_type=attr.choice(ctx, layer, "destination_type", ("f8e4m3", "f8e5m2")))
+
+
+@translator("Multinomial", since=13, emits=("onnx_ext.Multinomial",))
+def multinomial(ctx: Context, layer) -> None:
+    et = attr.element(ctx, layer, "convert_type")
+    if et is None or et.ov not in ("i32", "i64"):
+        raise ctx.error(f"convert_type {et.ov if et else 'dynamic'} is not i32 or i64")
+    attrs = dict(convert_type=et.onnx, with_replacement=int(attr.boolean(layer, "with_replacement", False)),
+                 log_probs=int(attr.boolean(layer, "log_probs", False)), global_seed=_seed(ctx, layer, "global_seed"),
+                 op_seed=_seed(ctx, layer, "op_seed"))
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    if all(v.const is not None for v in values) and (attrs["global_seed"] or attrs["op_seed"]):
+        ctx.set_const(0, multinomial_op.multinomial_reference(*(np.asarray(v.const) for v in values), **attrs))
+        return
+    domain_node(ctx, "Multinomial", values, [ctx.out(0)], **attrs)
