@@ -11,11 +11,13 @@ constants (the ShapeOf -> StridedSlice chain that feeds PriorBox in SSD IRs).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import onnx_ir as ir
 
-from onnx_ext.ops import SPECS
+from onnx_ext.ops import SPECS, Operand
 from onnx_ext.ops import prior_box as prior_box_op
 from onnx_ext.ops import psroi_pooling as psroi_op
 
@@ -75,9 +77,12 @@ def domain_node_or_constant(ctx: Context, op_type: str, values: list[Value], **a
     spec = SPECS[op_type]
     if all(k is not None for k in known):
         normalized = spec.normalize(attrs, ctx.layer.name)
-        results = spec.run_reference(*known, **normalized)
-        if all(np.asarray(r).size <= _FOLD_ELEMENTS for r in results):
-            for i, r in enumerate(results):
+        operands = [Operand(v.type, np.shape(k), k) for v, k in zip(values, known)]
+        spec.check_inputs(normalized, operands, ctx.layer.name)
+        shapes = spec.output_shapes(normalized, operands)
+        if all(s is not None and all(isinstance(d, int) for d in s) and math.prod(s) <= _FOLD_ELEMENTS
+               for s in shapes):
+            for i, r in enumerate(spec.run_reference(*known, **normalized)):
                 ctx.set_const(i, np.asarray(r))
             return
     domain_node(ctx, op_type, values, [ctx.out(i) for i in range(len(spec.outputs))], **attrs)
@@ -109,8 +114,9 @@ def prior_box_clustered(ctx: Context, layer) -> None:
 @translator("RegionYolo", since=1, emits=("onnx_ext.RegionYolo",))
 def region_yolo(ctx: Context, layer) -> None:
     attrs = {name: attr.integer(ctx, layer, name) for name in ("coords", "classes", "num", "axis", "end_axis")}
-    attrs |= {"do_softmax": int(attr.boolean(layer, "do_softmax", True)), "mask": attr.integers(ctx, layer, "mask", []),
-              "anchors": attr.numbers(ctx, layer, "anchors", [])}
+    # absent, do_softmax is what OpenVINO's reader leaves it: false (the spec's default is true)
+    attrs |= {"do_softmax": int(attr.boolean(layer, "do_softmax", False)),
+              "mask": attr.integers(ctx, layer, "mask", []), "anchors": attr.numbers(ctx, layer, "anchors", [])}
     domain_node(ctx, "RegionYolo", [ctx.input(0)], [ctx.out(0)], **attrs)
 
 
