@@ -21,7 +21,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorunpack": _STRINGS,
     "generateproposals": _DETECTION,
     "regionyolo": _DETECTION,
-    "matrixnms": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,

@@ -16,6 +16,7 @@ SPECS["PriorBoxClustered"] = import_module(".prior_box_clustered", __package__).
 SPECS["DetectionOutput"] = import_module(".detection_output", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
+SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
