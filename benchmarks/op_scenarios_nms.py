@@ -137,5 +137,26 @@ def multiclass_nms_scenarios():
     return out
 
 
+def matrix_nms_scenarios():
+    """MatrixNms-8 as PaddleDetection's PP-YOLO head can use it (608 x 608: 10,647 boxes x 80 classes, score 0.01,
+    post 0.01, gaussian decay, keep_top_k 100, pixel boxes) with nms_top_k 100 and 200: the IoU matrix of every
+    class's candidates."""
+    out = []
+    for top_k in (100, 200):
+        boxes, scores = yolo_head(1, 10647, 80, 608.0)
+        attrs = dict(nms_top_k=top_k, keep_top_k=100, score_threshold=0.01, post_threshold=0.01, normalized=False,
+                     decay_function="gaussian", sort_result_type="score")
+
+        def ov_model(boxes=boxes, scores=scores, attrs=attrs):
+            pb, ps = _param("boxes", list(boxes.shape), np.float32), _param("scores", list(scores.shape), np.float32)
+            node = NodeFactory("opset8").create("MatrixNms", [pb.output(0), ps.output(0)], attrs)
+            return ov.Model(node.outputs(), [pb, ps], "bench")
+
+        out.append(Scenario("MatrixNms", f"ppyolo-top{top_k}", f"PP-YOLO 608: 10,647 boxes x 80 classes, nms_top_k "
+                            f"{top_k}, keep 100, gaussian", False, ov_model, None, {"boxes": boxes, "scores": scores},
+                            out_elements=100 * 6, vs="openvino"))
+    return out
+
+
 SCENARIOS = {"detection_output": detection_output_scenarios, "proposal": proposal_scenarios,
-             "multiclass_nms": multiclass_nms_scenarios}
+             "multiclass_nms": multiclass_nms_scenarios, "matrix_nms": matrix_nms_scenarios}

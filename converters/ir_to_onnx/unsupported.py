@@ -20,6 +20,7 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorunpack": _STRINGS,
     "generateproposals": _DETECTION,
     "matrixnms": _DETECTION,
+    "regionyolo": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,

@@ -24,6 +24,7 @@ SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.
 SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.features", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
+SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

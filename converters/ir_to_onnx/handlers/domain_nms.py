@@ -87,3 +87,24 @@ def multiclass_nms(ctx: Context, layer) -> None:
     )
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     domain_node(ctx, "MulticlassNms", values, [ctx.out(i) for i in range(3)], **attrs)
+
+
+@translator("MatrixNms", since=8, until=8, emits=("onnx_ext.MatrixNms",))
+def matrix_nms(ctx: Context, layer) -> None:
+    index_type = attr.element(ctx, layer, "output_type", "i64")
+    if index_type is None or index_type.ov not in ("i32", "i64"):
+        raise ctx.error(f"output_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
+    attrs = _booleans(ctx, layer, {"sort_result_across_batch": False, "normalized": True})
+    attrs.update(
+        sort_result_type=attr.choice(ctx, layer, "sort_result_type", ("classid", "score", "none"), "none"),
+        output_type=index_type.onnx,
+        score_threshold=attr.number(ctx, layer, "score_threshold", 0.0),
+        nms_top_k=attr.integer(ctx, layer, "nms_top_k", -1),
+        keep_top_k=attr.integer(ctx, layer, "keep_top_k", -1),
+        background_class=attr.integer(ctx, layer, "background_class", -1),
+        decay_function=attr.choice(ctx, layer, "decay_function", ("gaussian", "linear"), "linear"),
+        gaussian_sigma=attr.number(ctx, layer, "gaussian_sigma", 2.0),
+        post_threshold=attr.number(ctx, layer, "post_threshold", 0.0),
+    )
+    values = [ctx.input(i) for i in range(2)]
+    domain_node(ctx, "MatrixNms", values, [ctx.out(i) for i in range(3)], **attrs)
