@@ -6,21 +6,14 @@ coverage table say which is which.
 
 from __future__ import annotations
 
-_RANDOM = "OpenVINO's random generator (ONNX's random ops draw other numbers)"
-_STATE = "model state across inferences (ONNX graphs are stateless)"
 _DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
 _STRINGS = "OpenVINO's packed string tensors"
 
 #: lower-case IR layer type -> why it has no ONNX equivalent (every version).
 NO_ONNX_EQUIVALENT: dict[str, str] = {
-    "multinomial": _RANDOM,
-    "assign": _STATE,
-    "readvalue": _STATE,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
     "generateproposals": _DETECTION,
-    "matrixnms": _DETECTION,
-    "regionyolo": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
