@@ -22,6 +22,11 @@ SPECS["ROIAlignRotated"] = import_module(".roi_align_rotated", __package__).SPEC
 SPECS["ExperimentalDetectronPriorGridGenerator"] = import_module(".experimental_detectron.grid_topk", __package__).GRID
 SPECS["ExperimentalDetectronTopKROIs"] = import_module(".experimental_detectron.grid_topk", __package__).TOPK
 SPECS["ExperimentalDetectronROIFeatureExtractor"] = import_module(".experimental_detectron.features", __package__).SPEC
+SPECS["GatherTree"] = import_module(".gather_tree", __package__).SPEC
+SPECS.update(import_module(".ctc_greedy_decoder", __package__).SPECS)  # CTCGreedyDecoder-1, CTCGreedyDecoderSeqLen-6
+SPECS["RandomUniform"] = import_module(".random_uniform", __package__).SPEC
+SPECS["FakeConvert"] = import_module(".fake_convert", __package__).SPEC
+SPECS["Multinomial"] = import_module(".multinomial", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
@@ -35,15 +40,3 @@ def spec(op_type: str) -> OpSpec:
 
 
 __all__ = ["SPECS", "spec", "OpSpec", "Operand", "Attr"]
-from . import dft  # noqa: E402
-SPECS.update(dft.SPECS)  # DFT-7, IDFT-7, RDFT-9, IRDFT-9
-from . import gather_tree  # noqa: E402
-SPECS[gather_tree.SPEC.name] = gather_tree.SPEC
-from . import ctc_greedy_decoder  # noqa: E402
-SPECS.update(ctc_greedy_decoder.SPECS)  # CTCGreedyDecoder-1, CTCGreedyDecoderSeqLen-6
-from . import random_uniform  # noqa: E402
-SPECS[random_uniform.SPEC.name] = random_uniform.SPEC
-from . import fake_convert  # noqa: E402
-SPECS[fake_convert.SPEC.name] = fake_convert.SPEC
-from . import multinomial  # noqa: E402
-SPECS[multinomial.SPEC.name] = multinomial.SPEC
