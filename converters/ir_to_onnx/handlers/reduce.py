@@ -59,7 +59,7 @@ def cum_sum(ctx: Context, layer) -> None:
 
 
 # MatMulNBits: compressed 4/8-bit weights (decompression.py)
-@translator("MatMul", since=1, emits=("MatMul", "MatMulNBits", "Transpose"))
+@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Transpose"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
