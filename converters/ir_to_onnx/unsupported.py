@@ -33,7 +33,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "psroipooling": "position-sensitive ROI pooling (no ONNX op)",
     "deformablepsroipooling": "deformable position-sensitive ROI pooling (no ONNX op)",
     "roialignrotated": "ROIAlign over rotated boxes (no ONNX op)",
-    "binaryconvolution": "1-bit convolution (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
 }
 

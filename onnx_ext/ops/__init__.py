@@ -32,3 +32,5 @@ from . import fake_convert  # noqa: E402
 SPECS[fake_convert.SPEC.name] = fake_convert.SPEC
 from . import multinomial  # noqa: E402
 SPECS[multinomial.SPEC.name] = multinomial.SPEC
+from . import binary_convolution  # noqa: E402
+SPECS[binary_convolution.SPEC.name] = binary_convolution.SPEC

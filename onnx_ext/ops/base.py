@@ -25,7 +25,7 @@ from .builder import BodyBuilder, BuiltFunction, copy_function
 
 @dataclass(frozen=True)
 class Attr:
-    kind: str  # "int", "ints" or "string"
+    kind: str  # "int", "ints", "float" or "string"
     default: Any = None  # None: required
 
     @property
@@ -33,6 +33,7 @@ class Attr:
         return {
             "int": onnx.AttributeProto.INT,
             "ints": onnx.AttributeProto.INTS,
+            "float": onnx.AttributeProto.FLOAT,
             "string": onnx.AttributeProto.STRING,
         }[self.kind]
 
@@ -222,6 +223,10 @@ def _coerce(op_name: str, name: str, kind: str, value, node) -> Any:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise OpAttributeError(op_name, name, f"must be an integer, got {value!r}", node)
         return int(value)
+    if kind == "float":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise OpAttributeError(op_name, name, f"must be a number, got {value!r}", node)
+        return float(np.float32(value))  # (an ONNX FLOAT attribute holds an f32)
     if kind == "ints":
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             raise OpAttributeError(op_name, name, f"must be a list of integers, got {value!r}", node)
