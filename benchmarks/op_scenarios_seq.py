@@ -247,3 +247,28 @@ def multinomial_scenarios():
 
 
 SCENARIOS["multinomial"] = multinomial_scenarios
+
+
+def binary_convolution_scenarios():
+    """BinaryConvolution-1: a binary ResNet block [1, 64, 56, 56], 64 3x3 u1 kernels, pad 1."""
+    import openvino as ov_
+
+    out = []
+    for name, shape, o in [("bnn-resnet-64", (1, 64, 56, 56), 64), ("bnn-small", (1, 16, 14, 14), 16)]:
+        data = RNG.integers(0, 2, shape).astype(np.float32)
+        bits = RNG.integers(0, 2, (o, shape[1], 3, 3)).astype(np.uint8)
+
+        def ov_model(shape=shape, bits=bits):
+            d = _param("data", list(shape), np.float32)  # (the CPU plugin takes no dynamic shape here)
+            kernel = ov_.op.Constant(ov_.Type.u1, ov_.Shape(list(bits.shape)), bits.reshape(-1).tolist())
+            return _model(opset1.binary_convolution(d, kernel, [1, 1], [1, 1], [1, 1], [1, 1], "xnor-popcount", 0.0),
+                          [d])
+
+        out.append(Scenario("BinaryConvolution", name, f"f32 {list(shape)} of 0/1, {o} u1 kernels 3x3, pads 1",
+                            False, ov_model, None, {"data": data}, out_elements=o * shape[2] * shape[3],
+                            vs="openvino", compare=False,
+                            note="(c)'s values are not the spec's xnor-popcount: not compared"))
+    return out
+
+
+SCENARIOS["binary_convolution"] = binary_convolution_scenarios

@@ -19,6 +19,9 @@ _NOT_UPPER = ("F16", "F32", "F64", "BOOLEAN", "UNDEFINED", "DYNAMIC")  # their l
 #: What OpenVINO skips before a number (C's isspace).
 SPACE = " \t\n\r\f\v"
 _INTEGER = re.compile(rf"[{SPACE}]*(-?[0-9]+)")
+#: u1 (one bit per value, packed; port precision BIN: BinaryConvolution's weights) is read as boolean, the
+#: bits unpacked (ir_weights.py): ONNX has no 1-bit type.
+_ONE_BIT = {"u1": "boolean", "bin": "boolean"}
 #: Element types that mean "not known" (ports of dynamically typed tensors).
 _UNDEFINED_TYPES = {"dynamic", "undefined"}
 
@@ -33,6 +36,7 @@ def element_type(text: str, where: str, *, precision: bool = False) -> ElementTy
         key = text.lower()
     if key in _UNDEFINED_TYPES:
         return None
+    key = _ONE_BIT.get(key, key)
     try:
         et = from_ov(key)
     except UnknownElementType:

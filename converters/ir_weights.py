@@ -57,10 +57,12 @@ def const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) -> 
     if offset < 0 or size < 0:
         raise IRError(f"{where}: Const offset {offset} / size {size} must not be negative")
     count = math.prod(shape)
-    needed = -(-count * et.bits // 8) if et.packed_bits else count * (1 if et.kind == "bool" else et.numpy.itemsize)
+    one_bit = data["element_type"].lower() == "u1"  # eight values per byte, the first in the high bit
+    needed = -(-count // 8) if one_bit else -(-count * et.bits // 8) if et.packed_bits else \
+        count * (1 if et.kind == "bool" else et.numpy.itemsize)
     # openvino.save_model stores an empty constant as one byte: accept that, nothing else.
     if size != needed and not (needed == 0 and size <= 1):
-        raise IRError(f"{where}: Const size is {size} bytes, but {et.ov} {shape} needs {needed}")
+        raise IRError(f"{where}: Const size is {size} bytes, but {'u1' if one_bit else et.ov} {shape} needs {needed}")
     if offset + size > file_size:
         raise IRError(f"{where}: Const data at offset {offset} size {size} lies outside {bin_path} ({file_size} bytes)")
     if layer.outputs:
@@ -73,6 +75,9 @@ def const_value(layer: Layer, buf, file_size: int, bin_path: Path, src: str) -> 
                 raise IRError(f"{where}: Const shape {shape} differs from its output port's dims {port.dims}")
     if not needed:
         return np.zeros(shape, dtype=np.bool_ if et.kind == "bool" else et.numpy)
+    if one_bit:
+        bits = np.unpackbits(np.frombuffer(buf, dtype=np.uint8, count=size, offset=offset))[:count]
+        return bits.astype(np.bool_).reshape(shape)
     if et.kind == "bool":
         return (np.frombuffer(buf, dtype=np.uint8, count=count, offset=offset) != 0).reshape(shape)
     if et.packed_bits:

@@ -582,7 +582,7 @@ def test_reader_unpacks_4bit_constants(wtype, count, tmp_path):
     np.testing.assert_array_equal(run_onnx(model, [])[0], values.astype(np.float32))
 
 
-@pytest.mark.parametrize("text", ["nf4", "u1", "f8e4m3"])
+@pytest.mark.parametrize("text", ["nf4", "f8e4m3"])  # (u1 is read: BinaryConvolution's weights, tests/test_binary_convolution.py)
 def test_reader_refuses_other_packed_types(text, tmp_path):
     const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
     xml = tmp_path / "c.xml"

@@ -17,7 +17,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
-    "binaryconvolution": "1-bit convolution (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
 }
 

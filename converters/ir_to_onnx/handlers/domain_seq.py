@@ -90,3 +90,19 @@ def multinomial(ctx: Context, layer) -> None:
         ctx.set_const(0, multinomial_op.multinomial_reference(*(np.asarray(v.const) for v in values), **attrs))
         return
     domain_node(ctx, "Multinomial", values, [ctx.out(0)], **attrs)
+
+
+@translator("BinaryConvolution", since=1, emits=("onnx_ext.BinaryConvolution",))
+def binary_convolution(ctx: Context, layer) -> None:
+    """The kernel: the IR's u1 bits, read as BOOL (converters/ir_weights.py)."""
+    rank = ctx.input(0).rank
+    count = None if rank is None else rank - 2
+    attrs = dict(strides=attr.integers(ctx, layer, "strides", count=count),
+                 dilations=attr.integers(ctx, layer, "dilations", [1] * (count or 0), count=count),
+                 pads_begin=attr.integers(ctx, layer, "pads_begin", [0] * (count or 0), count=count),
+                 pads_end=attr.integers(ctx, layer, "pads_end", [0] * (count or 0), count=count),
+                 mode=attr.choice(ctx, layer, "mode", ("xnor-popcount",)),
+                 pad_value=attr.number(ctx, layer, "pad_value", 0.0),
+                 auto_pad=attr.choice(ctx, layer, "auto_pad", ("explicit", "same_upper", "same_lower", "valid"),
+                                      "explicit"))
+    _layer_node(ctx, "BinaryConvolution", **attrs)
