@@ -185,6 +185,7 @@ def _named_nodes(proto: onnx.FunctionProto) -> onnx.FunctionProto:
     # Runtime checks are Gathers whose output names the condition; onnxruntime's
     # error message quotes the node name, so name each node after its output.
     _sort_if_outputs(proto)
+    _sort_loop_carried(proto)
     for node in walk(proto.node):
         node.name = node.output[0]
     if any(n.domain == DOMAIN for n in walk(proto.node)) and DOMAIN not in {o.domain for o in proto.opset_import}:
@@ -216,6 +217,43 @@ def _sort_if_outputs(proto: onnx.FunctionProto) -> None:
     for node in walk(proto.node):
         node.input[:] = [renamed.get(name, name) for name in node.input]
     for value in [v for g in graphs for v in g.output]:
+        value.name = renamed.get(value.name, value.name)
+    proto.output[:] = [renamed.get(name, name) for name in proto.output]
+
+
+def _sort_loop_carried(proto: onnx.FunctionProto) -> None:
+    """onnxscript orders a Loop's carried values by set iteration too: sort them by variable name (the node's
+    inputs and outputs, the body's inputs and outputs) and number the names onnxscript gave them in that order."""
+    renamed = {}
+    for node in walk(proto.node):
+        if node.op_type != "Loop":
+            continue
+        body = next(a.g for a in node.attribute if a.name == "body")
+        count = len(node.input) - 2
+        carried = [_NUMBERED.fullmatch(v.name) for v in body.input[2:]]
+        finals = [_NUMBERED.fullmatch(name) for name in node.output[:count]]
+        if count < 2 or not all(carried) or not all(finals):
+            continue
+        order = sorted(range(count), key=lambda i: carried[i].group(1))
+        for numbered, names in ((carried, [v.name for v in body.input[2:]]), (finals, node.output[:count])):
+            numbers = sorted(int(m.group(2)) for m in numbered)
+            renamed.update((names[i], f"{numbered[i].group(1)}_{n}") for i, n in zip(order, numbers))
+        node.input[2:] = [node.input[2 + i] for i in order]
+        node.output[:count] = [node.output[i] for i in order]
+        inputs = [copy.deepcopy(body.input[2 + i]) for i in order]
+        outputs = [copy.deepcopy(v) for v in (body.output[0], *(body.output[1 + i] for i in order),
+                                              *body.output[count + 1:])]
+        del body.input[2:]
+        body.input.extend(inputs)
+        del body.output[:]
+        body.output.extend(outputs)
+    if not renamed:
+        return
+    graphs = [a.g for n in walk(proto.node) for a in n.attribute if a.HasField("g")]
+    for node in walk(proto.node):
+        node.input[:] = [renamed.get(name, name) for name in node.input]
+        node.output[:] = [renamed.get(name, name) for name in node.output]
+    for value in [v for g in graphs for v in (*g.input, *g.output)]:
         value.name = renamed.get(value.name, value.name)
     proto.output[:] = [renamed.get(name, name) for name in proto.output]
 

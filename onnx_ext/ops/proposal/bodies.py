@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from onnxscript import BOOL, FLOAT, INT64, script
+from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
 from ..greedy_nms import HELPERS as GREEDY_NMS
@@ -117,8 +117,10 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     dh = op.Div(op.Gather(deltas, op.Constant(value_int=3), axis=4), size_scale)
     pcx = op.Add(op.Mul(dx, ww), cx)
     pcy = op.Add(op.Mul(dy, hh), cy)
-    pw = op.Mul(op.Exp(dw), ww)
-    ph = op.Mul(op.Exp(dh), hh)
+    # exp rounded once to f32, as the reference's std::exp of a float (onnxruntime's f32 Exp is off by an ulp or
+    # two, which the cancellation in pcy - ph / 2 makes many)
+    pw = op.Mul(op.Cast(op.Exp(op.Cast(dw, to=DOUBLE.dtype)), to=FLOAT.dtype), ww)
+    ph = op.Mul(op.Cast(op.Exp(op.Cast(dh, to=DOUBLE.dtype)), to=FLOAT.dtype), hh)
     bx0 = op.Sub(pcx, op.Mul(half, pw))
     by0 = op.Sub(pcy, op.Mul(half, ph))
     bx1 = op.Add(pcx, op.Mul(half, pw))
