@@ -7,7 +7,8 @@ coverage table say which is which.
 from __future__ import annotations
 
 _DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
-_STRINGS = "OpenVINO's packed string tensors"
+_STRINGS = ("a string tensor to or from its UTF-8 bytes (begins, ends, symbols): ONNX has string tensors but "
+            "no standard op that reads or writes their bytes (onnxruntime-extensions' custom ops do)")
 
 #: lower-case IR layer type -> why it has no ONNX equivalent (every version).
 NO_ONNX_EQUIVALENT: dict[str, str] = {
