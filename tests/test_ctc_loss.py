@@ -110,8 +110,12 @@ def _check_case(ov_reference, case):
     wide = [inputs[0].astype(np.float64), *inputs[1:]]
     assert_close(ctc_loss_reference(*wide, **attrs), paths_reference(*wide, **attrs), "forward vs paths (f64)",
                  (1e-12, 1e-12))
+    blank = inputs[4] if len(inputs) > 4 else inputs[0].shape[2] - 1
+    labelled_blank = any(blank in decoded_target(row, n, attrs["preprocess_collapse_repeated"], attrs["unique"])
+                         for row, n in zip(inputs[2], inputs[3]))
     plugin_runs = inputs[0].dtype == np.float32 and inputs[0].shape[1] > 0 and (inputs[3] > 0).all()
-    if plugin_runs:  # (it crashes on a label_length of 0)
+    if plugin_runs and not labelled_blank:  # (it crashes on a label_length of 0; a target holding the blank
+        # (C = 1 here; the spec excludes it) it counts other paths than the reference searches)
         try:
             (ov,) = ov_reference("CTCLoss", 4, inputs, _ov_attrs(attrs), const=const, device="cpu")
         except (OVRejected, OVCrashed) as e:
@@ -243,7 +247,7 @@ def test_bad_inputs_are_refused_when_the_node_is_built(operands, message):
 def test_ctc_loss_shape_inference(case, known_shapes):
     inputs, attrs, const, _ = case
     check_inference("CTCLoss", inputs, attrs, const, [ctc_loss_reference(*inputs, **attrs)], known_shapes,
-                    static=known_shapes or any(const[1:]))
+                    static=known_shapes or any(const[1:4]))
 
 
 def _ir(blank: bool, attrs: dict):
@@ -269,3 +273,24 @@ def test_ir_converts_and_comes_back(blank, attrs, tmp_path):
     assert_close(evaluate_model_cpu(first, feeds)[0], want, "OpenVINO CPU", (1e-5, 1e-5))
     assert_close(evaluate_model_cpu(again, feeds)[0], want, "round trip, CPU", (1e-5, 1e-5))
     assert_close(run_onnx(convert(save_ir(_ir(blank, attrs), tmp_path, "again")), feeds)[0], want, "converted")
+
+
+@pytest.mark.parametrize("merge", [1, 0])
+def test_long_sequences_match_openvino_cpu(merge):
+    """8 x 100 steps x 40 classes, targets of 10-20 (the bench's size): alpha holds states far below 0 next
+    to -inf ones (onnxruntime's ReduceLogSumExp gives -inf or a wrong value there: the step's log-sum-exp is
+    written out)."""
+    import openvino as ov
+    import openvino.opset4 as o4
+
+    rng = np.random.default_rng(8)
+    inputs = [rng.standard_normal((8, 100, 40)).astype(np.float32), rng.integers(80, 101, 8).astype(np.int32),
+              rng.integers(0, 39, (8, 100)).astype(np.int32), rng.integers(10, 21, 8).astype(np.int32)]
+    want = ctc_loss_reference(*inputs, ctc_merge_repeated=merge)
+    params = [parameter(list(v.shape), "f32" if v.dtype == np.float32 else "i32") for v in inputs]
+    plugin = ov.Core().compile_model(ov.Model([o4.ctc_loss(*params, ctc_merge_repeated=bool(merge)).output(0)],
+                                              params), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    assert_close(plugin(inputs)[0], want, "OpenVINO CPU", (1e-5, 1e-5))
+    model = node_model("CTCLoss", inputs, {"ctc_merge_repeated": merge}, [(np.float32, 1)])
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_close(got, want, how, (1e-6, 1e-6))

@@ -43,17 +43,25 @@ def _decoded_target(labels, label_length, unique, collapse):
 
 
 @script(ov_ext, default_opset=op)
-def _shifted(alpha, by):
-    # alpha [N, S] moved right by ``by`` ([4] pads [0, k, 0, -k]) states, -inf coming in.
-    return op.Pad(alpha, by, op.CastLike(op.Constant(value_float=float("-inf")), alpha))
-
-
-@script(ov_ext, default_opset=op)
 def _log_add3(a, b, c):
     # log(exp(a) + exp(b) + exp(c)) elementwise, the largest factored out (-inf when all three are).
     m = op.Max(a, b, c)
     m = op.Where(op.IsInf(m, detect_positive=0), op.CastLike(op.Constant(value_float=0.0), m), m)
     return op.Add(m, op.Log(op.Sum(op.Exp(op.Sub(a, m)), op.Exp(op.Sub(b, m)), op.Exp(op.Sub(c, m)))))
+
+
+@script(ov_ext, default_opset=op)
+def _step(alpha, reads, step):
+    # One step of the forward algorithm: alpha [N, S] padded with two -inf states in front, the three terms of
+    # each state read from it ([N, 3, S]) plus the step's mask, their log-sum-exp with the largest factored
+    # out (onnxruntime's ReduceLogSumExp is not stable: it gives -inf for [-inf, -300, -inf]); a floor of
+    # -3e38 keeps the largest finite where every term is -inf.
+    padded = op.Pad(alpha, op.Constant(value_ints=[0, 2, 0, 0]), op.CastLike(op.Constant(value_float=float("-inf")),
+                                                                               alpha))
+    x = op.Add(op.Gather(padded, reads, axis=1), step)
+    axis_1 = op.Constant(value_ints=[1])
+    top = op.Max(op.ReduceMax(x, axis_1, keepdims=1), op.CastLike(op.Constant(value_float=-3.0e38), alpha))
+    return op.Squeeze(op.Add(op.Log(op.ReduceSum(op.Exp(op.Sub(x, top)), axis_1, keepdims=1)), top), axis_1)
 
 
 @script(ov_ext, default_opset=op)
@@ -83,14 +91,17 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     blank_index_within_classes = op.Gather(op.Constant(value_ints=[0]), op.Reshape(bad, op.Constant(
         value_ints=[1])))
     checks = op.Add(op.Add(lengths_within_time, labels_within_classes), blank_index_within_classes)
-    # extended sequence [N, 2T + 1]: blank, l1, blank, l2, ..., blank
+    # extended sequence [N, S]: blank, l1, blank, l2, ..., blank, as long as the longest target needs
     blanks = op.Add(op.Mul(target, zero), op.Add(blank, op.ReduceSum(checks, keepdims=0)))
     pairs = op.Concat(op.Unsqueeze(blanks, op.Constant(value_ints=[2])), op.Unsqueeze(target, op.Constant(
         value_ints=[2])), axis=2)
     n_1 = op.Concat(op.Shape(target, start=0, end=1), op.Constant(value_ints=[-1]), axis=0)
     column = op.Concat(op.Shape(target, start=0, end=1), op.Constant(value_ints=[1]), axis=0)
-    ext = op.Concat(op.Reshape(pairs, n_1), op.Expand(op.Add(blank, op.ReduceSum(checks, keepdims=0)), column),
-                    axis=1)
+    wide = op.Concat(op.Reshape(pairs, n_1), op.Expand(op.Add(blank, op.ReduceSum(checks, keepdims=0)), column),
+                     axis=1)
+    longest = op.Add(op.Mul(op.ReduceMax(op.Concat(length, op.Constant(value_ints=[0]), axis=0), keepdims=1),
+                            op.Constant(value_int=2)), one)
+    ext = op.Slice(wide, op.Constant(value_ints=[0]), longest, op.Constant(value_ints=[1]))
     # log-softmax over the classes, gathered along the extended sequence: [T, N, S]
     top = op.ReduceMax(logits, op.Constant(value_ints=[2]), keepdims=1)
     centred = op.Sub(logits, top)
@@ -100,29 +111,50 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
         op.Shape(ext, start=0, end=1), op.Reshape(t_len, op.Constant(value_ints=[1])),
         op.Shape(ext, start=1, end=2), axis=0))
     emit = op.Transpose(op.GatherElements(log_p, where, axis=2), perm=[1, 0, 2])
-    # transitions as additive masks [N, S] (0 or -inf): a state's own value (blanks always, labels when
-    # merging), the second previous (a label whose previous label differs, or any when not merging)
+    # the three terms of a state ([N, 3, S]): its own value (blanks always, labels when merging), the previous
+    # state's, the second previous (a label whose previous label differs, or any when not merging), as additive
+    # masks (0 or -inf)
     neg_inf = op.CastLike(op.Constant(value_float=float("-inf")), logits)
     nothing = op.CastLike(op.Constant(value_float=0.0), logits)
     states = op.Range(zero, op.Gather(ext_shape, one), one)
     is_label = op.Equal(op.Mod(states, op.Constant(value_int=2)), one)
-    stay = op.Where(op.Or(op.Not(is_label), merge), nothing, neg_inf)
+    stay = op.Expand(op.Where(op.Or(op.Not(is_label), merge), nothing, neg_inf), ext_shape)
     before = op.Pad(ext, op.Constant(value_ints=[0, 2, 0, -2]), op.Constant(value_int=-1))
     skip_ok = op.And(op.And(is_label, op.GreaterOrEqual(states, op.Constant(value_int=3))),
                      op.Or(op.Not(merge), op.Not(op.Equal(ext, before))))
     skip = op.Where(skip_ok, nothing, neg_inf)
-    # alpha before the first step: the start state only
-    start = op.Equal(op.Expand(op.Unsqueeze(states, op.Constant(value_ints=[0])), ext_shape), zero)
-    alpha = op.Where(start, nothing, neg_inf)
+    axis_1 = op.Constant(value_ints=[1])
+    terms = op.Concat(op.Unsqueeze(stay, axis_1), op.Unsqueeze(op.Expand(nothing, ext_shape), axis_1),
+                      op.Unsqueeze(skip, axis_1), axis=1)
+    # per step [T, N, 3, S]: the terms plus the step's log-probability; past logit_length, the state's own
+    # value as it is (the identity)
+    identity = op.CastLike(op.Constant(value_floats=[0.0, float("-inf"), float("-inf")]), logits)
     frames = op.Less(op.Unsqueeze(op.Range(zero, t_len, one), op.Constant(value_ints=[1])),
                      op.Unsqueeze(logit_len, op.Constant(value_ints=[0])))  # [T, N]
-    by_one = op.Constant(value_ints=[0, 1, 0, -1])
-    by_two = op.Constant(value_ints=[0, 2, 0, -2])
-    for t in range(t_len):
-        stepped = op.Add(_log_add3(op.Add(alpha, stay), _shifted(alpha, by_one), op.Add(_shifted(alpha, by_two),
-                                                                                         skip)),
-                         op.Gather(emit, t, axis=0))
-        alpha = op.Where(op.Unsqueeze(op.Gather(frames, t, axis=0), op.Constant(value_ints=[1])), stepped, alpha)
+    steps = op.Where(op.Unsqueeze(frames, op.Constant(value_ints=[2, 3])),
+                     op.Add(op.Unsqueeze(terms, op.Constant(value_ints=[0])), op.Unsqueeze(emit, op.Constant(
+                         value_ints=[2]))), op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])))
+    # alpha before the first step: the start state only; a step: the log-sum-exp of the terms, read from alpha
+    # padded with two -inf states in front (the terms of state s: padded s + 2, s + 1, s)
+    start = op.Equal(op.Expand(op.Unsqueeze(states, op.Constant(value_ints=[0])), ext_shape), zero)
+    alpha = op.Where(start, nothing, neg_inf)
+    reads = op.Concat(op.Unsqueeze(op.Add(states, op.Constant(value_int=2)), op.Constant(value_ints=[0])),
+                      op.Unsqueeze(op.Add(states, one), op.Constant(value_ints=[0])),
+                      op.Unsqueeze(states, op.Constant(value_ints=[0])), axis=0)
+    # four steps per Loop iteration (onnxruntime's Loop costs about as much per iteration as the steps): the
+    # steps padded with identities to a multiple of 4
+    four = op.Constant(value_int=4)
+    rounds = op.Div(op.Add(t_len, op.Constant(value_int=3)), four)
+    extra = op.Reshape(op.Sub(op.Mul(rounds, four), t_len), op.Constant(value_ints=[1]))
+    steps = op.Concat(steps, op.Expand(op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])), op.Concat(
+        extra, op.Shape(steps, start=1, end=2), op.Constant(value_ints=[3]), op.Shape(ext, start=1, end=2),
+        axis=0)), axis=0)
+    for r in range(rounds):
+        t = op.Mul(r, four)
+        alpha = _step(alpha, reads, op.Gather(steps, t, axis=0))
+        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, one), axis=0))
+        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, op.Constant(value_int=2)), axis=0))
+        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, op.Constant(value_int=3)), axis=0))
     # the paths ending on the last label or the final blank; an empty target: 0 (the reference's -0)
     last = op.Unsqueeze(op.Mul(length, op.Constant(value_int=2)), op.Constant(value_ints=[1]))
     ends = op.GatherElements(alpha, op.Concat(op.Max(op.Sub(last, one), zero), last, axis=1), axis=1)
@@ -141,7 +173,7 @@ def _last_class(logits):
     return op.Sub(op.ReduceSum(op.Shape(logits, start=2, end=3), keepdims=0), op.Constant(value_int=1))
 
 
-HELPERS = (_decoded_target, _shifted, _log_add3, _ctc_loss, _blank_of, _last_class)
+HELPERS = (_decoded_target, _log_add3, _step, _ctc_loss, _blank_of, _last_class)
 
 
 @script(ov_ext, default_opset=op)
