@@ -272,3 +272,32 @@ def binary_convolution_scenarios():
 
 
 SCENARIOS["binary_convolution"] = binary_convolution_scenarios
+
+
+def ctc_loss_scenarios():
+    """CTCLoss-4: speech/text training batches, N = 8 x T = 100 steps x C = 40 classes, labels of 10-20
+    (merging repeats, the default, and not), and a longer N = 4 x T = 400 x C = 30, labels of 40-60."""
+    from openvino import opset4
+
+    out = []
+    for name, batch, t_len, classes, labels, merge in [
+        ("8x100x40-l20", 8, 100, 40, 20, True), ("8x100x40-l20-nomerge", 8, 100, 40, 20, False),
+        ("4x400x30-l60", 4, 400, 30, 60, True),
+    ]:
+        logits = RNG.standard_normal((batch, t_len, classes)).astype(np.float32)
+        feeds = {"logits": logits, "logit_length": RNG.integers(t_len * 4 // 5, t_len + 1, batch).astype(np.int32),
+                 "labels": RNG.integers(0, classes - 1, (batch, t_len)).astype(np.int32),
+                 "label_length": RNG.integers(labels // 2, labels + 1, batch).astype(np.int32)}
+
+        def ov_model(classes=classes, merge=merge):
+            ps = [_param("logits", [-1, -1, classes], np.float32), _param("logit_length", [-1], np.int32),
+                  _param("labels", [-1, -1], np.int32), _param("label_length", [-1], np.int32)]
+            return _model(opset4.ctc_loss(*ps, ctc_merge_repeated=merge), ps)
+
+        out.append(Scenario("CTCLoss", name, f"f32 [{batch}, {t_len}, {classes}], labels <= {labels}, blank C - 1"
+                            + ("" if merge else ", ctc_merge_repeated false"), False, ov_model, None, feeds,
+                            out_elements=batch, vs="openvino", of_largest=1e-5))
+    return out
+
+
+SCENARIOS["ctc_loss"] = ctc_loss_scenarios

@@ -794,12 +794,13 @@ def test_if_with_domain_op_in_body(tmp_path):
 
 
 def test_unsupported_layer_in_body_is_listed(tmp_path):
-    def ctc_loss(tx):
-        logits = o1.reshape(o1.tile(tx, C([12], np.int64)), C([2, 3, 4], np.int64), False)
-        lengths, labels = C(np.array([3, 3], np.int32)), C(np.array([[1, 2, 1], [2, 1, 2]], np.int32))
-        return o4.ctc_loss(logits, lengths, labels, C(np.array([2, 2], np.int32)))
-    xml = save_ir(_if_model(ctc_loss), tmp_path)
-    with pytest.raises(IRError, match=r"CTCLoss-opset4 x1 \(no ONNX equivalent"):
+    def nms_rotated(tx):
+        boxes = o1.reshape(o1.tile(tx, C([5], np.int64)), C([1, 2, 5], np.int64), False)
+        scores = o1.reshape(tx, C([1, 1, 2], np.int64), False)
+        nms = o13.nms_rotated(boxes, scores, C(np.int64(3)), C(np.float32(0.5)), C(np.float32(0.0)))
+        return o1.add(tx, o1.reduce_sum(nms.output(1), C([0, 1], np.int64)))
+    xml = save_ir(_if_model(nms_rotated), tmp_path)
+    with pytest.raises(IRError, match=r"NMSRotated-opset13 x1 \(no ONNX equivalent"):
         convert(xml)
 
 

@@ -18,7 +18,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
-    "ctcloss": "CTC loss (no ONNX op)",
 }
 
 

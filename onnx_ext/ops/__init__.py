@@ -28,6 +28,7 @@ SPECS["RandomUniform"] = import_module(".random_uniform", __package__).SPEC
 SPECS["FakeConvert"] = import_module(".fake_convert", __package__).SPEC
 SPECS["Multinomial"] = import_module(".multinomial", __package__).SPEC
 SPECS["BinaryConvolution"] = import_module(".binary_convolution", __package__).SPEC
+SPECS["CTCLoss"] = import_module(".ctc_loss", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC

@@ -57,6 +57,12 @@ def _seed(ctx: Context, layer, name: str) -> int:
     return value - 2**64 if value >= 2**63 else value
 
 
+@translator("CTCLoss", since=4, emits=("onnx_ext.CTCLoss",))
+def ctc_loss(ctx: Context, layer) -> None:
+    _layer_node(ctx, "CTCLoss", **{name: int(attr.boolean(layer, name, default)) for name, default in (
+        ("preprocess_collapse_repeated", False), ("ctc_merge_repeated", True), ("unique", False))})
+
+
 @translator("RandomUniform", since=8, emits=("onnx_ext.RandomUniform",))
 def random_uniform(ctx: Context, layer) -> None:
     et = attr.element(ctx, layer, "output_type")
