@@ -115,13 +115,13 @@ def _():
     return M(o1.max_pool(x, [2, 2], [1, 0], [1, 0], [3, 2]), [x]), [[f32(r, 2, 3, 9, 8)], [f32(r, 1, 3, 6, 7)]]
 
 
-@case("maxpool1_ceil_window_in_padding_refused")
+@case("maxpool1_ceil_window_in_padding")
 def _():
-    # in 6, k 3, s 2, pad_end 2: ceil((6+2-3)/2)+1 = 4 windows, the last starts in the padding
+    # in 6, k 3, s 2, pad_end 2: ceil((6+2-3)/2)+1 = 4 windows, the last starts in the padding (the type's
+    # lowest value there, as the CPU plugin gives it; was refused)
     r = rng(5)
     x = P([1, 2, 6, 7], name="x")
-    return M(o1.max_pool(x, [2, 2], [0, 0], [2, 2], [3, 3], rounding_type="ceil"), [x]), [[f32(r, 1, 2, 6, 7)]], \
-        {"error": "wholly in the end padding"}
+    return M(o1.max_pool(x, [2, 2], [0, 0], [2, 2], [3, 3], rounding_type="ceil"), [x]), [[f32(r, 1, 2, 6, 7)]]
 
 
 @case("maxpool1_ceil_last_window_past_padding")
@@ -461,10 +461,10 @@ def _build(name):
     return model, feeds, opts
 
 
-KNOWN_LIMITS = {
+CEIL_WINDOW_IN_PADDING = {
     # OpenVINO's ceil rounding keeps a window that starts in the end padding (here: width 8,
-    # kernel 2, stride 2, pads_end 1: a 5th window at 8); the translation drops it when the dims
-    # are dynamic (refused when they are static). TensorFlow and PyTorch never make such a window.
+    # kernel 2, stride 2, pads_end 1: a 5th window at 8); the translation dropped it when the dims
+    # were dynamic. TensorFlow and PyTorch never make such a window.
     "avgpool1_ceil_dynamic_window_in_padding": ("avgpool1_include_pad_ceil", [(2, 2, 5, 8)]),
 }
 
@@ -503,9 +503,8 @@ def test_layer_matches_openvino(name, tmp_path, core):
             _compare(g, c, f"{name} feeds {n} output {i}: onnxruntime vs the CPU plugin")
 
 
-@pytest.mark.xfail(strict=True, reason="ceil rounding, dynamic dims, a window in the end padding: one window fewer")
 def test_ceil_window_in_padding_dynamic(tmp_path, core):
-    name, shapes = KNOWN_LIMITS["avgpool1_ceil_dynamic_window_in_padding"]
+    name, shapes = CEIL_WINDOW_IN_PADDING["avgpool1_ceil_dynamic_window_in_padding"]
     model, _, _ = _build(name)
     xml = save_ir(model, tmp_path)
     feeds = [f32(rng(0), *shapes[0])]

@@ -3,7 +3,9 @@
 
 The filters are laid out alike ([C_IN, C_OUT, spatial...]; grouped: [GROUPS, C_IN/G,
 C_OUT/G, spatial...] folded into [C_IN, C_OUT/G, ...]). ONNX's ``pads`` and
-``output_padding`` are OpenVINO's ``pads_begin``/``pads_end`` and ``output_padding``.
+``output_padding`` are OpenVINO's ``pads_begin``/``pads_end`` and ``output_padding``, the
+latter written as less end padding (and zeros padded after, where it is larger): onnxruntime
+refuses ``output_padding`` >= stride, and with dilations its output shape check fails.
 With an ``output_shape`` input OpenVINO derives the pads from static spatial dims:
 total = stride * (in - 1) + (k - 1) * dilation + 1 + output_padding - out, split
 evenly with the odd one at the beginning (same_upper: the mirror image of a
@@ -63,15 +65,22 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
     n = len(kernel)
     output_padding = attr.integers(ctx, layer, "output_padding", [0] * n, count=n)
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
-    ctx.emit("ConvTranspose", [data.name, filters], data.type, ctx.out(0), kernel_shape=kernel, strides=strides,
-             dilations=dilations, pads=pads, output_padding=output_padding, group=group)
+    # onnxruntime refuses output_padding >= stride, and with dilations its shape check fails: the output
+    # padding is taken from the end padding instead, and where it is larger, zeros are padded after
+    begin, end = pads[:n], pads[n:]
+    more = [max(o - e, 0) for o, e in zip(output_padding, end)]
+    y = ctx.emit("ConvTranspose", [data.name, filters], data.type, None if any(more) else ctx.out(0),
+                 kernel_shape=kernel, strides=strides, dilations=dilations,
+                 pads=begin + [max(e - o, 0) for o, e in zip(output_padding, end)], group=group)
+    if any(more):
+        ctx.emit("Pad", [y, ctx.i64([0] * (n + 2) + [0, 0] + more)], data.type, ctx.out(0), mode="constant")
 
 
-@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose",))
+@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose", "Pad"))
 def convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT"))
 
 
-@translator("GroupConvolutionBackpropData", since=1, emits=("Concat", "ConvTranspose", "Reshape", "Shape"))
+@translator("GroupConvolutionBackpropData", since=1, emits=("Concat", "ConvTranspose", "Pad", "Reshape", "Shape"))
 def group_convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT", grouped_op="GroupConvolutionBackpropData"))

@@ -11,8 +11,9 @@ Semantics notes, checked against OpenVINO's CPU plugin (tests/test_ir_nn_handler
 
 - ``auto_pad`` same_upper/same_lower: explicit pads when the spatial dims are
   static (OpenVINO: total = max((ceil(in/s)-1)*s + (k-1)*d + 1 - in, 0), the
-  odd one at the end for same_upper), ONNX's ``auto_pad`` otherwise; ``valid``
-  ignores the written pads.
+  odd one at the end for same_upper), ONNX's ``auto_pad`` otherwise, except with
+  dilations > 1, which onnxruntime's SAME_* refuses: a Pad by the same formula at
+  run time (``pad_at_run_time``); ``valid`` ignores the written pads.
 """
 
 from __future__ import annotations
@@ -75,6 +76,38 @@ def padding(ctx: Context, layer, data: Value, kernel: list[int], strides: list[i
     return {"auto_pad": mode.upper()}
 
 
+def pad_at_run_time(ctx: Context, x: str, attrs: dict, kernel: list[int], strides: list[int],
+                    dilations: list[int], value: str | None = None,
+                    always: bool = False) -> tuple[str, dict, str | None]:
+    """``x`` and ``attrs`` as the op takes them, and the begin pads applied here (None: none):
+    ``auto_pad`` SAME_* (dynamic spatial dims) stays where onnxruntime runs it, without dilation; with
+    dilations > 1, which its SAME_* refuses, ``x`` is padded here (with ``value``, else 0) by pads
+    computed from its shape at run time with OpenVINO's formula, and the op gets none (``always``: also
+    without dilation). The ops this may emit: ``RUN_TIME_PADS``."""
+    mode = attrs.get("auto_pad")
+    if mode is None or (all(d == 1 for d in dilations) and not always):
+        return x, attrs, None
+    n = len(kernel)
+    spatial = ctx.one("Shape", [x], start=2)
+    stride = ctx.i64(strides)
+    out = ctx.one("Div", [ctx.one("Add", [spatial, ctx.i64([s - 1 for s in strides])]), stride])  # ceil(in / s)
+    reach = ctx.i64([(k - 1) * d + 1 for k, d in zip(kernel, dilations)])
+    total = ctx.one("Max", [ctx.one("Sub", [ctx.one("Add", [ctx.one("Mul", [ctx.one("Sub", [out, ctx.i64(1)]),
+                                                                             stride]), reach]), spatial]),
+                            ctx.i64(0)])
+    half = ctx.one("Div", [total, ctx.i64(2)])
+    begin = half if mode == "SAME_UPPER" else ctx.one("Sub", [total, half])  # the odd one at the end for upper
+    end = ctx.one("Sub", [total, begin])
+    pads = ctx.one("Concat", [ctx.i64([0, 0]), begin, ctx.i64([0, 0]), end], axis=0)
+    padded = ctx.one("Pad", [x, pads] + ([value] if value else []), mode="constant")
+    rest = {k: v for k, v in attrs.items() if k != "auto_pad"}
+    return padded, {**rest, "pads": [0] * (2 * n)}, begin
+
+
+#: What pad_at_run_time may emit.
+RUN_TIME_PADS = ("Add", "Concat", "Div", "Max", "Mul", "Pad", "Shape", "Sub")
+
+
 # --- convolutions ---------------------------------------------------------------------
 
 
@@ -114,17 +147,18 @@ def conv_window(ctx: Context, layer, kernel: list) -> tuple[Value, list[int], li
 
 def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
     data, strides, dilations = conv_window(ctx, layer, kernel)
-    attrs = padding(ctx, layer, data, kernel, strides, dilations)
-    ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
+    x, attrs, _ = pad_at_run_time(ctx, data.name, padding(ctx, layer, data, kernel, strides, dilations), kernel,
+                                  strides, dilations)
+    ctx.emit("Conv", [x, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
              kernel_shape=kernel, group=group, **attrs)
 
 
-@translator("Convolution", since=1, emits=("Conv",))
+@translator("Convolution", since=1, emits=("Conv", *RUN_TIME_PADS))
 def convolution(ctx: Context, layer) -> None:
     _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN"))
 
 
-@translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape"))
+@translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape", *RUN_TIME_PADS))
 def group_convolution(ctx: Context, layer) -> None:
     """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
     _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN", grouped_op="GroupConvolution"))
