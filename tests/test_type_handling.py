@@ -46,6 +46,10 @@ CASES = [
     "SparseFillEmptyRows-16[]bf16,I=i64:static:plain",
     "NV12toRGB-8[$planes=1]bf16:static:plain",
     "I420toBGR-8[$planes=3]bf16:static:plain",
+    # MatMul with transpose_a and a 1-D B: onnxruntime fuses Transpose -> MatMul into a FusedMatMul that
+    # is wrong for a 1-D B (was: every value differs); B goes in as a column
+    "MatMul-1[transpose_a=true,transpose_b=false,$shapes=vector_b,$b=param]f32:static:plain",
+    "MatMul-1[transpose_a=true,transpose_b=false,$shapes=vector_b,$b=const]f32:dyn_dims:plain",
 ]
 
 

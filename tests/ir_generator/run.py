@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import zlib
 import tempfile
 import traceback
 from pathlib import Path
@@ -205,7 +206,8 @@ def _keep(root: Path, case: Case, xml: Path, feeds: list, result: dict) -> None:
     """The failure's reproducer: the IR, the feeds and how to rerun it."""
     import json
 
-    folder = root / result["outcome"] / re.sub(r"[^\w.=,-]+", "_", case.id)[:150]
+    name = re.sub(r"[^\w.=,-]+", "_", case.id)[:120]
+    folder = root / result["outcome"] / f"{name}-{zlib.crc32(case.id.encode()):08x}"  # (ids cut short may collide)
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(xml, folder / "model.xml")
     shutil.copy(xml.with_suffix(".bin"), folder / "model.bin")

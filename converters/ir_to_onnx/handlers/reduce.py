@@ -58,7 +58,7 @@ def cum_sum(ctx: Context, layer) -> None:
              reverse=int(attr.boolean(layer, "reverse", False)))
 
 
-@translator("MatMul", since=1, emits=("MatMul", "Transpose"))
+@translator("MatMul", since=1, emits=("MatMul", "Squeeze", "Transpose", "Unsqueeze"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
@@ -71,6 +71,13 @@ def mat_mul(ctx: Context, layer) -> None:
                 perm = list(range(v.rank - 2)) + [v.rank - 1, v.rank - 2]
                 name = ctx.one("Transpose", [name], perm=perm)
         names.append(name)
+    if names[0] != a.name and b.rank == 1:
+        # onnxruntime (1.31, ORT_ENABLE_EXTENDED) fuses Transpose -> MatMul into a FusedMatMul that is wrong
+        # for a 1-D second input: B as a column [K, 1], the product's last axis dropped
+        column = ctx.one("Unsqueeze", [names[1], ctx.i64([-1])])
+        product = ctx.emit("MatMul", [names[0], column], a.type, kind="bits")
+        ctx.one("Squeeze", [product, ctx.i64([-1])], ctx.out(0))
+        return
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
 
 
