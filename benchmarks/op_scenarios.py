@@ -33,7 +33,8 @@ class Scenario:
     what: str  # shapes, for the table
     const: bool  # bounds / target shape / indices constant when converting
     ov_model: Callable[[], ov.Model]  # holds the op; runtime inputs are Parameters named as in `feeds`
-    native: Callable[[], onnx.ModelProto]  # the nearest native ONNX model, same input names
+    native: Callable[[], onnx.ModelProto] | None  # the nearest native ONNX model, same input names (None: no
+    # ONNX op does the job: OpenVINO's CPU plugin on its own op is the baseline)
     feeds: dict[str, np.ndarray]
     range11: Callable[[], onnx.ModelProto] | None = None  # Range-11's function body (Loop)
     out_elements: int = 0
@@ -41,6 +42,18 @@ class Scenario:
     #: Output dtype not returned by onnxruntime's Python API (bf16): compare as raw bits.
     raw_output: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: (max ratio, text) when the issue sets one other than target_of's; ``vs``: what the ratio is taken
+    #: against, "native" or "openvino" (issue 18: each new op against OpenVINO's CPU plugin on its own op).
+    target: tuple[float, str] | None = None
+    vs: str = "native"
+    #: The model OpenVINO's CPU plugin runs for (c) when not ``ov_model`` (the op with its run-time inputs
+    #: as constants, where the plugin cannot run the run-time form).
+    ov_baseline: Callable[[], ov.Model] | None = None
+    #: Float outputs agree within this fraction of their largest magnitude (transforms sum many terms: their
+    #: rounding errors scale with it), instead of rtol = atol = 1e-3.
+    of_largest: float | None = None
+    #: Compare (a) with (b) and (c) (False: they draw other random numbers by design).
+    compare: bool = True
 
     @property
     def key(self) -> str:

@@ -6,7 +6,7 @@ import contextlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -14,7 +14,9 @@ import onnx
 from onnx_ext.errors import OnnxExtError
 
 from .ir import IRModel
-from .verify import InputPolicy, VerifyReport, save_ov_model, verify_files
+from .model_folder import is_model_folder
+from .verify.inputs import load_inputs
+from .verify import InputPolicy, VerifyError, VerifyReport, make_policy, save_ov_model, verify_files
 
 
 class ConvertError(OnnxExtError):
@@ -29,6 +31,7 @@ class Conversion:
     dst: Path
     written: tuple[Path, ...]
     report: VerifyReport | None = None
+    notes: tuple[str, ...] = ()  # what was left out, one line each (a model folder's tokenizer IRs)
 
     @property
     def ok(self) -> bool:
@@ -41,45 +44,93 @@ def is_ov_model(obj) -> bool:
 
 
 def convert(src, dst, *, inline: bool = False, verify: bool = False, external_data: bool | None = None,
-            inputs: Mapping[str, np.ndarray] | str | Path | None = None, seed: int = 0, dynamic_size: int = 3,
-            dims: Mapping[str, int] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
-            int_range: tuple[int, int] = (0, 4), backend: str | None = None) -> Conversion:
+            inputs: Mapping[str, np.ndarray] | str | Path | None = None, seed: int = 0,
+            dynamic_size: int | None = None, dims: Mapping[str, int] | None = None,
+            shapes: Mapping[str, Sequence[int]] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
+            int_range: tuple[int, int] = (0, 4), backend: str | None = None,
+            policy: InputPolicy | None = None, contrib: bool = True) -> Conversion:
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
+
+    ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
+    the folder onnxruntime-genai loads (``converters.model_folder``).
 
     ``src`` may also be an ``openvino.Model`` (what ``openvino.convert_model`` returns), converted
     to ONNX without saving it yourself (it goes through a private temporary directory, weights
     uncompressed). ``inline``: IR -> ONNX gives plain standard ONNX, no domain functions.
+    ``contrib=False``: IR -> ONNX emits no onnxruntime contrib op (MatMulNBits): standard ONNX only.
     ``external_data``: IR -> ONNX keeps weights in ``<dst>.data`` (default: only past 2 GB).
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
-    atomically: on an error nothing is left. Raises OnnxExtError / IRError (one line) or OSError.
+    atomically: on an error nothing is left; an error of the verification stage names the file
+    written. An .npz given as ``inputs`` is read before converting. ``policy``: the input options
+    as one ``InputPolicy`` (instead of ``seed``, ``dims``, ...). Raises OnnxExtError (one line;
+    ``IRError`` is one), FileNotFoundError or another OSError.
     """
     dst = Path(dst)
-    policy = InputPolicy(seed, dynamic_size, dict(dims or {}), tuple(float_range), tuple(int_range))
+    policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
+                                   float_range=float_range, int_range=int_range)
+    if verify and inputs is not None and isinstance(src, (str, Path)):
+        inputs = _inputs_for(Path(src), inputs)  # a bad .npz fails before anything is written
     options = dict(inputs=inputs, policy=policy, backend=backend)
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
             _check_dst(dst, ".onnx", "an openvino.Model")
             xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
-            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options)
+            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options, contrib)
         if not isinstance(src, (str, Path)):
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
+        if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
+            return _folder(src, dst, inline, verify, contrib)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
-            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options)
+            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options, contrib)
         if direction == (".onnx", ".xml"):
             _check_dst(dst, ".xml", str(src))
             if inline:
                 raise ConvertError("inline applies to IR -> ONNX (.xml -> .onnx)")
             _onnx_to_ir_file(src, dst)
             written = (dst, dst.with_suffix(".bin"))
-            report = verify_files(dst, src, **options) if verify else None
+            report = _verified(written, verify_files, dst, src, **options) if verify else None
             return Conversion(str(src), dst, written, report)
         raise ConvertError(f"cannot tell the direction from {src.name} -> {dst.name}: "
                            "use .xml -> .onnx (IR -> ONNX) or .onnx -> .xml (ONNX -> IR)")
+
+
+def _inputs_for(src: Path, inputs):
+    """``inputs`` read (an .npz) and checked by name against the inputs of the model ``src``."""
+    from .verify.signature import ir_signature, onnx_signature
+
+    source = str(inputs) if isinstance(inputs, (str, Path)) else "inputs"
+    feeds = load_inputs(inputs) if isinstance(inputs, (str, Path)) else inputs
+    if not isinstance(feeds, Mapping):
+        raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(feeds).__name__}")
+    if src.suffix.lower() == ".xml":
+        from .ir_reader import read_ir
+
+        declared = ir_signature(read_ir(src))[0]
+    elif src.suffix.lower() == ".onnx" and src.is_file():
+        try:
+            declared = onnx_signature(onnx.load(str(src), load_external_data=False))[0]
+        except Exception:  # not a model: the conversion says so in its own words
+            return feeds
+    else:
+        return feeds
+    names = {n for t in declared for n in t.names}
+    for name in feeds:
+        if name not in names:
+            raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
+                              f"{', '.join(t.name for t in declared)})")
+    return feeds
+def _folder(src: Path, dst: Path, inline: bool, verify: bool, contrib: bool) -> Conversion:
+    from .model_folder import convert_folder
+
+    if verify:
+        raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
+    done = convert_folder(src, dst, inline=inline, contrib=contrib)
+    return Conversion(str(src), dst, done.written, notes=done.notes)
 
 
 def _check_dst(dst: Path, suffix: str, src: str) -> None:
@@ -104,13 +155,21 @@ def _onnx_to_ir_file(src: Path, dst: Path) -> None:
 
 
 def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
-                     options: dict) -> Conversion:
+                     options: dict, contrib: bool = True) -> Conversion:
     from .ir_to_onnx import convert_ir_file
 
-    convert_ir_file(xml, dst, inline=inline, external_data=external_data)
+    convert_ir_file(xml, dst, inline=inline, external_data=external_data, contrib=contrib)
     written = (dst,) + ((dst.with_name(dst.name + ".data"),) if dst.with_name(dst.name + ".data").exists() else ())
-    report = verify_files(xml, dst, ir_label=label, **options) if verify else None
+    report = _verified(written, verify_files, xml, dst, ir_label=label, **options) if verify else None
     return Conversion(label, dst, written, report)
+
+
+def _verified(written: tuple[Path, ...], run, *args, **kwargs) -> VerifyReport:
+    """The verification's report; its error says that the conversion's files stay."""
+    try:
+        return run(*args, **kwargs)
+    except VerifyError as e:
+        raise VerifyError(f"{e} (converted: {' and '.join(map(str, written))} written)") from None
 
 
 def ir_to_onnx(model, *, inline: bool = False) -> onnx.ModelProto:

@@ -12,8 +12,6 @@ from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
-from .ir import IRError
-
 SUFFIXES = {".xml": ".onnx", ".onnx": ".xml"}
 
 
@@ -35,17 +33,21 @@ class Outcome:
     status: str  # "ok", "differs" or "failed"
     seconds: float
     message: str = ""
+    details: str = ""  # the verification's table (--verbose)
 
 
 def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
     """One job per model: directories are searched recursively; outputs mirror the paths
     relative to each directory source (a file source goes to DST/its name)."""
-    if dst.exists() and not dst.is_dir():
-        raise OnnxExtError(f"{dst}: with several sources or a directory source, DST must be a directory")
+    if dst.exists() and not dst.is_dir() or not dst.exists() and dst.suffix.lower() in SUFFIXES:
+        raise OnnxExtError(f"{dst}: with several sources or a directory source, DST must be a directory "
+                           f"(not a {dst.suffix or 'file'} file)")
     wanted = {".xml", ".onnx"} if to is None else {".onnx" if to == "xml" else ".xml"}
     jobs: list[Job] = []
     out_root = dst.resolve()
     for src in sources:
+        if src.is_dir() and src.resolve() == out_root:
+            raise OnnxExtError(f"{src}: the source directory is DST itself: give another DST directory")
         if src.is_dir():
             found = sorted(p for p in src.rglob("*") if p.is_file() and p.suffix.lower() in wanted
                            and not p.name.startswith(".") and out_root not in p.resolve().parents)
@@ -54,9 +56,12 @@ def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
             jobs.append(Job(src, dst / src.with_suffix(SUFFIXES[src.suffix.lower()]).name, str(src)))
         elif not src.exists():
             raise FileNotFoundError(2, "No such file or directory", str(src))
+        elif to is not None and src.suffix.lower() in SUFFIXES:
+            raise OnnxExtError(f"{src}: already {'ONNX' if to == 'onnx' else 'IR'} (--to {to} converts "
+                               f"{' and '.join(sorted(wanted))} files)")
         else:
             kinds = " or ".join(sorted(wanted))
-            raise OnnxExtError(f"{src}: not a model to convert here (expected {kinds})")
+            raise OnnxExtError(f"{src}: not a model to convert (expected {kinds})")
     if not jobs:
         raise OnnxExtError(f"no {' or '.join(sorted(wanted))} files in {', '.join(map(str, sources))}")
     seen: dict[Path, Job] = {}
@@ -68,7 +73,7 @@ def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
     return jobs
 
 
-def convert_job(job: Job, settings: dict) -> Outcome:
+def convert_job(job: Job, settings: dict, details: bool = False) -> Outcome:
     """Convert one file (in a worker process); every failure becomes one line."""
     from .api import convert
 
@@ -77,7 +82,7 @@ def convert_job(job: Job, settings: dict) -> Outcome:
     try:
         inline = settings.get("inline", False) and job.src.suffix.lower() == ".xml"  # --inline: IR -> ONNX only
         result = convert(job.src, job.dst, **{**settings, "inline": inline})
-    except (IRError, OnnxExtError, OSError) as e:
+    except (OnnxExtError, OSError) as e:
         return Outcome("failed", time.perf_counter() - start, _naming(job, one_line(e)))
     except Exception as e:  # a bug: report it and go on with the other files
         return Outcome("failed", time.perf_counter() - start,
@@ -87,10 +92,12 @@ def convert_job(job: Job, settings: dict) -> Outcome:
     seconds = time.perf_counter() - start
     if result.report is None:
         return Outcome("ok", seconds)
-    return Outcome("ok" if result.report.ok else "differs", seconds, result.report.summary())
+    return Outcome("ok" if result.report.ok else "differs", seconds, result.report.summary(),
+                   str(result.report) if details else "")
 
 
 def _naming(job: Job, message: str) -> str:
+    """The message as one line of its own (stderr): it names the source file."""
     return message if job.src.name in message else f"{job.label}: {message}"
 
 
@@ -109,7 +116,7 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, on_sigint)
 
 
-def run_jobs(jobs: list[Job], settings: dict, n_jobs: int, progress: bool) -> list[Outcome]:
+def run_jobs(jobs: list[Job], settings: dict, n_jobs: int, progress: bool, details: bool = False) -> list[Outcome]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     outcomes: list[Outcome | None] = [None] * len(jobs)
@@ -125,13 +132,13 @@ def run_jobs(jobs: list[Job], settings: dict, n_jobs: int, progress: bool) -> li
 
         if n_jobs == 1:
             for i, job in enumerate(jobs):
-                done(i, convert_job(job, settings))
+                done(i, convert_job(job, settings, details))
         else:
-            _run_in_pool(jobs, settings, n_jobs, done)
+            _run_in_pool(jobs, settings, n_jobs, done, details)
     return outcomes  # type: ignore[return-value]
 
 
-def _run_in_pool(jobs: list[Job], settings: dict, n_jobs: int, done) -> None:
+def _run_in_pool(jobs: list[Job], settings: dict, n_jobs: int, done, details: bool) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -139,7 +146,7 @@ def _run_in_pool(jobs: list[Job], settings: dict, n_jobs: int, done) -> None:
     while pending:
         pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=_worker_init)
         try:
-            futures = {pool.submit(convert_job, jobs[i], settings): i for i in pending}
+            futures = {pool.submit(convert_job, jobs[i], settings, details): i for i in pending}
             for future in as_completed(futures):
                 i = futures[future]
                 try:
@@ -156,19 +163,19 @@ def _run_in_pool(jobs: list[Job], settings: dict, n_jobs: int, done) -> None:
             # A worker died (a crash in a native library): the pool is gone with every job it
             # held. Run the first of them alone, so that a crash names its file, then the rest.
             i = pending.pop(0)
-            outcome = _run_alone(jobs[i], settings)
+            outcome = _run_alone(jobs[i], settings, details)
             done(i, outcome)
             n_jobs = min(n_jobs, max(len(pending), 1))
 
 
-def _run_alone(job: Job, settings: dict) -> Outcome:
+def _run_alone(job: Job, settings: dict, details: bool) -> Outcome:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=1, initializer=_worker_init) as pool:
         try:
-            return pool.submit(convert_job, job, settings).result()
+            return pool.submit(convert_job, job, settings, details).result()
         except BrokenProcessPool:
             return Outcome("failed", time.perf_counter() - start, f"{job.label}: the worker process crashed")
 
@@ -186,21 +193,44 @@ def _interrupt_workers(pool) -> None:
 def console(file):
     from rich.console import Console
 
-    # Off a terminal rich would wrap at 80 columns: keep the table's rows whole.
-    return Console(file=file, width=None if file.isatty() else 4096, highlight=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich exits with status 1; the CLI's handler says 141
+            raise BrokenPipeError
+
+    return _Console(file=file, highlight=False)
 
 
-def print_summary(jobs: list[Job], outcomes: list[Outcome]) -> None:
-    from rich.table import Table
-
-    table = Table("file", "status", "time", "message", box=None, pad_edge=False)
+def print_summary(jobs: list[Job], outcomes: list[Outcome], verbose: bool = False) -> None:
+    """One row per file (file, status, time, message): a rich table on a terminal, else plain
+    columns as wide as their cells (the message column unpadded), then the counts."""
+    rows = [("file", "status", "time", "message")]
     for job, outcome in zip(jobs, outcomes):
         message = outcome.message
-        if outcome.status == "ok" and outcome.message:
-            message = f"-> {job.dst}; {outcome.message}"
-        table.add_row(job.label, outcome.status, f"{outcome.seconds:.2f} s", message or f"-> {job.dst}")
-    screen = console(sys.stdout)
-    screen.print(table)
+        if message.startswith(f"{job.label}: "):  # the file column names it already
+            message = message[len(job.label) + 2:]
+        if outcome.status != "failed":
+            message = f"-> {job.dst}" + (f"; {message}" if message else "")
+        rows.append((job.label, outcome.status, f"{outcome.seconds:.2f} s", message))
     counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "differs", "failed")}
-    screen.print(f"{len(jobs)} file{'s' if len(jobs) != 1 else ''}: {counts['ok']} ok, {counts['differs']} differ, "
-                 f"{counts['failed']} failed")
+    total = (f"{len(jobs)} file{'s' if len(jobs) != 1 else ''}: {counts['ok']} ok, {counts['differs']} differ, "
+             f"{counts['failed']} failed")
+    screen = console(sys.stdout)
+    if screen.is_terminal:
+        from rich.table import Table
+
+        table = Table(*rows[0], box=None, pad_edge=False)
+        for row in rows[1:]:
+            table.add_row(*row)
+        screen.print(table)
+    else:
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        for row in rows:
+            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
+    if verbose:
+        for job, outcome in zip(jobs, outcomes):
+            if outcome.details:
+                print(f"\n{job.label}:\n{outcome.details}")
+    if screen.is_terminal:
+        screen.print(total)
+    else:
+        print(total)

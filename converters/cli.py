@@ -12,11 +12,8 @@ import time
 import traceback
 from pathlib import Path
 
-from onnx_ext.errors import OnnxExtError
-
-from . import batch
-from .batch import one_line
-from .ir import IRError
+# Nothing heavy at import: `onnx-ext --version` and `--help` must start fast (tests/test_startup.py).
+# The converters, onnx, onnxruntime and rich are imported by the commands that use them.
 
 EXIT_OK, EXIT_MISMATCH, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a tool killed by SIGPIPE
@@ -29,14 +26,20 @@ examples:
   onnx-ext convert model.onnx model.xml --verify        ONNX -> IR (model.xml + model.bin), then compare
   onnx-ext convert models/ out/ --jobs 2                every .xml/.onnx under models/, to the other format,
                                                         same relative paths under out/
-  onnx-ext convert a.xml b.onnx out/ --to onnx          several files into a directory
+  onnx-ext convert a.xml b.onnx out/                    several files into a directory, each to the other format
+  onnx-ext convert models/ out/ --to onnx               only the IR files under models/, to ONNX
+  onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
+                                                        config.json) to a folder onnxruntime-genai runs
   onnx-ext verify model.xml model.onnx --inputs in.npz
-  onnx-ext verify model.xml model.onnx --seed 3 --dim input_ids_d1=16 --backend cpu
+  onnx-ext verify model.xml model.onnx --shape input_ids=2,16 --backend cpu
 
-dynamic dims: IR -> ONNX names dynamic dim <i> of an input or output NAME "NAME_d<i>"
-  (input_ids of shape [?,?] gets the dims input_ids_d0 and input_ids_d1); other ONNX
-  models keep their own names. --dim NAME=SIZE sets one of them (an unknown name is an
-  error listing the model's names), --dynamic-size every other dynamic dim.
+random inputs: every dynamic dim gets a size that fits the model: dims the model combines
+  (two inputs added, broadcast or multiplied together, the batch) get one size, spatial dims
+  fit its kernels and strides, a dim met with a constant takes it, others get 3.
+  --shape NAME=D0,D1,... gives an input's whole shape; --dim NAME=SIZE one dynamic dim: IR ->
+  ONNX names dim <i> of an input NAME "NAME_d<i>" (input_ids [?,?] has input_ids_d0 and
+  input_ids_d1); dims shared with it follow. --dynamic-size sets every other dynamic dim.
+  With several models, a --shape or --dim applies to the models that have that input or dim.
 
 exit status:
   0    success (and, with --verify, all outputs match)
@@ -68,6 +71,8 @@ reference cannot run the model (the table says which ran)."""
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from onnx_ext.errors import OnnxExtError  # after parsing: --help and --version import nothing
+
     try:
         status = args.func(args)
         sys.stdout.flush()
@@ -80,14 +85,22 @@ def main(argv: list[str] | None = None) -> int:
         # interpreter's final flush does not complain.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except (IRError, OnnxExtError, OSError) as e:
+    except (OnnxExtError, OSError) as e:
         _error(one_line(e))
         return EXIT_FAILED
     except Exception as e:  # a bug: still one line, the traceback with --verbose
         if getattr(args, "verbose", False):
             traceback.print_exc()
-        _error(f"internal error: {type(e).__name__}: {one_line(e)} (--verbose shows the traceback)")
+            _error(f"internal error: {type(e).__name__}: {one_line(e)} (the traceback above)")
+        else:
+            _error(f"internal error: {type(e).__name__}: {one_line(e)} (--verbose shows the traceback)")
         return EXIT_FAILED
+
+
+def one_line(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.filename:
+        return f"{e.filename}: {e.strerror or type(e).__name__}"
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def _error(message: str) -> None:
@@ -95,14 +108,9 @@ def _error(message: str) -> None:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from . import __version__  # not importlib.metadata: it scans every installed distribution (~0.2 s)
 
-    try:
-        return version("onnx-ext")
-    except PackageNotFoundError:
-        from . import __version__
-
-        return __version__
+    return __version__
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,10 +133,12 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
     convert.add_argument("dst", type=Path, metavar="DST", help="the output file, or a directory")
     convert.add_argument("--inline", action="store_true", help="IR -> ONNX: plain standard ONNX, no domain functions")
+    convert.add_argument("--no-contrib", dest="contrib", action="store_false",
+                         help="IR -> ONNX: no onnxruntime contrib op (MatMulNBits for compressed weights)")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
-    convert.add_argument("-j", "--jobs", type=int, help="parallel processes (default: min(CPUs, files))")
+    convert.add_argument("-j", "--jobs", type=_positive, help="parallel processes (default: min(CPUs, files))")
     _add_output_flags(convert)
     _add_input_flags(convert)
     convert.set_defaults(func=_convert)
@@ -144,6 +154,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {text!r}")
+    return int(text)
+
+
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="print only errors (one line each)")
@@ -154,9 +170,12 @@ def _add_input_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("verification inputs")
     g.add_argument("--inputs", type=Path, help=".npz file of input arrays named like the model inputs")
     g.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    g.add_argument("--dynamic-size", type=int, default=3, help="size of every dynamic dim (default 3)")
+    g.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
+                   help="the shape of one input (repeat for others)")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of one symbolic dim (IR -> ONNX names them INPUT_d0, INPUT_d1, ...)")
+    g.add_argument("--dynamic-size", type=int, help="size of every other dynamic dim (default: sizes that fit "
+                   "the model, see below)")
     g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"),
                    help="floats uniform in [LO, HI) (default -1 1)")
     g.add_argument("--int-range", nargs=2, type=int, default=(0, 4), metavar=("LO", "HI"),
@@ -166,17 +185,29 @@ def _add_input_flags(p: argparse.ArgumentParser) -> None:
                         "(default: the reference, the CPU plugin where the reference cannot run the model)")
 
 
-def _verify_options(args) -> dict:
-    dims = {}
+def _verify_options(args, batch: bool = False) -> dict:
+    """verify's keyword arguments from the flags (``batch``: names a model lacks are skipped)."""
+    from onnx_ext.errors import OnnxExtError
+
+    from .verify import make_policy
+
+    dims, shapes = {}, {}
     for item in args.dim:
         name, _, size = item.partition("=")
         if not name or not size.isdigit():
             raise OnnxExtError(f"--dim {item}: expected NAME=SIZE")
         dims[name] = int(size)
-    if args.inputs and dims:
-        raise OnnxExtError("--dim sizes random inputs: it has no effect with --inputs")
-    return dict(inputs=args.inputs, seed=args.seed, dynamic_size=args.dynamic_size, dims=dims,
-                float_range=tuple(args.float_range), int_range=tuple(args.int_range), backend=args.backend)
+    for item in args.shape:
+        name, _, text = item.partition("=")
+        sizes = text.split(",") if text else []
+        if not name or not all(d.strip().isdigit() for d in sizes):
+            raise OnnxExtError(f"--shape {item}: expected NAME=D0,D1,... (NAME= for a scalar)")
+        shapes[name] = tuple(int(d) for d in sizes)
+    if args.inputs and (dims or shapes or args.dynamic_size is not None):
+        raise OnnxExtError("--shape, --dim and --dynamic-size size random inputs: they have no effect with --inputs")
+    policy = make_policy(seed=args.seed, dynamic_size=args.dynamic_size, dims=dims, shapes=shapes,
+                         float_range=args.float_range, int_range=args.int_range, skip_unknown=batch)
+    return dict(inputs=args.inputs, policy=policy, backend=args.backend)
 
 
 def _say(args, *lines: str) -> None:
@@ -200,10 +231,10 @@ def _show_report(args, report) -> int:
 # --- verify ----------------------------------------------------------------------------
 
 def _verify(args) -> int:
-    from .verify import verify
+    from .verify import verify_files
 
     start = time.perf_counter()
-    report = verify(args.xml, args.onnx, **_verify_options(args))
+    report = verify_files(args.xml, args.onnx, **_verify_options(args))
     if args.verbose:
         print(f"verified in {time.perf_counter() - start:.2f} s")
     return _show_report(args, report)
@@ -212,16 +243,21 @@ def _verify(args) -> int:
 # --- convert ---------------------------------------------------------------------------
 
 def _convert(args) -> int:
+    from onnx_ext.errors import OnnxExtError
+
     sources, dst = args.sources, args.dst
     if not args.verify:
         given = [flag for flag, value, default in (
-            ("--inputs", args.inputs, None), ("--seed", args.seed, 0), ("--dynamic-size", args.dynamic_size, 3),
-            ("--dim", args.dim, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
+            ("--inputs", args.inputs, None), ("--seed", args.seed, 0), ("--dynamic-size", args.dynamic_size, None),
+            ("--dim", args.dim, []), ("--shape", args.shape, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
             raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
-    options = _verify_options(args) if args.verify else {}
-    if len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix:
+    from .model_folder import is_model_folder
+
+    single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix
+    options = _verify_options(args, batch=not single) if args.verify else {}
+    if single or (len(sources) == 1 and is_model_folder(sources[0])):
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
 
@@ -230,26 +266,29 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     from .api import convert
 
     start = time.perf_counter()
-    result = convert(src, dst, inline=args.inline, verify=args.verify, **options)
-    _say(args, f"wrote {' and '.join(map(str, result.written))}")
+    result = convert(src, dst, inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
+    _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
     return _show_report(args, result.report) if result.report else EXIT_OK
 
 
 def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
+    from . import batch
+
     jobs = batch.plan(sources, dst, args.to)
-    settings = dict(inline=args.inline, verify=args.verify, **options)
+    settings = dict(inline=args.inline, verify=args.verify, contrib=args.contrib, **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
-    if n_jobs < 1:
-        raise OnnxExtError(f"--jobs {n_jobs}: expected at least 1")
-    outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet)
-    for outcome in outcomes:
-        if outcome.status == "failed":
+    outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet, details=args.verbose)
+    failed = [o for o in outcomes if o.status == "failed"]
+    if args.quiet:  # no table: each failure on its line
+        for outcome in failed:
             _error(outcome.message)
-    if not args.quiet:
-        batch.print_summary(jobs, outcomes)
-    if any(o.status == "failed" for o in outcomes):
+    else:
+        batch.print_summary(jobs, outcomes, verbose=args.verbose)
+        if failed:
+            _error(f"{len(failed)} of {len(jobs)} files failed (the table above says why)")
+    if failed:
         return EXIT_FAILED
     return EXIT_MISMATCH if any(o.status == "differs" for o in outcomes) else EXIT_OK
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnx_ext.errors import OnnxExtError
 from onnx_ext.types import ElementType
 
 
-class IRError(ValueError):
+class IRError(OnnxExtError):
     """A problem with an IR file or graph; the message names the file and layer."""
 
 

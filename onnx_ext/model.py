@@ -90,6 +90,7 @@ def attach_ir(model: ir.Model) -> None:
     """``attach_functions`` in place on an onnx_ir model."""
     _set_versions(model)
     nodes = _domain_nodes(model.graph)
+    _check_opset(model, nodes)
     pending = [n for n in nodes if not n.overload]
     for node in nodes:
         attrs = _node_attributes(node)
@@ -246,6 +247,16 @@ def _set_versions(model: ir.Model) -> None:
         model.opset_imports[""] = ONNX_OPSET
     elif std > MAX_ONNX_OPSET:
         raise OnnxExtError(f"model imports ONNX opset {std}; onnxruntime 1.31 loads up to {MAX_ONNX_OPSET}")
+
+
+def _check_opset(model: ir.Model, nodes: list[ir.Node]) -> None:
+    """Ops whose bodies need a newer standard opset than the model's (``OpSpec.min_opset``)."""
+    std = _standard_opset(model)
+    for node in nodes:
+        need = ops.spec(node.op_type).min_opset
+        if need is not None and std < need:
+            raise OnnxExtError(f"{node.op_type} (node {node.name or node.outputs[0].name!r}): its bodies need ONNX "
+                               f"opset {need}, the model imports {std} (upgrade it with onnx.version_converter)")
 
 
 def _standard_opset(model: ir.Model) -> int | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import openvino_detection as detection
 from .domain import DOMAIN
 from .errors import OnnxExtError
 from .ops import SPECS, Operand
@@ -40,7 +41,8 @@ def openvino_extensions() -> list:
 
 
 def _converter(op_type: str):
-    spec, build = SPECS[op_type], _BUILDERS[op_type]
+    spec = SPECS[op_type]
+    build = _BUILDERS.get(op_type) or spec.openvino
 
     def convert(ctx):
         inputs = [ctx.get_input(i) for i in range(ctx.get_input_size())]
@@ -124,3 +126,13 @@ def _ones_like(begin):
 
 
 _BUILDERS = {"Range": _range, "Broadcast": _broadcast, "Gather": _gather, "StridedSlice": _strided_slice}
+# the ops of issue 18, one line each
+_BUILDERS["PriorBox"] = detection.prior_box
+_BUILDERS["PriorBoxClustered"] = detection.prior_box_clustered
+_BUILDERS["RegionYolo"] = detection.region_yolo
+_BUILDERS["PSROIPooling"] = detection.psroi_pooling
+_BUILDERS["DeformablePSROIPooling"] = detection.deformable_psroi_pooling
+_BUILDERS["ROIAlignRotated"] = detection.roi_align_rotated
+_BUILDERS["ExperimentalDetectronPriorGridGenerator"] = detection.prior_grid_generator
+_BUILDERS["ExperimentalDetectronTopKROIs"] = detection.topk_rois
+_BUILDERS["ExperimentalDetectronROIFeatureExtractor"] = detection.roi_feature_extractor

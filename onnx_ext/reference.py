@@ -15,9 +15,10 @@ def _op_run_class(spec) -> type[OpRun]:
         attrs = spec.normalize(
             {a.name: onnx.helper.get_attribute_value(a) for a in self.onnx_node.attribute}, self.onnx_node.name or None
         )
-        return (spec.reference(*inputs, **attrs),)
+        return spec.run_reference(*inputs, **attrs)
 
-    return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run})
+    # op_schema None: not the standard op's schema of the same name (RandomUniform's requires 'shape')
+    return type(spec.name, (OpRun,), {"op_domain": DOMAIN, "_run": _run, "op_schema": None})
 
 
 #: OpRun classes for every op of the domain: ``ReferenceEvaluator(model, new_ops=OP_RUN_CLASSES)``.

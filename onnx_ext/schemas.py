@@ -31,19 +31,35 @@ _TYPES = [f"tensor({onnx.TensorProto.DataType.Name(t.onnx).lower()})" for t in E
 def _schema(spec: OpSpec) -> OpSchema:
     # Every input has a type variable of its own over the 13 element types: which types an
     # input takes is the op's check (check_operands), which the inference function runs.
-    inputs = [OpSchema.FormalParameter(name, f"T{i}", param_option=(
-        OpSchema.FormalParameterOption.Single if i < spec.min_inputs else OpSchema.FormalParameterOption.Optional))
-        for i, name in enumerate(spec.inputs)]
+    inputs = [OpSchema.FormalParameter(name, f"T{i}", param_option=_option(spec, i))
+              for i, name in enumerate(spec.inputs)]
     attributes = [OpSchema.Attribute(name, OpSchema.AttrType.__members__[a.kind.upper()], required=True)
                   if a.default is None else OpSchema.Attribute(name, _default(name, a))
                   for name, a in spec.attributes.items()]
     schema = OpSchema(spec.name, DOMAIN, DOMAIN_VERSION, f"OpenVINO's {spec.name} (onnx-ext)",
-                      inputs=inputs, outputs=[OpSchema.FormalParameter("output", "T_out")],
+                      inputs=inputs, outputs=[OpSchema.FormalParameter(name, _out_var(spec, i),
+                                                                       param_option=_out_option(spec, i))
+                                              for i, name in enumerate(spec.outputs)],
                       type_constraints=[(f"T{i}", _TYPES, "") for i in range(len(spec.inputs))]
-                      + [("T_out", _TYPES, "")],
+                      + [(_out_var(spec, i), _TYPES, "") for i in range(len(spec.outputs))],
                       attributes=attributes)
     schema.set_type_and_shape_inference_function(lambda ctx: _infer(spec, ctx))
     return schema
+
+
+def _out_var(spec: OpSpec, i: int) -> str:
+    return "T_out" if len(spec.outputs) == 1 else f"T_out{i}"
+
+
+def _out_option(spec: OpSpec, i: int):
+    optional = spec.min_outputs is not None and i >= spec.min_outputs
+    return OpSchema.FormalParameterOption.Optional if optional else OpSchema.FormalParameterOption.Single
+
+
+def _option(spec: OpSpec, i: int):
+    if spec.variadic and i == len(spec.inputs) - 1:
+        return OpSchema.FormalParameterOption.Variadic
+    return OpSchema.FormalParameterOption.Single if i < spec.min_inputs else OpSchema.FormalParameterOption.Optional
 
 
 def _default(name: str, attr) -> onnx.AttributeProto:
@@ -60,15 +76,17 @@ def _infer(spec: OpSpec, ctx) -> None:
             n -= 1
         operands = spec.read_operands(attrs, [_operand(ctx, i) for i in range(n)])
         spec.check_inputs(attrs, operands, node)
-        et = spec.output_type(attrs, operands)
-        shape = spec.output_shape(attrs, operands)
+        types = spec.output_types(attrs, operands)
+        shapes = spec.output_shapes(attrs, operands)
     except OnnxExtError as e:
         raise onnx.shape_inference.InferenceError(str(e)) from None
-    if et is not None:
+    for i, (et, shape) in enumerate(zip(types, shapes)):
+        if et is None or i >= ctx.get_num_outputs():
+            continue
         out = helper.make_tensor_type_proto(et.onnx, None if shape is None else list(shape))
         if shape is None:
             out.tensor_type.ClearField("shape")
-        ctx.set_output_type(0, out)
+        ctx.set_output_type(i, out)
 
 
 def _operand(ctx, i: int) -> Operand:

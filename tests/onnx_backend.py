@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import tempfile
 import warnings
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,10 +36,14 @@ class Case:
     atol: float
 
 
+#: Inside the clone (git ignores it), not in the system's tmp: the tests leave nothing outside the clone.
+CACHE = Path(__file__).resolve().parents[1] / ".test-cache"
+
+
 def cache_dir() -> Path:
-    """The user's own directory in tmp (0700): the cached cases are a pickle, which must
+    """The clone's own cache directory, private (0700): the cached cases are a pickle, which must
     come from no one else."""
-    directory = Path(tempfile.gettempdir()) / f"onnx-ext-{os.getuid()}"
+    directory = CACHE
     directory.mkdir(mode=0o700, exist_ok=True)
     st = directory.stat()
     if st.st_uid != os.getuid() or st.st_mode & 0o077:

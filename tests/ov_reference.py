@@ -40,7 +40,7 @@ def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: di
     from openvino.utils.node_factory import NodeFactory
     import openvino.opset8 as ops
 
-    args, feeds = [], []
+    args, feeds, params = [], [], []
     for value, is_const in zip(inputs, const):
         if is_const:
             args.append(ov.op.Constant(to_ov_tensor(value)).output(0))
@@ -48,14 +48,17 @@ def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: di
             param = ops.parameter(list(value.shape), _ov_type(ov, value.dtype))
             args.append(param.output(0))
             feeds.append(value)
+            params.append(param)
     node = NodeFactory(f"opset{version}").create(op, args, attrs)
-    return node, feeds
+    return node, feeds, params
 
 
-def _evaluate(op, version, inputs, const, attrs):
+def _evaluate(op, version, inputs, const, attrs, device="reference"):
     import openvino as ov
 
-    node, _ = _build(ov, op, version, inputs, const, attrs)
+    if device.lower() == "cpu":
+        return _compile_and_run(ov, op, version, inputs, const, attrs)
+    node, _, _ = _build(ov, op, version, inputs, const, attrs)
     outs = []
     for i in range(node.get_output_size()):
         pshape = node.get_output_partial_shape(i)
@@ -65,6 +68,16 @@ def _evaluate(op, version, inputs, const, attrs):
     if not ok:
         raise OVRejected("evaluate() returned False")
     return [from_ov_tensor(t) for t in outs]
+
+
+def _compile_and_run(ov, op, version, inputs, const, attrs):
+    """The op alone on the CPU plugin at f32: the oracle of ops that have no reference ``evaluate``."""
+    node, feeds, params = _build(ov, op, version, inputs, const, attrs)
+    model = ov.Model(node.outputs(), params, "op")
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    request.infer([to_ov_tensor(np.asarray(f)) for f in feeds])
+    return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
 def _worker(conn):
@@ -98,11 +111,14 @@ class OVReference:
         child.close()
         self._conn = parent
 
-    def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None) -> list[np.ndarray]:
+    def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None,
+                 device: str = "reference") -> list[np.ndarray]:
+        """``device``: "reference" (``node.evaluate``) or "CPU"/"cpu" (the plugin at f32, for ops without
+        evaluate)."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
         const = list(const) if const is not None else [False] * len(inputs)
-        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs))
+        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs, device))
         try:
             status, payload = self._conn.recv()
         except (EOFError, ConnectionResetError):

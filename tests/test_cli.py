@@ -1,5 +1,6 @@
 """The onnx-ext command: convert both ways, verify, and one-line errors with exit 2."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -171,8 +172,18 @@ def test_directory_batch_in_parallel_processes_with_summary(tmp_path):
     assert r.stdout.splitlines()[0].split() == ["file", "status", "time", "message"]
     assert "all 2 outputs match" in r.stdout
     assert r.stdout.splitlines()[-1] == "5 files: 3 ok, 0 differ, 2 failed"
-    errors = r.stderr.strip().splitlines()  # one line per bad file, naming it
-    assert len(errors) == 2 and "Traceback" not in r.stderr
+    # redirected: rows as long as their cells, the message without the file again, each failure once
+    lines = r.stdout.splitlines()
+    longest_ok = max((line for line in lines if " ok " in line), key=len)  # file, ok, time, -> dst; summary
+    assert all(line == line.rstrip() for line in lines) and max(map(len, lines)) == len(longest_ok)
+    empty = next(line for line in lines if line.startswith(str(src / "sub/empty.onnx")))
+    assert empty.split()[1] == "failed" and empty.count("empty.onnx") == 1
+    assert re.search(r" s +an empty file, not an ONNX model$", empty), empty
+    assert r.stderr.strip() == "onnx-ext: error: 2 of 5 files failed (the table above says why)"
+    # --quiet: no table, one line per bad file on stderr, naming it
+    r = cli("convert", src, tmp_path / "out2", "--quiet")
+    errors = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and r.stdout == "" and len(errors) == 2 and "Traceback" not in r.stderr
     assert errors[0] == f"onnx-ext: error: {src / 'sub/empty.onnx'}: an empty file, not an ONNX model"
     assert errors[1].startswith(f"onnx-ext: error: {src / 'sub/garbage.onnx'}: ")
 
@@ -183,7 +194,7 @@ def test_several_files_into_a_directory_with_to(tmp_path, capsys):
     assert run_main(capsys, "convert", src / "a.xml", out / "a.onnx")[0] == 0
     status, stdout, err = run_main(capsys, "convert", src / "a.xml", src / "sub/deeper/b0.xml", out / "a.onnx",
                                    out / "ir", "--to", "xml")
-    assert status == 2 and "not a model to convert here (expected .onnx)" in err  # --to xml takes .onnx only
+    assert status == 2 and "a.xml: already IR (--to xml converts .onnx files)" in err  # --to xml takes .onnx only
     status, stdout, err = run_main(capsys, "convert", out / "a.onnx", out / "ir", "--to", "xml", "--jobs", "1")
     assert status == 0, err
     assert sorted(p.name for p in (out / "ir").iterdir()) == ["a.bin", "a.xml"]
@@ -316,7 +327,7 @@ def test_sigint_during_a_batch_leaves_no_partial_files(tmp_path):
 def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monkeypatch):
     seen = []
 
-    def fake_run(jobs, settings, n_jobs, progress):
+    def fake_run(jobs, settings, n_jobs, progress, details=False):
         seen.append((len(jobs), n_jobs))
         return [batch.Outcome("ok", 0.0) for _ in jobs]
 
@@ -329,7 +340,7 @@ def test_jobs_default_is_one_per_cpu_at_most_one_per_file(tmp_path, capsys, monk
     assert seen == [(8, 4), (1, 1), (8, 3)]
 
 
-def crash_on_crash_xml(job, settings):
+def crash_on_crash_xml(job, settings, details=False):
     """A stand-in for convert_job in forked workers: dies like a native crash on one file."""
     if job.src.name == "crash.xml":
         os._exit(11)

@@ -121,11 +121,6 @@ def _first_edge(xml: Path) -> str:
     return re.search(r"<edge [^>]*/>", xml.read_text()).group(0)
 
 
-def bad_missing_xml(xml):
-    xml.unlink()
-    return [str(xml), "not found"]
-
-
 def bad_missing_bin(xml):
     xml.with_suffix(".bin").unlink()
     return [str(xml.with_suffix(".bin")), "not found", LAYER]
@@ -275,6 +270,19 @@ def test_bad_file(name, base_xml, tmp_path):
             assert part in msg, f"{part!r} not in: {msg}"
     assert not out.exists()
     assert not out.parent.exists() or not list(out.parent.iterdir())
+
+
+def test_missing_xml_is_file_not_found(base_xml):
+    base_xml.unlink()
+    with pytest.raises(FileNotFoundError) as info:  # an OSError, as for any missing file
+        read_ir(base_xml)
+    assert info.value.filename == str(base_xml) and info.value.strerror == "IR file not found"
+
+
+def test_ir_error_is_an_onnx_ext_error():
+    from onnx_ext.errors import OnnxExtError
+
+    assert issubclass(IRError, OnnxExtError)  # `except converters.OnnxExtError` catches a broken IR
 
 
 def test_explicit_missing_bin(base_xml, tmp_path):

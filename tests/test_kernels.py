@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
 import onnx
 import pytest
 from onnx import helper
@@ -86,8 +87,8 @@ def test_a_translator_that_skips_the_table_cannot_write_an_unloadable_model(tmp_
     conversions, Size on bf16 in SliceScatter) gets its layer refused instead of a model that does not load."""
     context = importlib.import_module("converters.ir_to_onnx.context")
     monkeypatch.setattr(context, "compute_type", lambda op, et, *args, **kwargs: et)  # asks nothing
-    x = parameter([2, 3], "f64", name="x")
-    xml = save_ir(model_of(o1.tan(x), [x]), tmp_path)
-    with pytest.raises(IRError, match=r"layer \d+ 'Tan_\d+' \(Tan-opset1\): onnxruntime has no Tan kernel that "
+    x = parameter([1, 2, 3, 3], "f64", name="x")
+    xml = save_ir(model_of(o1.lrn(x, o1.constant(np.array([1], np.int64))), [x]), tmp_path)
+    with pytest.raises(IRError, match=r"layer \d+ 'LRN_\d+' \(LRN-opset1\): onnxruntime has no LRN kernel that "
                                       r"runs T f64"):
         convert(xml)

@@ -59,3 +59,16 @@ def test_fresh_clone_collects_what_this_checkout_collects(tmp_path):
     assert {i for i in ids_there if i.split("::")[0] in files} == compared
     if compared == ids_here:  # a clean checkout (CI): the very same tests
         assert ids_there == ids_here
+
+
+def test_cached_test_cases_stay_in_the_clone():
+    """ONNX's backend node cases (a 9.7 MB pickle) are cached inside the clone, not in the system's
+    tmp, where they outlived every run."""
+    import tempfile
+
+    import onnx_backend
+
+    directory = onnx_backend.cache_dir()
+    assert ROOT in directory.resolve().parents and Path(tempfile.gettempdir()) not in directory.resolve().parents
+    assert directory.stat().st_mode & 0o077 == 0  # private: it holds a pickle
+    assert _git("check-ignore", str(directory), cwd=ROOT).strip()  # never committed

@@ -121,6 +121,8 @@ class Context:
         self.param_values: dict[int, Value] | None = None
         self._producers = ir_model.producers()
         self._scope: dict[str, ir.Value] = {}  # the values this graph defines, by name
+        #: Stateful models: the variables and the graph inputs/outputs they become (handlers/state.py).
+        self.state = None
         if parent is None:
             #: name -> the array of each constant (IR weights: views of the mapped .bin)
             self.constants: dict[str, np.ndarray] = {}
@@ -133,6 +135,8 @@ class Context:
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
+            #: Whether onnxruntime's contrib ops (com.microsoft: MatMulNBits) may be emitted; False: standard ONNX.
+            self.contrib = True
             #: The dims and type an IR port declared, by value name, where the translation took them as
             #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}

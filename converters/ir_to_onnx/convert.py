@@ -20,6 +20,7 @@ from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
 from .handlers.decompression import decompression_subgraphs
+from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
 from .ranks import infer_rank
 from .registry import lookup
@@ -27,7 +28,7 @@ from .shape_hints import HintsContradicted, warn
 from .unsupported import no_onnx_equivalent
 
 
-def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
+def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True) -> onnx.ModelProto:
     """The ONNX model of ``ir_model``: nodes of the onnx-ext domain with their function
     bodies attached, or (``inline=True``) plain standard ONNX.
 
@@ -37,14 +38,14 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False) -> onnx.ModelProto:
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, weights = _convert(ir_model, inline)
+    model, weights = _convert(ir_model, inline, contrib)
     for tensor in weights:
         ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
     return model
 
 
 def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
-                    external_data: bool | None = None) -> Path:
+                    external_data: bool | None = None, contrib: bool = True) -> Path:
     """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
 
     The model is written to a temporary file beside ``onnx_path`` and renamed
@@ -57,16 +58,24 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        model, weights = _convert(read_ir(xml_path, bin_path), inline)
+        model, weights = _convert(read_ir(xml_path, bin_path), inline, contrib)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
+
+
+def convert_model(ir_model: IRModel, *, inline: bool = False,
+                  contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both)."""
+    with _no_cyclic_gc():
+        return _convert(ir_model, inline, contrib)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def _convert(ir_model: IRModel, inline: bool,
+             contrib: bool = True) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (see ``assemble``). Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
@@ -75,6 +84,7 @@ def _convert(ir_model: IRModel, inline: bool) -> tuple[onnx.ModelProto, list[ir.
     with _no_cyclic_gc():
         for _ in range(MAX_TRANSLATIONS):
             ctx = Context(ir_model, hint_overrides=dict(overrides))
+            ctx.contrib = contrib
             try:
                 try:
                     translate_graph(ctx, layers)
@@ -111,8 +121,10 @@ def _no_cyclic_gc():
 def translate_graph(ctx: Context, layers: list[Layer]) -> None:
     """Run the translators of ``layers`` (producers first) in ``ctx``."""
     _rank_knowledge(ctx, layers)
+    stateful = plan_state(ctx, layers)  # ReadValue/Assign: graph inputs/outputs named first; beam_idx dropped
     assign_names(ctx, ctx.ir, layers)
     subgraphs = decompression_subgraphs(ctx, layers)  # compressed weights: one node in their place
+    subgraphs.update(stateful)
     for layer in layers:
         ctx.layer = layer
         if layer.id in subgraphs and subgraphs[layer.id] is None:
@@ -131,6 +143,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
             if (layer.id, port.id) not in ctx.values:
                 ctx.values[(layer.id, port.id)] = ctx.hinted(i)
     ctx.layer = None
+    order_state_io(ctx)
 
 
 def _check_empty_ports(ctx: Context, layer: Layer) -> None:
@@ -162,10 +175,12 @@ def translate_body(ctx: Context, results: list[int], name: str) -> list[ir.Value
 
 
 def live_layers(ir_model: IRModel) -> list[Layer]:
-    """Layers that reach a Result, and every Parameter, producers first (as OpenVINO's
+    """Layers that reach a Result or an Assign, and every Parameter, producers first (as OpenVINO's
     reader builds the model: layers feeding no Result are dropped). On the IR's layers,
-    not the ONNX graph: ``check_supported`` lists only what is live."""
+    not the ONNX graph: ``check_supported`` lists only what is live. A ReadValue's initial value
+    is not: the ReadValue becomes a graph input (handlers/state.py)."""
     order = ir_model.topological_layers()
+    state_reads = {layer.id for layer in ir_model.layers if layer.type.lower() == "readvalue"}
     preds: dict[int, set[int]] = {layer.id: set() for layer in ir_model.layers}
     for e in ir_model.edges:
         preds[e.to_layer].add(e.from_layer)
@@ -176,7 +191,8 @@ def live_layers(ir_model: IRModel) -> list[Layer]:
         if lid in live:
             continue
         live.add(lid)
-        stack.extend(preds[lid])
+        if lid not in state_reads:
+            stack.extend(preds[lid])
     return [layer for layer in order if layer.id in live or layer.type.lower() == "parameter"]
 
 

@@ -6,42 +6,19 @@ coverage table say which is which.
 
 from __future__ import annotations
 
-_STATE = "model state across inferences (ONNX graphs are stateless)"
-_RANDOM = "OpenVINO's random generator (ONNX's random ops draw other numbers)"
 _DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
 _STRINGS = "OpenVINO's packed string tensors"
 
 #: lower-case IR layer type -> why it has no ONNX equivalent (every version).
 NO_ONNX_EQUIVALENT: dict[str, str] = {
-    "assign": _STATE,
-    "readvalue": _STATE,
-    "randomuniform": _RANDOM,
-    "multinomial": _RANDOM,
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "proposal": _DETECTION,
-    "detectionoutput": _DETECTION,
-    "priorbox": _DETECTION,
-    "priorboxclustered": _DETECTION,
     "generateproposals": _DETECTION,
-    "regionyolo": _DETECTION,
-    "matrixnms": _DETECTION,
-    "multiclassnms": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
     "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
-    "experimentaldetectronpriorgridgenerator": _DETECTION,
-    "experimentaldetectronroifeatureextractor": _DETECTION,
-    "experimentaldetectrontopkrois": _DETECTION,
-    "psroipooling": "position-sensitive ROI pooling (no ONNX op)",
-    "deformablepsroipooling": "deformable position-sensitive ROI pooling (no ONNX op)",
-    "roialignrotated": "ROIAlign over rotated boxes (no ONNX op)",
     "binaryconvolution": "1-bit convolution (no ONNX op)",
-    "ctcgreedydecoder": "CTC greedy decoding (no ONNX op)",
-    "ctcgreedydecoderseqlen": "CTC greedy decoding (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
-    "gathertree": "beam-search back-tracking (no ONNX op)",
-    "fakeconvert": "emulated fp8 rounding with OpenVINO's scale and shift (no ONNX op)",
 }
 
 

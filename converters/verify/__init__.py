@@ -16,7 +16,7 @@ import contextlib
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -25,10 +25,11 @@ from ..ir_reader import read_ir
 from .compare import OutputReport, compare, quantized_tolerance
 from .errors import VerifyError, ov_message
 from .inputs import InputPolicy, check_dims, check_feeds, load_inputs, make_inputs
-from .runners import BACKENDS, run_ir, run_onnx
+from .runners import BACKENDS, onnxruntime_name, run_ir, run_onnx
 from .signature import check_pair, ir_signature
 
-__all__ = ["verify", "verify_files", "save_ov_model", "VerifyReport", "OutputReport", "InputPolicy", "VerifyError"]
+__all__ = ["verify", "verify_files", "save_ov_model", "make_policy", "prepare_inputs", "VerifyReport", "OutputReport",
+           "InputPolicy", "VerifyError"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,10 @@ class VerifyReport:
     it is not the one asked for), and the inputs both sides got."""
 
     rows: tuple[OutputReport, ...]
-    backend: str  # "reference", "cpu" or "numpy"
+    backend: str  # the IR side: "reference", "cpu" or "numpy"
     note: str = ""  # e.g. why the reference gave way to the CPU plugin
     inputs: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    onnx_backend: str = "onnxruntime"  # the ONNX side, with its version
 
     @property
     def ok(self) -> bool:
@@ -54,20 +56,26 @@ class VerifyReport:
             return f"all {len(self.rows)} outputs match ({BACKENDS[self.backend]})"
         return f"{len(self.differing)} of {len(self.rows)} outputs differ: {', '.join(self.differing)}"
 
+    def sides(self) -> str:
+        """Which backend ran each side (and why the IR side's is not the one asked for)."""
+        note = f" ({self.note})" if self.note else ""
+        return f"ONNX: {self.onnx_backend}; IR: {BACKENDS[self.backend]}{note}"
+
     def __str__(self) -> str:
-        head = (f"{'output':<24} {'shape':<16} {'dtype':<9} {'max abs err':>12} {'max rel err':>12}  "
-                f"result (vs {self.backend})")
-        lines = [head, "-" * len(head)]
+        rows = [("output", "shape", "dtype", "max abs err", "max rel err", "tolerance", "result")]
         for r in self.rows:
             shape = _shape_text(r.shape_onnx)
             if r.shape_onnx != r.shape_ir:
                 shape += f" (IR {_shape_text(r.shape_ir)})"
             dtype = r.dtype_onnx if r.dtype_onnx == r.dtype_ir else f"{r.dtype_onnx}/{r.dtype_ir}"
             verdict = ("ok" if r.ok else "MISMATCH") + (f" ({r.note})" if r.note else "")
-            lines.append(f"{r.name:<24} {shape:<16} {dtype:<9} {r.max_abs:>12.3g} {r.max_rel:>12.3g}  {verdict}")
-        if self.note:
-            lines.append(self.note)
-        lines.append(self.summary())
+            rows.append((r.name, shape, dtype, f"{r.max_abs:.3g}", f"{r.max_rel:.3g}", r.tolerance or "-", verdict))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        right = {3, 4}
+        lines = ["  ".join(cell.rjust(w) if i in right else cell.ljust(w)
+                           for i, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+        lines.insert(1, "-" * len(lines[0]))
+        lines += [self.sides(), "max rel err: max abs err over the largest |IR output|", self.summary()]
         return "\n".join(lines)
 
 
@@ -78,23 +86,40 @@ def _shape_text(shape: tuple) -> str:
 # --- the public entry point ------------------------------------------------------------
 
 def verify(ir, onnx_model, *, inputs: Mapping[str, np.ndarray] | str | Path | None = None, seed: int = 0,
-           dynamic_size: int = 3, dims: Mapping[str, int] | None = None,
-           float_range: tuple[float, float] = (-1.0, 1.0), int_range: tuple[int, int] = (0, 4),
-           backend: str | None = None) -> VerifyReport:
+           dynamic_size: int | None = None, dims: Mapping[str, int] | None = None,
+           shapes: Mapping[str, Sequence[int]] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
+           int_range: tuple[int, int] = (0, 4), backend: str | None = None) -> VerifyReport:
     """Run ``ir`` (an .xml path or an ``openvino.Model``) and ``onnx_model`` (an .onnx path or a
     ``ModelProto``) on the same inputs and compare every output.
 
     ``inputs``: arrays by input name, or an .npz file of them; else seeded random values
-    honouring the declared types and shapes (``dims`` sizes named symbolic dims, every other
-    dynamic dim gets ``dynamic_size``; floats uniform in ``float_range``, integers in
-    ``int_range``). ``backend``: "reference", "cpu", "numpy" or None (see the module).
+    honouring the declared types and shapes: ``shapes`` gives whole input shapes by input name,
+    ``dims`` sizes symbolic dims by name, and every other dynamic dim gets ``dynamic_size``, or
+    by default a size that fits the model (dims the model combines get one size, spatial dims
+    fit its kernels and strides; ``converters.verify.dims``). Floats are uniform in
+    ``float_range``, integers in ``int_range``.
+
+    ``backend``, the IR side: "reference" (OpenVINO's ``Model.evaluate``), "cpu" (its CPU plugin
+    at f32), "numpy" (this package's numpy references on the IR converted to ONNX) or None: the
+    reference, and the CPU plugin where the reference cannot run the model; without openvino,
+    numpy. The ONNX side is onnxruntime. Tolerances per element type are
+    ``converters.verify.compare.TOLERANCES``.
+
     Raises VerifyError (one line) when the comparison cannot run.
     """
-    policy = InputPolicy(seed, dynamic_size, dict(dims or {}), tuple(float_range), tuple(int_range))
+    policy = make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes, float_range=float_range,
+                         int_range=int_range)
     with contextlib.ExitStack() as stack:
         xml = _ir_path(ir, stack)
         label = str(xml) if isinstance(ir, (str, Path)) else "the openvino.Model"
         return verify_files(xml, onnx_model, inputs=inputs, policy=policy, backend=backend, ir_label=label)
+
+
+def make_policy(*, seed: int = 0, dynamic_size: int | None = None, dims=None, shapes=None,
+                float_range=(-1.0, 1.0), int_range=(0, 4), skip_unknown: bool = False) -> InputPolicy:
+    """An ``InputPolicy`` from ``verify``'s keyword arguments."""
+    return InputPolicy(seed, dynamic_size, dict(dims or {}), tuple(float_range), tuple(int_range),
+                       {k: tuple(v) for k, v in (shapes or {}).items()}, skip_unknown)
 
 
 def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = InputPolicy(),
@@ -107,16 +132,36 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     model, onnx_name = _load_onnx(onnx_model)
     ir_inputs, ir_outputs = ir_signature(ir_model)
     check_pair(label, ir_inputs, ir_outputs, onnx_name, model)
+    feeds = prepare_inputs(model, inputs, policy)
+    try:
+        onnx_out = run_onnx(model, feeds, onnx_name)
+        ir_out, used, note = run_ir(xml, ir_model, feeds, backend, label)
+    except VerifyError as e:
+        raise VerifyError(f"{e}{_random_hint(feeds) if inputs is None else ''}") from None
+    rows = tuple(compare(onnx_out, ir_out, quantized=quantized_tolerance(model)))
+    return VerifyReport(rows, used, note, feeds, onnx_backend=onnxruntime_name())
+
+
+def prepare_inputs(model: onnx.ModelProto, inputs, policy: InputPolicy) -> dict[str, np.ndarray]:
+    """The feeds: ``inputs`` (arrays by name or an .npz path) checked against the model, or random
+    ones made by ``policy``. Raises VerifyError naming the input that does not fit."""
     if inputs is None:
-        check_dims(model, policy)
-        feeds = make_inputs(model, policy)
+        return make_inputs(model, check_dims(model, policy))
+    source = str(inputs) if isinstance(inputs, (str, Path)) else "inputs"
+    if isinstance(inputs, (str, Path)):
+        feeds = load_inputs(inputs)
+    elif isinstance(inputs, Mapping):
+        feeds = dict(inputs)
     else:
-        source = str(inputs) if isinstance(inputs, (str, Path)) else "inputs"
-        feeds = load_inputs(inputs) if isinstance(inputs, (str, Path)) else dict(inputs)
-        check_feeds(model, feeds, source)
-    onnx_out = run_onnx(model, feeds, onnx_name)
-    ir_out, used, note = run_ir(xml, ir_model, feeds, backend, label)
-    return VerifyReport(tuple(compare(onnx_out, ir_out, quantized=quantized_tolerance(model))), used, note, feeds)
+        raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(inputs).__name__}")
+    check_feeds(model, feeds, source)
+    return feeds
+
+
+def _random_hint(feeds: Mapping[str, np.ndarray]) -> str:
+    shapes = ", ".join(f"{name} {_shape_text(np.shape(v))}" for name, v in feeds.items())
+    return (f" (random inputs: {shapes}; if these sizes cannot run, give others with --shape NAME=D0,D1,... "
+            "or --dim NAME=SIZE; shapes= or dims= in Python)")
 
 
 def _ir_path(ir, stack: contextlib.ExitStack) -> Path:

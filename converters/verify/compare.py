@@ -49,9 +49,10 @@ class OutputReport:
     dtype_onnx: str
     dtype_ir: str
     max_abs: float
-    max_rel: float
+    max_rel: float  # max_abs over the IR output's largest magnitude (meaningful where values are near 0)
     ok: bool
     note: str = ""
+    tolerance: str = ""  # what ok means for this output
 
 
 def compare(onnx_outputs: Mapping[str, np.ndarray], ir_outputs: IROutputs, *,
@@ -88,14 +89,14 @@ def _compare_one(name: str, got: np.ndarray, want: np.ndarray | None, quantized:
     both_nan = np.isnan(g) & np.isnan(w)
     diff = np.where(both_nan | (g == w), 0.0, np.abs(g - w))
     max_abs = float(np.nanmax(np.where(np.isnan(diff), np.inf, diff)))
-    rel = diff / np.maximum(np.abs(w), np.finfo(np.float64).tiny)
-    max_rel = float(np.max(np.where(diff == 0, 0.0, rel)))
+    scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
+    max_rel = 0.0 if max_abs == 0 else max_abs / scale if scale > 0 else float("inf")
     et = onnx_ext.types.from_numpy(got.dtype)
     rtol, atol = TOLERANCES.get(et.ov, (0.0, 0.0))
     if quantized and et.is_float:
-        scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=0.0))
         ok = bool(np.all(diff <= quantized * scale))
-        return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok,
-                            note=f"quantized: {quantized:g} of max|IR|")
+        return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok, note="quantized",
+                            tolerance=f"{quantized:g} x max|IR|")
     ok = bool(np.all(diff <= atol + rtol * np.abs(np.where(np.isnan(w), 0, w))))
-    return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok)
+    tolerance = f"{rtol:g} rel + {atol:g} abs" if rtol or atol else "exact"
+    return OutputReport(**base, max_abs=max_abs, max_rel=max_rel, ok=ok, tolerance=tolerance)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
 
@@ -11,6 +11,7 @@ import onnx
 
 from onnx_ext.types import ElementType
 
+from .dims import DEFAULT_SIZE, plan_dims
 from .errors import VerifyError
 from .signature import onnx_signature
 
@@ -20,22 +21,43 @@ class InputPolicy:
     """How random inputs are made when none are given."""
 
     seed: int = 0
-    dynamic_size: int = 3  # every dynamic dim not named in ``dims``
+    dynamic_size: int | None = None  # every dynamic dim not named; None: sizes that fit the model (dims.py)
     dims: Mapping[str, int] | None = None  # symbolic dim name -> size
     float_range: tuple[float, float] = (-1.0, 1.0)
     int_range: tuple[int, int] = (0, 4)  # small: integers often feed shapes and indices
+    shapes: Mapping[str, tuple[int, ...]] | None = None  # input name -> its whole shape
+    skip_unknown: bool = False  # names in dims / shapes that the model lacks are skipped (a batch of models)
 
 
 def make_inputs(model: onnx.ModelProto, policy: InputPolicy = InputPolicy()) -> dict[str, np.ndarray]:
-    """Seeded random inputs honouring the model's declared types and shapes."""
+    """Seeded random inputs honouring the model's declared types and shapes; dynamic dims sized by
+    ``policy`` (dims shared across inputs get one size: ``dims.plan_dims``)."""
     rng = np.random.default_rng(policy.seed)
+    declared = onnx_signature(model)[0]
+    named = dict(_dims_of_shapes(declared, policy.shapes or {}))
+    named.update({k: v for k, v in (policy.dims or {}).items() if k in symbolic_dims(model)})
+    sizes = plan_dims(model, named, policy.dynamic_size).sizes if symbolic_dims(model) else {}
     feeds = {}
-    for t in onnx_signature(model)[0]:
+    for t in declared:
         if t.type is None:
             raise VerifyError(f"input {t.name!r}: no random values for its element type; give --inputs")
-        shape = [_dim_size(d, policy) for d in (t.dims or ())]
+        given = (policy.shapes or {}).get(t.name)
+        if given is not None:
+            shape = list(given)
+        else:
+            shape = [d if isinstance(d, int) else sizes.get(d, policy.dynamic_size or DEFAULT_SIZE)
+                     for d in (t.dims or ())]
         feeds[t.name] = _random_array(rng, t.type, shape, policy)
     return feeds
+
+
+def _dims_of_shapes(declared, shapes: Mapping[str, tuple[int, ...]]):
+    """The symbolic dims that ``--shape`` sizes (then every dim shared with them follows)."""
+    for t in declared:
+        if t.name in shapes:
+            for d, size in zip(t.dims or (), shapes[t.name]):
+                if isinstance(d, str):
+                    yield d, size
 
 
 def symbolic_dims(model: onnx.ModelProto) -> list[str]:
@@ -48,22 +70,36 @@ def symbolic_dims(model: onnx.ModelProto) -> list[str]:
     return list(seen)
 
 
-def check_dims(model: onnx.ModelProto, policy: InputPolicy) -> None:
+def check_dims(model: onnx.ModelProto, policy: InputPolicy) -> InputPolicy:
+    """Raise VerifyError unless every dim and shape named in ``policy`` fits the model; the policy
+    with the names the model lacks dropped when it skips unknown names (a batch of models)."""
     known = symbolic_dims(model)
+    dims = {}
     for name, size in (policy.dims or {}).items():
-        if name not in known:
-            raise VerifyError(f"--dim {name}={size}: the model's inputs have no dim named {name!r} "
-                              f"(their symbolic dims: {', '.join(known) or 'none'})")
         if size < 0:
-            raise VerifyError(f"--dim {name}={size}: a size must be >= 0")
-
-
-def _dim_size(dim, policy: InputPolicy) -> int:
-    if isinstance(dim, int):
-        return dim
-    if policy.dims and dim in policy.dims:
-        return policy.dims[dim]
-    return policy.dynamic_size
+            raise VerifyError(f"dim {name}={size}: a size must be >= 0")
+        if name in known:
+            dims[name] = size
+        elif not policy.skip_unknown:
+            raise VerifyError(f"dim {name}={size}: the model's inputs have no dim named {name!r} "
+                              f"(their symbolic dims: {', '.join(known) or 'none'})")
+    declared = {t.name: t for t in onnx_signature(model)[0]}
+    shapes = {}
+    for name, shape in (policy.shapes or {}).items():
+        t = declared.get(name)
+        if t is None:
+            if policy.skip_unknown:
+                continue
+            raise VerifyError(f"shape of {name!r}: the model has no input of that name "
+                              f"(its inputs: {', '.join(declared)})")
+        text = ",".join(map(str, shape))
+        if t.dims is not None and len(t.dims) != len(shape):
+            raise VerifyError(f"shape {name}={text}: {name!r} has rank {len(t.dims)}, not {len(shape)}")
+        for i, (d, size) in enumerate(zip(t.dims or (), shape)):
+            if size < 0 or isinstance(d, int) and d != size:
+                raise VerifyError(f"shape {name}={text}: dim {i} of {name!r} is {d}")
+        shapes[name] = tuple(shape)
+    return replace(policy, dims=dims, shapes=shapes)
 
 
 def _random_array(rng, et: ElementType, shape, policy: InputPolicy) -> np.ndarray:

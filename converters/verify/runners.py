@@ -3,6 +3,11 @@ this package's numpy references."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
+import tempfile
 from pathlib import Path
 from typing import Mapping
 
@@ -27,13 +32,53 @@ BACKENDS = {
 }
 
 
+@contextlib.contextmanager
+def native_logs():
+    """Capture what native libraries write to file descriptor 2 (onnxruntime's and OpenVINO's
+    log lines, with colour codes): the error they raise becomes our one line instead."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no real stderr (embedded): nothing to capture
+        yield
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def onnxruntime_name() -> str:
+    from importlib.metadata import version
+
+    return f"onnxruntime {version('onnxruntime')}"
+
+
 def run_onnx(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
              label: str = "the ONNX model") -> dict[str, np.ndarray]:
     names = [o.name for o in model.graph.output]
     try:
-        return dict(zip(names, onnx_ext.run(model, dict(feeds), names)))
+        with native_logs():
+            return dict(zip(names, onnx_ext.run(model, dict(feeds), names)))
     except Exception as e:  # onnxruntime's Fail, InvalidArgument, RuntimeError, ...
-        raise VerifyError(f"{label}: onnxruntime failed: {ov_message(e)}") from None
+        raise VerifyError(f"{label}: onnxruntime failed: {ort_message(e)}") from None
+
+
+def ort_message(e: BaseException) -> str:
+    """onnxruntime's message without its prefixes ("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : ...")."""
+    text = " ".join(str(e).split())
+    return re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text) or type(e).__name__
+
+
+def short_reason(message: str) -> str:
+    """Why the reference could not run a model, in a few words."""
+    found = re.search(r"Evaluation failed on (?:\w+::)?(\w+)", message)
+    if found:
+        return f"it has no evaluate for {found.group(1)}"
+    return message if len(message) <= 80 else message[:77] + "..."
 
 
 #: An IR output: its names and value.
@@ -46,9 +91,14 @@ def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backen
     reference, else the CPU plugin where the reference fails; numpy without openvino."""
     label = label or str(xml)
     if backend == "numpy" or (backend is None and not _have_openvino()):
-        return _run_numpy(ir, feeds), "numpy", "" if backend else "(openvino is not installed)"
+        return _run_numpy(ir, feeds, label), "numpy", "" if backend else "openvino is not installed"
     if not _have_openvino():
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
+    with native_logs():
+        return _run_openvino(xml, feeds, backend, label)
+
+
+def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str]:
     import openvino as ov
 
     core = ov.Core()
@@ -64,9 +114,9 @@ def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backen
     except Exception as e:
         if backend == "reference":
             raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
-        reason = ov_message(e)
+        reason = short_reason(ov_message(e))
     outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ")
-    return outs, "cpu", f"(the reference could not run it: {reason})"
+    return outs, "cpu", f"the reference: {reason}"
 
 
 def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
@@ -84,13 +134,36 @@ def _have_openvino() -> bool:
     return True
 
 
-def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray]) -> IROutputs:
+def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray], label: str) -> IROutputs:
     from ..ir_to_onnx import ir_to_onnx
 
     model = ir_to_onnx(ir)
     names = [o.name for o in model.graph.output]
-    outs = onnx_ext.reference_evaluator(model).run(names, dict(feeds))
+    evaluator = onnx_ext.reference_evaluator(model)
+    running = _watch_nodes(evaluator)
+    try:
+        outs = evaluator.run(names, dict(feeds))
+    except Exception as e:  # onnx's reference kernels raise whatever numpy raises
+        node = running[-1] if running else None
+        where = f"layer {node.name!r} ({node.op_type})" if node is not None else "the model"
+        raise VerifyError(f"{label}: {BACKENDS['numpy']} cannot run {where}: {type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:200]} (use the reference or the CPU plugin: "
+                          "pip install 'onnx-ext[openvino]')") from None
     return [((n,), np.asarray(v)) for n, v in zip(names, outs)]
+
+
+def _watch_nodes(evaluator) -> list:
+    """The graph nodes the evaluator has started, in order (to name the one that fails)."""
+    started: list = []
+    for rt in getattr(evaluator, "rt_nodes_", []):
+        run, node = rt.run, getattr(rt, "onnx_node", None)
+
+        def watched(*args, _run=run, _node=node, **kwargs):
+            started.append(_node)
+            return _run(*args, **kwargs)
+
+        rt.run = watched
+    return started
 
 
 def _run_cpu(core, model, values: list[np.ndarray]) -> IROutputs:

@@ -25,7 +25,7 @@ from .builder import BodyBuilder, BuiltFunction, copy_function
 
 @dataclass(frozen=True)
 class Attr:
-    kind: str  # "int", "ints" or "string"
+    kind: str  # "int", "ints", "float", "floats" or "string"
     default: Any = None  # None: required
 
     @property
@@ -33,6 +33,8 @@ class Attr:
         return {
             "int": onnx.AttributeProto.INT,
             "ints": onnx.AttributeProto.INTS,
+            "float": onnx.AttributeProto.FLOAT,
+            "floats": onnx.AttributeProto.FLOATS,
             "string": onnx.AttributeProto.STRING,
         }[self.kind]
 
@@ -81,6 +83,37 @@ class OpSpec:
     #: function cannot tell one is absent), such as Broadcast's axes_mapping in every mode.
     read_operands: Callable[[dict, Sequence[Operand]], Sequence[Operand]] = field(
         default=lambda attrs, operands: operands)
+    #: The outputs' names. With several, ``output_type`` and ``output_shape`` give one entry per output and
+    #: ``reference`` returns a tuple.
+    outputs: tuple[str, ...] = ("output",)
+    #: The last input may repeat (ExperimentalDetectronROIFeatureExtractor's feature maps): a node takes
+    #: ``min_inputs`` or more; each body (overload) is a function of its own number of inputs.
+    variadic: bool = False
+    #: The standard opset the bodies need at least (attach refuses older models with one line).
+    min_opset: int | None = None
+    #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (the seed
+    #: ops have theirs in openvino.py).
+    openvino: Callable[[dict, list], Any] | None = None
+    #: Outputs every node has; the ones after are optional (Proposal-1 has the boxes only: its nodes have one
+    #: output and a body of one output). None: every output.
+    min_outputs: int | None = None
+
+    def output_types(self, attrs: dict, operands: Sequence[Operand]) -> list[ElementType | None]:
+        """``output_type`` as one entry per output."""
+        types = self.output_type(attrs, operands)
+        return list(types) if len(self.outputs) > 1 else [types]
+
+    def output_shapes(self, attrs: dict, operands: Sequence[Operand]) -> list[tuple | None]:
+        """``output_shape`` as one entry per output."""
+        shapes = self.output_shape(attrs, operands)
+        if len(self.outputs) == 1:
+            return [shapes]
+        return [None] * len(self.outputs) if shapes is None else list(shapes)
+
+    def run_reference(self, *inputs, **attrs) -> tuple[np.ndarray, ...]:
+        """The numpy reference's outputs as a tuple, one array per output."""
+        result = self.reference(*inputs, **attrs)
+        return tuple(result) if len(self.outputs) > 1 else (result,)
 
     def normalize(self, attrs: dict, node: str | None = None) -> dict:
         """Fill defaults, reject unknown or missing attributes, run the op's own checks."""
@@ -100,9 +133,10 @@ class OpSpec:
 
     def check_inputs(self, attrs: dict, operands: Sequence[Operand], node=None):
         n_inputs = len(operands)
-        if not self.min_inputs <= n_inputs <= len(self.inputs):
+        if not self.min_inputs <= n_inputs <= (n_inputs if self.variadic else len(self.inputs)):
             most = len(self.inputs)
-            want = f"{self.min_inputs}" if self.min_inputs == most else f"{self.min_inputs} to {most}"
+            want = (f"{self.min_inputs} or more" if self.variadic else f"{self.min_inputs}" if self.min_inputs == most
+                    else f"{self.min_inputs} to {most}")
             raise OpInputError(self.name, f"takes {want} inputs ({', '.join(self.inputs)}), got {n_inputs}", node)
         try:
             self.check_operands(attrs, operands)
@@ -196,6 +230,8 @@ def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
 
 
 def _coerce(op_name: str, name: str, kind: str, value, node) -> Any:
+    if kind in ("float", "floats"):
+        return _coerce_floats(op_name, name, kind, value, node)
     if kind == "int":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise OpAttributeError(op_name, name, f"must be an integer, got {value!r}", node)
@@ -212,6 +248,24 @@ def _coerce(op_name: str, name: str, kind: str, value, node) -> Any:
     if not isinstance(value, str):
         raise OpAttributeError(op_name, name, f"must be a string, got {value!r}", node)
     return value
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _coerce_floats(op_name: str, name: str, kind: str, value, node) -> float | list[float]:
+    """A float attribute as ONNX stores it: float32 values (as Python floats)."""
+    if kind == "float":
+        if not _is_number(value):
+            raise OpAttributeError(op_name, name, f"must be a number, got {value!r}", node)
+        return float(np.float32(value))
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise OpAttributeError(op_name, name, f"must be a list of numbers, got {value!r}", node)
+    values = list(value)
+    if not all(_is_number(v) for v in values):
+        raise OpAttributeError(op_name, name, f"must be a list of numbers, got {values!r}", node)
+    return [float(np.float32(v)) for v in values]
 
 
 # --- overload names ---------------------------------------------------------------------------
@@ -258,6 +312,21 @@ INTS = Token("(?:_m?[0-9]+)*", lambda text: tuple(_int(v) for v in text.split("_
              lambda v: "".join(f"_{_int_text(x)}" for x in v), tuple)
 
 
+def _f32_hex(value: float) -> str:
+    return f"{int(np.array(value, np.float32).view(np.uint32)):08x}"
+
+
+def _hex_f32(text: str) -> float:
+    return float(np.array(int(text, 16), np.uint32).view(np.float32))
+
+
+#: A float32 as its 8 hex digits (exact; names keep to [a-z0-9_]).
+FLOAT = Token("[0-9a-f]{8}", _hex_f32, _f32_hex, lambda v: float(np.float32(v)))
+#: float32 values each after an underscore: ``_3f800000_40000000``.
+FLOATS = Token("(?:_[0-9a-f]{8})*", lambda text: tuple(_hex_f32(v) for v in text.split("_")[1:]),
+               lambda v: "".join(f"_{_f32_hex(x)}" for x in v), lambda v: tuple(float(np.float32(x)) for x in v))
+
+
 class Overload(abc.ABC):
     """A family of overloads, declared by a subclass that is a frozen dataclass: its fields are the family's
     parameters, each annotated with its Token (``axis: Annotated[int, INT]``), and ``SPELLING`` writes them
@@ -278,8 +347,13 @@ class Overload(abc.ABC):
         return True
 
     @abc.abstractmethod
-    def build(self, g: BodyBuilder) -> str:
-        """Emits the body's nodes into ``g`` (which reads the op's inputs by name); returns its output value."""
+    def build(self, g: BodyBuilder) -> str | Sequence[str]:
+        """Emits the body's nodes into ``g`` (which reads the op's inputs by name); returns its output value
+        (its output values, in order, for an op of several outputs)."""
+
+    def inputs(self) -> Sequence[str] | None:
+        """The body's inputs when they are not the general body's (a variadic op's count); None: the same."""
+        return None
 
     @property
     def name(self) -> str:
@@ -373,7 +447,7 @@ class Bodies(Mapping):
 
     def _build(self, record: Overload) -> BuiltFunction:
         g = BodyBuilder()
-        return g.function(record.build(g), self._like, record.name)
+        return g.function(record.build(g), self._like, record.name, record.inputs())
 
     @cached_property
     def _like(self) -> onnx.FunctionProto:

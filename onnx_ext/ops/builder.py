@@ -3,7 +3,7 @@ onnxscript cannot take as parameters (``BodyBuilder``), and the function it make
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import onnx
@@ -73,16 +73,39 @@ class BodyBuilder:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
 
-    def function(self, output: str, like: onnx.FunctionProto, overload: str) -> BuiltFunction:
-        """The nodes as the body of ``overload``, with the name, inputs and attributes (and defaults) of
-        ``like`` (the op's general body), so that nodes carrying them are valid calls."""
+    def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str,
+                 inputs: Sequence[str] | None = None) -> BuiltFunction:
+        """The nodes as the body of ``overload``, with the name, inputs, outputs and attributes (and defaults) of
+        ``like`` (the op's general body), so that nodes carrying them are valid calls. ``output``: the value of
+        each of the op's outputs (one name for an op of one output); ``inputs``: other input names (a variadic
+        op's)."""
+        values = [output] if isinstance(output, str) else list(output)
+        if len(values) != len(like.output):
+            raise ValueError(f"{like.name} {overload}: {len(values)} outputs built, the op has {len(like.output)}")
+        names = ["output"] if len(values) == 1 else list(like.output)
         nodes = list(self.nodes)
-        if nodes and nodes[-1].output[0] == output:
-            nodes[-1].output[0] = "output"  # its own value: no node reads it
-        else:
-            nodes.append(onnx.helper.make_node("Identity", [output], ["output"]))
-        proto = onnx.helper.make_function(like.domain, like.name, list(like.input), ["output"], nodes,
+        last = {o: n for n in nodes[-len(values):] for o in n.output}
+        read = _read(nodes)
+        for value, name in zip(values, names):
+            node = last.get(value)
+            # a value of the last nodes that no node reads and no other output is: its own value
+            if node is not None and values.count(value) == 1 and value not in read:
+                node.output[list(node.output).index(value)] = name
+            else:
+                nodes.append(onnx.helper.make_node("Identity", [value], [name]))
+        proto = onnx.helper.make_function(like.domain, like.name, list(inputs or like.input), names, nodes,
                                           [onnx.helper.make_opsetid("", op.version)], attributes=list(like.attribute))
         proto.attribute_proto.extend(like.attribute_proto)
         proto.overload = overload
         return BuiltFunction(proto)
+
+
+def _read(nodes: Sequence[onnx.NodeProto]) -> set[str]:
+    """The values ``nodes`` (and their sub-graphs) read."""
+    names = set()
+    for node in nodes:
+        names.update(node.input)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                names |= _read(sub.node)
+    return names

@@ -7,6 +7,10 @@
   Convert + Multiply.
 - ``gpt2-<mode>``: ``nncf.compress_weights`` of the small GPT-2 of ``build_models`` in
   ``INT8_ASYM``, ``INT8_SYM``, ``INT4_SYM`` and ``INT4_ASYM`` (group size 16, ratio 1).
+- Encoders (issue 20): ``bert-int8`` and ``tv_vit-int8`` (``nncf.quantize`` with
+  ``model_type=TRANSFORMER``: FakeQuantize on activations, per-channel i8 weights, SmoothQuant
+  scales), ``bert-<mode>`` and ``tv_vit-<mode>`` (``nncf.compress_weights``; INT4 group size 32,
+  ratio 1: 4-bit MatMuls, embeddings and the last layer 8-bit).
 
 ``build(name, cache)`` saves ``<cache>/<name>/model.xml`` once (a lock guards it when
 pytest-xdist workers share the cache) and returns the path.
@@ -23,7 +27,11 @@ from .torchvision_cpu import import_torch
 
 WEIGHT_MODES = ("INT8_ASYM", "INT8_SYM", "INT4_SYM", "INT4_ASYM")
 GROUP_SIZE = 16
-MODELS = ("resnet-int8",) + tuple(f"gpt2-{m.lower()}" for m in WEIGHT_MODES)
+#: The encoders' INT4 group size (hidden 32: one group per row of a 32-wide weight)
+ENCODER_GROUP_SIZE = 32
+ENCODERS = ("bert", "tv_vit")
+MODELS = ("resnet-int8",) + tuple(f"gpt2-{m.lower()}" for m in WEIGHT_MODES) + tuple(
+    f"{e}-{m}" for e in ENCODERS for m in ("int8",) + tuple(w.lower() for w in WEIGHT_MODES))
 CALIBRATION_SAMPLES = 4
 
 
@@ -31,9 +39,25 @@ def _f32_model(name: str, cache: Path):
     """The small f32 IR of ``build_models`` (built once into the same cache), read back."""
     import openvino as ov
 
-    if name == "gpt2":
+    if name in ("gpt2", "bert", "tv_vit"):
         import_torch()  # transformers imports torchvision: its CPU workaround first
     return ov.Core().read_model(str(bm.build_ir(name, "small", cache)["f32"]))
+
+
+def _encoder_int8(base: str, cache: Path):
+    import nncf
+
+    model = _f32_model(base, cache)
+    samples = [bm.MODELS[base].inputs("small", i) for i in range(2)]
+    return nncf.quantize(model, nncf.Dataset(samples), subset_size=len(samples), model_type=nncf.ModelType.TRANSFORMER)
+
+
+def _compressed(base: str, mode: str, cache: Path, group_size: int):
+    import nncf
+
+    model = _f32_model(base, cache)
+    kwargs = {"group_size": group_size, "ratio": 1.0} if mode.startswith("INT4") else {}
+    return nncf.compress_weights(model, mode=getattr(nncf.CompressWeightsMode, mode), **kwargs)
 
 
 def _resnet_int8(cache: Path):
@@ -45,14 +69,6 @@ def _resnet_int8(cache: Path):
     return nncf.quantize(model, nncf.Dataset(samples), subset_size=CALIBRATION_SAMPLES)
 
 
-def _gpt2_compressed(mode: str, cache: Path):
-    import nncf
-
-    model = _f32_model("gpt2", cache)
-    kwargs = {"group_size": GROUP_SIZE, "ratio": 1.0} if mode.startswith("INT4") else {}
-    return nncf.compress_weights(model, mode=getattr(nncf.CompressWeightsMode, mode), **kwargs)
-
-
 def build(name: str, cache: Path) -> Path:
     import openvino as ov
 
@@ -60,11 +76,13 @@ def build(name: str, cache: Path) -> Path:
     with bm._locked(Path(cache) / f"{name}.lock"):
         if xml.exists() and xml.with_suffix(".bin").exists():
             return xml
+        base, mode = name.rsplit("-", 1)
         if name == "resnet-int8":
             model = _resnet_int8(cache)
+        elif mode == "int8":
+            model = _encoder_int8(base, cache)
         else:
-            mode = name.removeprefix("gpt2-").upper()
-            model = _gpt2_compressed(mode, cache)
+            model = _compressed(base, mode.upper(), cache, GROUP_SIZE if base == "gpt2" else ENCODER_GROUP_SIZE)
         xml.parent.mkdir(parents=True, exist_ok=True)
         ov.save_model(model, str(xml), compress_to_fp16=False)
     return xml
@@ -72,8 +90,8 @@ def build(name: str, cache: Path) -> Path:
 
 def build_f32(name: str, cache: Path) -> Path:
     """The f32 IR the quantized ``name`` was made from."""
-    return bm.build_ir(name.split("-")[0], "small", cache)["f32"]
+    return bm.build_ir(name.rsplit("-", 1)[0], "small", cache)["f32"]
 
 
 def inputs(name: str, index: int = 0) -> dict[str, np.ndarray]:
-    return bm.MODELS[name.split("-")[0]].inputs("small", index)
+    return bm.MODELS[name.rsplit("-", 1)[0]].inputs("small", index)

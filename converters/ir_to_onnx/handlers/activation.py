@@ -19,6 +19,7 @@ from .. import attributes as attr
 from ..context import Context, Value
 from ..kernels import compute_type
 from ..registry import translator
+from . import float64
 
 _BOOL = from_ov("boolean")
 
@@ -60,16 +61,17 @@ def _constant_attributes(ctx: Context, op: str, names: tuple[str, str], what: st
     et = _float_data(ctx, data)
     if any(v.const is None or v.const.size != 1 for v in (a, b)):
         raise ctx.error(f"{op} needs constant one-element {what} (ONNX's are attributes)")
-    ctx.emit(op, [data.name], et, ctx.out(0), **{name: float(v.const.reshape(())) for name, v in zip(names, (a, b))})
+    values = {name: float(v.const.reshape(())) for name, v in zip(names, (a, b))}
+    float64.unary(ctx, op, data.name, et, ctx.out(0), **values)
 
 
-@translator("Selu", since=1, emits=("Selu",))
+@translator("Selu", since=1, emits=("Selu", *float64.EMITS))
 def selu(ctx: Context, layer) -> None:
     """Constant alpha and lambda (what frontends write; OpenVINO's CPU plugin runs no other)."""
     _constant_attributes(ctx, "Selu", ("alpha", "gamma"), "alpha and lambda")
 
 
-@translator("HardSigmoid", since=1, emits=("HardSigmoid",))
+@translator("HardSigmoid", since=1, emits=("HardSigmoid", *float64.EMITS))
 def hard_sigmoid(ctx: Context, layer) -> None:
     """max(0, min(1, alpha * x + beta)), constant alpha and beta (ONNX's attributes)."""
     _constant_attributes(ctx, "HardSigmoid", ("alpha", "beta"), "alpha and beta")

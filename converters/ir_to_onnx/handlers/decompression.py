@@ -9,6 +9,10 @@ weight FakeQuantizes)::
 becomes one DequantizeLinear on the compressed constant (per tensor, per axis, or
 blocked with ``block_size`` for group-wise 4-bit weights: [N, G, g] reshaped to [N, G*g]),
 exact to OpenVINO's reference (the product is rounded to the scale's type, as there).
+i8 weights of a MatMul or convolution whose other input is a FakeQuantize (int8 PTQ: u8 Q/DQ
+activations) are stored as u8, shifted by 128 with the zero point: onnxruntime fuses such Q/DQ
+pairs into integer kernels, whose u8 x i8 products saturate int16 on x86 without VNNI (0.05 off
+on BERT's pooler, 0.7 of max on a ViT); u8 x u8 is exact.
 Where such a 4-bit group-wise weight [N, K] is the second input of a MatMul with
 ``transpose_b`` (PyTorch's Linear), the MatMul becomes onnxruntime's
 ``com.microsoft.MatMulNBits`` on the packed weights: DequantizeLinear is not folded by
@@ -21,16 +25,15 @@ type, other broadcasts) are translated layer by layer, still on the compressed c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from onnx_ext.types import ElementType, from_numpy
 
 from ...ir import Layer
-from ...ir_weights import pack_4bit
 from .. import attributes as attr
-from ..context import Context
+from ..context import Context, Value, declare
 from .io import fold_convert
 
 _QUANT_TYPES = ("u8", "i8", "u4", "i4")
@@ -53,13 +56,20 @@ class Decompression:
     out_type: ElementType  # after the optional last Convert
     last: Layer  # the layer whose output the subgraph's result is
     inner: list[Layer]  # layers replaced (Convert, Subtract, Multiply, Reshape, Convert) but ``last``
-    matmul: Layer | None = None  # a MatMul that becomes MatMulNBits
+    #: The layers that take the weights compressed, when they are all the subgraph feeds: MatMuls that
+    #: become MatMulNBits, Gathers of rows (embeddings) that dequantize only the rows they gather.
+    users: list[Layer] = field(default_factory=list)
+    #: 8-bit weights of a MatMul: dequantized in f32 by ops on constants, which onnxruntime folds at load.
+    folded: bool = False
+    unsigned: bool = False  # i8 weights stored as u8 + 128 (see the module doc)
 
     def translate(self, ctx: Context, layer: Layer) -> None:
-        if self.matmul is not None:
+        if layer is self.last:
+            (_folded_f32 if self.folded else _dequantize_linear)(ctx, self)
+        elif layer.type.lower() == "matmul":
             _matmul_nbits(ctx, self)
         else:
-            _dequantize_linear(ctx, self)
+            _gather_rows(ctx, self)
 
 
 def decompression_subgraphs(ctx: Context, layers: list[Layer]) -> dict[int, Decompression]:
@@ -82,7 +92,8 @@ def decompression_subgraphs(ctx: Context, layers: list[Layer]) -> dict[int, Deco
             if d is not None:
                 for inner in d.inner:
                     found[inner.id] = None  # placeholder: emits nothing
-                found[(d.matmul or d.last).id] = d
+                for user in d.users or [d.last]:
+                    found[user.id] = d
     return found
 
 
@@ -168,9 +179,22 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
-    d.matmul = _nbits_matmul(d, consumers)
-    d.inner = side + (chain if d.matmul is not None else chain[:-1])
+    d.users = _compressed_users(ctx, d, consumers, producers)
+    d.unsigned = wtype.ov == "i8" and not d.folded and _beside_quantized_activation(d.last, consumers, producers)
+    d.inner = side + (chain if d.users else chain[:-1])
     return d
+
+
+_INTEGER_KERNEL_OPS = ("matmul", "convolution", "groupconvolution")
+
+
+def _beside_quantized_activation(last: Layer, consumers, producers) -> bool:
+    """Whether the weights feed a MatMul or convolution whose other input is a FakeQuantize."""
+    hit = _sole_consumer(last, consumers)
+    if hit is None or hit[0].type.lower() not in _INTEGER_KERNEL_OPS:
+        return False
+    other, _ = producers.get((hit[0].id, 1 - hit[1]), (None, None))
+    return other is not None and other.type.lower() == "fakequantize"
 
 
 def _aligned(shape: tuple, rank: int) -> tuple | None:
@@ -245,9 +269,14 @@ def _filled(a: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 def _dequantize_linear(ctx: Context, d: Decompression) -> None:
-    inputs = [ctx.const(d.weights, hint="weights"), ctx.const(d.scale, hint="scale")]
-    if d.zero_point is not None:
-        inputs.append(ctx.const(d.zero_point, hint="zero_point"))
+    weights, zero_point = d.weights, d.zero_point
+    if d.unsigned:  # (w + 128) - (zp + 128): the same products
+        weights = (weights.astype(np.int16) + 128).astype(np.uint8)
+        zero_point = ((np.zeros(d.scale.shape, np.int16) if zero_point is None else zero_point.astype(np.int16))
+                      + 128).astype(np.uint8)
+    inputs = [ctx.const(weights, hint="weights"), ctx.const(d.scale, hint="scale")]
+    if zero_point is not None:
+        inputs.append(ctx.const(zero_point, hint="zero_point"))
     out = ctx.out(0) if d.out_type == d.float_type else None
     y = ctx.one("DequantizeLinear", inputs, out, axis=d.axis, block_size=d.block_size)
     if out is None:
@@ -255,60 +284,174 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
     ctx.set_type(0, d.out_type)
 
 
-# --- MatMulNBits --------------------------------------------------------------------------
+def _folded_f32(ctx: Context, d: Decompression) -> None:
+    """(w - zp) * scale in f32 on the constants: exact to OpenVINO's CPU plugin at f32 (which dequantizes in
+    f32), and onnxruntime's constant folding computes it once, at load; the file keeps the 8-bit weights.
+    (DequantizeLinear is neither: with f16 scales it rounds the weights to f16, and with f32 ones onnxruntime
+    rewrites it with the MatMul into a kernel that quantizes the activations.)"""
+    f32, rank = d.out_type, d.weights.ndim
+    shape = [1] * rank
+    if d.axis is not None:
+        shape[d.axis] = d.weights.shape[d.axis]
+    def widened(array: np.ndarray, hint: str, to_shape=None) -> str:  # stored as the IR stores it (u8, f16)
+        array = np.asarray(array) if to_shape is None else np.asarray(array).reshape(to_shape)
+        return ctx.cast(ctx.const(array, hint=hint), from_numpy(array.dtype), f32)
+
+    w = widened(d.weights, "weights")
+    if d.zero_point is not None:
+        w = ctx.one("Sub", [w, widened(d.zero_point, "zero_point", shape)])
+    ctx.one("Mul", [w, widened(d.scale, "scale", shape)], ctx.out(0))
+    ctx.set_type(0, f32)
 
 
-def _nbits_matmul(d: Decompression, consumers) -> Layer | None:
-    """The MatMul that can take ``d`` as MatMulNBits: 4-bit weights [N, K] in groups along K
-    (or per row), the MatMul's second input, transposed; a float input of the result's type."""
-    if not USE_MATMUL_NBITS or from_numpy(d.weights.dtype).bits != 4 or d.weights.ndim != 2 or \
-            d.out_type.ov not in ("f32", "f16"):
-        return None
+# --- MatMulNBits and row gathers -------------------------------------------------------------
+
+
+def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> list[Layer]:
+    """Every consumer of the subgraph, when each can take the weights compressed: a MatMul as MatMulNBits
+    (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
+    users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
+    if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
+            any(_is(u, "MatMul") for u in users):
+        d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
+        return []
+    if not users or not USE_MATMUL_NBITS:
+        return []
+    if not ctx.root.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
+        users = users if all(_is(u, "Gather") for u in users) else []
+    block = None
+    for layer, index in users:
+        if _is((layer, index), "MatMul") and index == 1:
+            block = _nbits_block(d, layer)
+            if block is None:
+                return []
+        elif not (_is((layer, index), "Gather") and index == 0 and _row_gather(ctx, d, layer, producers)):
+            return []
+    if block is not None:
+        d.block_size = block
+    return [layer for layer, _ in users]
+
+
+def _row_block(k: int) -> int:
+    """MatMulNBits' block for weights with one scale per row: any block gives the same weights."""
+    return next((b for b in (128, 64, 32, 16) if k % b == 0), 32)
+
+
+def _nbits_block(d: Decompression, matmul: Layer) -> int | None:
+    """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights [N, K] in
+    groups along K or per row (or tensor), the MatMul's second input, transposed; a float input of the
+    result's type."""
+    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16") or from_numpy(d.weights.dtype).bits != 4:
+        return None  # (8-bit MatMulNBits is exact but has no fast CPU kernel: 8-bit weights are folded instead)
     n, k = d.weights.shape
     if d.block_size is not None and d.axis == 1:
         block = d.block_size
-    elif d.axis == 0 and d.block_size is None:
-        block = k  # one scale per row
+    elif d.block_size is None and d.axis in (0, None):
+        block = _row_block(k)
     else:
         return None
     if block < 16 or block & (block - 1):
         return None
-    hit = _sole_consumer(d.last, consumers)
-    if not _is(hit, "MatMul") or hit[1] != 1:
-        return None
-    matmul = hit[0]
     a = matmul.inputs[0]
     transposed = attr.boolean(matmul, "transpose_b", False) and not attr.boolean(matmul, "transpose_a", False)
     if not transposed or a.element_type != d.out_type or len(a.dims) < 2:
         return None
-    d.block_size = block
-    return matmul
+    return block
+
+
+def _per_block(a: np.ndarray, n: int, blocks: int) -> np.ndarray:
+    """A scale or zero point (per tensor, per row or per block) as [N, blocks]."""
+    a = np.asarray(a)
+    return np.ascontiguousarray(np.broadcast_to(a.reshape(n, -1) if a.size > 1 else a.reshape(1, 1), (n, blocks)))
+
+
+def _nbits_values(d: Decompression) -> tuple[np.ndarray, int]:
+    """MatMulNBits' B: the weights as uint8 [N, blocks, block * bits / 8] (signed weights shifted by
+    2^(bits-1), the op's default zero point; K padded to whole blocks), and the shift."""
+    n, k = d.weights.shape
+    wtype = from_numpy(d.weights.dtype)
+    bits, block = wtype.bits, d.block_size
+    blocks = -(-k // block)
+    shift = 1 << (bits - 1) if wtype.kind == "int" else 0
+    values = np.zeros((n, blocks * block), np.uint8)
+    values[:, :k] = (d.weights.astype(np.int16) + shift).astype(np.uint8)
+    packed = _pack_rows(values) if bits == 4 else values
+    return packed.reshape(n, blocks, block * bits // 8), shift
 
 
 def _matmul_nbits(ctx: Context, d: Decompression) -> None:
-    """MatMulNBits(A, B, scales[, zero_points]): B uint8 [N, K/block, block/2] (u4 values;
-    i4 ones shifted by 8, the op's default zero point), scales and packed zero points per block."""
+    """MatMulNBits(A, B, scales, zero_points), computed in f32 as OpenVINO's CPU plugin does at f32 (scales
+    widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed)."""
     n, k = d.weights.shape
-    blocks = k // d.block_size
     wtype = from_numpy(d.weights.dtype)
-    packed = pack_4bit(d.weights)
-    if wtype.kind == "int":
-        packed = packed ^ np.uint8(0x88)  # i4 v -> u4 v + 8, in both nibbles
-    inputs = [ctx.input(0).name, ctx.const(packed.reshape(n, blocks, d.block_size // 2), hint="weights"),
-              ctx.const(np.ascontiguousarray(d.scale.reshape(n, blocks).astype(d.out_type.numpy)).reshape(-1),
-                        hint="scale")]
-    zp = d.zero_point
-    if zp is not None or wtype.kind == "uint":
-        values = np.zeros((n, blocks), np.int16) if zp is None else \
-            np.broadcast_to(zp.astype(np.int16).reshape(n, -1), (n, blocks))
-        values = values + (8 if wtype.kind == "int" else 0)
-        rows = np.zeros((n, blocks + blocks % 2), np.uint8)
-        rows[:, :blocks] = values
-        inputs.append(ctx.const(_pack_rows(rows), hint="zero_point"))
-    ctx.node("MatMulNBits", inputs, [ctx.out(0)], domain=MS_DOMAIN, K=k, N=n, bits=4, block_size=d.block_size)
+    bits, block = wtype.bits, d.block_size
+    packed, shift = _nbits_values(d)
+    blocks = packed.shape[1]
+    scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
+    inputs = [ctx.input(0).name, ctx.const(packed, hint="weights"), ctx.const(scales.reshape(-1), hint="scale")]
+    if d.zero_point is not None or wtype.kind == "uint":
+        zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
+            _per_block(d.zero_point.astype(np.int16), n, blocks)
+        zp = (zp + shift).astype(np.uint8)
+        if bits == 4:
+            rows = np.zeros((n, blocks + blocks % 2), np.uint8)
+            rows[:, :blocks] = zp
+            zp = _pack_rows(rows)
+        inputs.append(ctx.const(zp.reshape(-1), hint="zero_point"))
+    out = ctx.node("MatMulNBits", inputs, [ctx.out(0)], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
+    # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
+    # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
+    a = ctx.input(0)
+    declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
+    # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
+    # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
+    a = ctx.input(0)
+    declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
 
 
 def _pack_rows(rows: np.ndarray) -> np.ndarray:
     """uint8 values < 16 of shape [N, even] -> [N, even/2], two per byte, low nibble first."""
     return (rows[:, 0::2] | (rows[:, 1::2] << 4)).astype(np.uint8)
+
+
+def _row_gather(ctx: Context, d: Decompression, gather: Layer, producers) -> bool:
+    """``gather`` takes rows (axis 0, no batch dims) of 8-bit weights [V, H] with a scale (and zero point)
+    per row or per tensor: an embedding table, tied or not to the lm_head."""
+    if d.weights.ndim != 2 or from_numpy(d.weights.dtype).bits != 8 or d.block_size is not None or \
+            d.axis not in (0, None) or gather.type.lower() != "gather" or len(gather.inputs) != 3:
+        return False
+    src, _ = producers.get((gather.id, 2), (None, None))
+    axis = src.value if src is not None and src.type.lower() == "const" else None
+    batch_dims = 0 if gather.version == "opset1" else attr.integer(ctx, gather, "batch_dims", 0)
+    return axis is not None and axis.size == 1 and int(axis.reshape(-1)[0]) in (0, -2) and batch_dims == 0
+
+
+def _gather_rows(ctx: Context, d: Decompression) -> None:
+    """The rows of the weights, then of the scales and zero points, gathered (Gather-8: out-of-range indices
+    give zero rows, as zero weights, scales and zero points do), dequantized in f32: (w - zp) * scale."""
+    from onnx_ext.model import ir_node
+
+    indices, axis = ctx.input(1), ctx.input(2)
+    v = d.weights.shape[0]
+
+    def gathered(array: np.ndarray, hint: str) -> str:
+        values = [Value(ctx.const(array, hint=hint), from_numpy(array.dtype), array.shape, array), indices, axis]
+        out = ctx.tmp(f"{hint}_rows")
+        ctx.add(ir_node("Gather", [ctx.value(x.name) for x in values], [out], operands=[x.operand for x in values],
+                        name=ctx.names.node(ctx.layer.name, "Gather"), batch_dims=0, version=8))
+        ctx.domain_used = True
+        return out
+
+    f32 = d.out_type
+    zero_point = d.zero_point
+    rows = ctx.cast(gathered(d.weights, "weights"), from_numpy(d.weights.dtype), f32)
+    per_row = d.scale.size > 1 or (zero_point is not None and zero_point.size > 1)
+    if zero_point is not None:
+        zp = np.asarray(zero_point).astype(f32.numpy)
+        zp_name = gathered(_per_block(zp, v, 1), "zero_point") if per_row else ctx.const(zp.reshape(()))
+        rows = ctx.one("Sub", [rows, zp_name])
+    scale = np.asarray(d.scale).astype(f32.numpy)
+    scale_name = gathered(_per_block(scale, v, 1), "scale") if per_row else ctx.const(scale.reshape(()))
+    ctx.one("Mul", [rows, scale_name], ctx.out(0))
+    ctx.set_type(0, f32)

@@ -17,6 +17,7 @@ from .. import attributes as attr
 from ..context import Context, Value
 from ..kernels import compute_type
 from ..registry import op_version, translator
+from . import float64
 
 _BOOL = from_ov("boolean")
 _F64 = from_ov("f64")
@@ -247,11 +248,12 @@ _UNARY_SINCE = {"Asinh": 3, "Acosh": 3, "Atanh": 3, "SoftPlus": 4, "HSwish": 4, 
 
 def _unary_float(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    ctx.emit(_by_type(_UNARY_FLOAT, layer), [v.name], _data_type(ctx, v), ctx.out(0))
+    float64.unary(ctx, _by_type(_UNARY_FLOAT, layer), v.name, _data_type(ctx, v), ctx.out(0))
 
 
 for _op, _onnx_op in _UNARY_FLOAT.items():
-    translator(_op, since=_UNARY_SINCE.get(_op, 1), emits=(_onnx_op,))(_unary_float)
+    _f64 = float64.EMITS if _onnx_op in float64.FORMS else ()
+    translator(_op, since=_UNARY_SINCE.get(_op, 1), emits=tuple(sorted({_onnx_op, *_f64})))(_unary_float)
 
 
 @translator("Abs", since=1, emits=("Abs",))
@@ -340,20 +342,21 @@ def clamp(ctx: Context, layer) -> None:
         ctx.cast(out, ct, et, ctx.out(0))
 
 
-@translator("Elu", since=1, emits=("Elu",))
+@translator("Elu", since=1, emits=("Elu", *float64.EMITS))
 def elu(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    ctx.emit("Elu", [v.name], _data_type(ctx, v), ctx.out(0), alpha=attr.number(ctx, layer, "alpha", 0.0))
+    float64.unary(ctx, "Elu", v.name, _data_type(ctx, v), ctx.out(0), alpha=attr.number(ctx, layer, "alpha", 0.0))
 
 
-@translator("HSigmoid", since=5, emits=("HardSigmoid",))
+@translator("HSigmoid", since=5, emits=("HardSigmoid", *float64.EMITS))
 def hsigmoid(ctx: Context, layer) -> None:
     v = ctx.input(0)
-    ctx.emit("HardSigmoid", [v.name], _data_type(ctx, v), ctx.out(0), alpha=1.0 / 6.0, beta=0.5)
+    float64.unary(ctx, "HardSigmoid", v.name, _data_type(ctx, v), ctx.out(0), f64="HSigmoid", alpha=1.0 / 6.0,
+                  beta=0.5)
 
 
-@translator("Gelu", since=2, emits=("Gelu",))
+@translator("Gelu", since=2, emits=("Gelu", *float64.EMITS))
 def gelu(ctx: Context, layer) -> None:
     v = ctx.input(0)
     mode = "erf" if op_version(layer) < 7 else attr.choice(ctx, layer, "approximation_mode", ("erf", "tanh"), "erf")
-    ctx.emit("Gelu", [v.name], _data_type(ctx, v), ctx.out(0), approximate="none" if mode == "erf" else "tanh")
+    float64.unary(ctx, "Gelu", v.name, _data_type(ctx, v), ctx.out(0), approximate="none" if mode == "erf" else "tanh")

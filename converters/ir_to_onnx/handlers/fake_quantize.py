@@ -6,16 +6,14 @@
     else round_half_even((x - il) / (ih - il) * (L-1)) / (L-1) * (oh - ol) + ol
 
 becomes QuantizeLinear + DequantizeLinear when that is what it computes: f32 data, constant
-ranges that are per tensor or per one axis, levels 256 (u8 when il >= 0, else i8) or 255
-(i8 narrow range -127..127), and an output range whose zero is a level. The level is
-FakeQuantize's own ``(x - il) / (ih - il) * (L-1)`` (Sub, Div, Mul, as the reference
-computes it), rounded half to even and saturated by a QuantizeLinear of scale 1 (a Max at
-level 0 for levels 255, whose type has one value more): the levels are exact. The
+ranges that are per tensor or per one axis, levels 256 or 255, and an output range whose zero
+is a level. The level is FakeQuantize's own ``(x - il) / (ih - il) * (L-1)`` (Sub, Div, Mul,
+as the reference computes it), rounded half to even and saturated by a QuantizeLinear of scale
+1 to u8 (a Min at level 254 for levels 255): the levels are exact. The
 DequantizeLinear's ``(q - zp) * scale`` differs from ``k / (L-1) * (oh - ol) + ol`` by float
 rounding only (a few ulps of the range). Constant data (weights) is quantized here with
-FakeQuantize's formula and stored as int8, followed by a
-DequantizeLinear. Anything else (other level counts, ranges of other shapes, run-time
-ranges, f16/bf16/f64 data) becomes the formula itself in ONNX arithmetic, op by op as the
+FakeQuantize's formula and stored as u8 levels too, followed by a DequantizeLinear. Anything
+else (other level counts, ranges of other shapes, run-time ranges, f16/bf16/f64 data) becomes the formula itself in ONNX arithmetic, op by op as the
 reference computes it (in f32 for f16/bf16 data, rounded once at the end), which is exact.
 
 The weight decompression subgraphs of compressed models: ``decompression.py``.
@@ -51,23 +49,22 @@ def fake_quantize(ctx: Context, layer) -> None:
     if x.type is None or not x.type.is_float:
         raise ctx.error(f"FakeQuantize needs float data, got {x.type.ov if x.type else 'an unknown type'}")
     qdq = _qdq_params(x, (il, ih, ol, oh), levels)
-    if qdq is None:
-        _fake_quantize_arithmetic(ctx, x, (il, ih, ol, oh), levels)
-    elif x.const is not None:
-        _dequantize_constant(ctx, x, (il, ih, ol, oh), levels, qdq)
+    if qdq is not None:
+        if x.const is not None:
+            _dequantize_constant(ctx, x, (il, ih, ol, oh), levels, qdq)
+        else:
+            _quantize_dequantize(ctx, x, qdq)
     else:
-        _quantize_dequantize(ctx, x, qdq)
+        _fake_quantize_arithmetic(ctx, x, (il, ih, ol, oh), levels)
 
 
 @dataclass
 class _QDQ:
-    qtype: ElementType  # u8 or i8
     axis: int | None  # of the output range; None: per tensor
     low: np.ndarray  # il, broadcastable to the data
     span: np.ndarray  # ih - il
     scale_out: np.ndarray  # (oh - ol) / (levels - 1): scalar or 1-D
-    zp_out: np.ndarray  # qtype, same shape
-    shift: int  # the quantized value of level 0
+    zero_level: np.ndarray  # u8, the level of output 0 (DequantizeLinear's zero point), same shape
     levels: int
 
 
@@ -90,18 +87,11 @@ def _qdq_params(x: Value, ranges: tuple[Value, ...], levels: int) -> _QDQ | None
         return None
     scale_out = (oh - ol).reshape(-1) / np.float32(levels - 1)
     zero_out = -ol.reshape(-1).astype(np.float64) / scale_out  # the level of output 0
-    if not _integral(zero_out):
-        return None
-    signed = levels == 255 or bool(np.any(il < 0))
-    shift = (-127 if levels == 255 else -128) if signed else 0
-    qtype = from_ov("i8" if signed else "u8")
-    info = np.iinfo(qtype.numpy)
-    zp_out = np.rint(zero_out) + shift
-    if zp_out.min() < info.min or zp_out.max() > info.max:
+    if not _integral(zero_out) or np.rint(zero_out).min() < 0 or np.rint(zero_out).max() > 255:
         return None
     per = (lambda a: a.reshape(())) if not axes else (lambda a: a)
-    return _QDQ(qtype, axes[0] if axes else None, np.ascontiguousarray(il), np.ascontiguousarray(ih - il),
-                per(scale_out), per(zp_out.astype(qtype.numpy)), shift, levels)
+    return _QDQ(axes[0] if axes else None, np.ascontiguousarray(il), np.ascontiguousarray(ih - il),
+                per(scale_out), per(np.rint(zero_out).astype(np.uint8)), levels)
 
 
 def _integral(values: np.ndarray) -> bool:
@@ -110,25 +100,31 @@ def _integral(values: np.ndarray) -> bool:
 
 def _quantize_dequantize(ctx: Context, x: Value, p: _QDQ) -> None:
     """The level as FakeQuantize computes it, (x - il) / (ih - il) * (levels-1), rounded and
-    saturated by a QuantizeLinear of scale 1; DequantizeLinear maps it to the output range."""
+    saturated by a QuantizeLinear of scale 1 to u8 (the level itself); DequantizeLinear maps it to
+    the output range. Activations are u8 whatever the range's sign: onnxruntime's QDQ propagation
+    and its int8-to-uint8 rewrite together make an int8 Q/DQ before a Reshape or Transpose fail to
+    load (``QuantizeLinear ... output_dtype INT8 does not match y_zero_point type UINT8``), and u8
+    activations are what its x86 kernels take."""
     low, span = ctx.const(p.low, hint="input_low"), ctx.const(p.span, hint="input_span")
     steps = ctx.const(np.array(p.levels - 1, np.float32), hint="levels")
     level = ctx.one("Mul", [ctx.one("Div", [ctx.one("Sub", [x.name, low]), span]), steps])
-    if p.levels == 255:  # the type's -128 is no level: saturate at level 0 by hand
-        level = ctx.one("Max", [level, ctx.const(np.array(0, np.float32), hint="zero")])
+    if p.levels < 256:  # u8's 255 is no level: saturate at the top level by hand
+        level = ctx.one("Min", [level, ctx.const(np.array(p.levels - 1, np.float32), hint="top")])
     q = ctx.one("QuantizeLinear", [level, ctx.const(np.array(1, np.float32), hint="one"),
-                                   ctx.const(np.array(p.shift, p.qtype.numpy), hint="shift")])
-    ctx.one("DequantizeLinear", [q, ctx.const(p.scale_out, hint="scale"), ctx.const(p.zp_out, hint="zero_point")],
-            ctx.out(0), axis=p.axis)
+                                   ctx.const(np.array(0, np.uint8), hint="level_zero")])
+    ctx.one("DequantizeLinear", [q, ctx.const(p.scale_out, hint="scale"),
+                                 ctx.const(p.zero_level, hint="zero_point")], ctx.out(0), axis=p.axis)
 
 
 def _dequantize_constant(ctx: Context, x: Value, ranges, levels: int, p: _QDQ) -> None:
-    """Constant data: its levels by FakeQuantize's own formula, stored as int8, then DequantizeLinear."""
+    """Constant data: its levels by FakeQuantize's own formula, stored as u8 (the level itself, as
+    for activations: u8 x u8 is what onnxruntime's integer kernels compute exactly; decompression.py),
+    then DequantizeLinear."""
     data = np.asarray(x.const, np.float32)
     levels_of = fake_quantize_levels(data, *(np.asarray(r.const, np.float32) for r in ranges), levels)
-    q = (levels_of.astype(np.int32) + p.shift).astype(p.qtype.numpy)
+    q = levels_of.astype(np.uint8)
     ctx.one("DequantizeLinear", [ctx.const(q, hint="quantized"), ctx.const(p.scale_out, hint="scale"),
-                                 ctx.const(p.zp_out, hint="zero_point")], ctx.out(0), axis=p.axis)
+                                 ctx.const(p.zero_level, hint="zero_point")], ctx.out(0), axis=p.axis)
 
 
 def fake_quantize_levels(x, il, ih, ol, oh, levels: int) -> np.ndarray:

@@ -53,7 +53,8 @@ def identity(ctx: Context, layer) -> None:
     ctx.one("Identity", [ctx.input(0).name], ctx.out(0))
 
 
-@translator("Convert", since=1, emits=("Cast", "Identity"))
+# DequantizeLinear, Sub, Mul: the last Convert of a compressed weight's decompression (decompression.py)
+@translator("Convert", since=1, emits=("Cast", "DequantizeLinear", "Identity", "Mul", "Sub"))
 def convert(ctx: Context, layer) -> None:
     dst = attr.element(ctx, layer, "destination_type")
     if dst is None:

@@ -58,7 +58,8 @@ def cum_sum(ctx: Context, layer) -> None:
              reverse=int(attr.boolean(layer, "reverse", False)))
 
 
-@translator("MatMul", since=1, emits=("MatMul", "Squeeze", "Transpose", "Unsqueeze"))
+# MatMulNBits: compressed 4/8-bit weights (decompression.py)
+@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Squeeze", "Transpose", "Unsqueeze"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []

@@ -3,14 +3,18 @@
 - Modes: nearest (every ``nearest_mode``), linear and linear_onnx -> linear,
   cubic -> cubic with ``cube_coeff``; bilinear_pillow/bicubic_pillow -> linear/
   cubic with antialias (Pillow's filters, which ONNX's antialias follows) and
-  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. ``antialias`` in mode
+  exclude_outside, on pixel centres (half_pixel) whatever the coordinate mode. bicubic_pillow's
+  coefficient is Pillow's -0.5 whatever ``cube_coeff`` says, as OpenVINO's CPU plugin computes
+  it (its reference applies ``cube_coeff``, which OpenVINO's PyTorch frontend leaves at the
+  default -0.75 for torch's antialiased bicubic, whose result is Pillow's). ``antialias`` in mode
   linear is OpenVINO's own triangle filter, which ONNX's antialias does not reproduce: refused; the
   other modes ignore it.
 - ``nearest_mode`` simple (floor when upsampling, ceil when downsampling) needs the
-  scales known at conversion time and all resized axes going the same way.
-- ``tf_half_pixel_for_nn``: floor((x + 0.5) / scale), which is half_pixel with
-  round_prefer_ceil; other nearest modes and other interpolations with it are
-  refused (ONNX removed the mode in opset 13).
+  scales known at conversion time; axes going different ways get one Resize each.
+- ``tf_half_pixel_for_nn``: rounding (x + 0.5) / scale, which is half_pixel rounded
+  0.5 further: floor is round_prefer_ceil, round_prefer_floor is ceil; ceil,
+  round_prefer_ceil and other interpolations with it are refused (ONNX removed the
+  mode in opset 13).
 - pads_begin/pads_end: a zero Pad before the Resize, as OpenVINO pads the data.
 - For onnxruntime's NCHWc layout (which takes in a Resize between convolutions only without
   ``axes`` and not in pytorch_half_pixel): sizes or scales are given for every axis when the
@@ -41,6 +45,8 @@ _F32 = from_ov("f32")
 _MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
 _COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
 _NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple")
+#: Pillow's bicubic filter (and torch's antialiased bicubic): a = -0.5.
+PILLOW_CUBIC_COEFF = -0.5
 
 
 def _axes(ctx: Context, data: Value, index: int) -> list[int]:
@@ -53,14 +59,9 @@ def _axes(ctx: Context, data: Value, index: int) -> list[int]:
     return [a % data.rank for a in axes]
 
 
-def _simple_direction(ctx: Context, scales: list[float]) -> str:
-    """OpenVINO's nearest_mode simple: ceil when downsampling, else floor (trunc)."""
-    moving = [s for s in scales if s != 1.0]
-    if all(s > 1.0 for s in moving):
-        return "floor"
-    if all(s < 1.0 for s in moving):
-        return "ceil"
-    raise ctx.error(f"nearest_mode simple with scales {scales} both up and down: ONNX Resize has one nearest_mode")
+def _simple_directions(scales: list[float]) -> list[str]:
+    """OpenVINO's nearest_mode simple, per axis: ceil when downsampling, else floor (trunc)."""
+    return ["ceil" if s < 1.0 else "floor" for s in scales]
 
 
 def _static_scales(ctx: Context, data: Value, axes: list[int], sizes: Value | None, scales: Value | None,
@@ -85,7 +86,7 @@ _RESIZE_OPS = ("Cast", "Floor", "Gather", "Identity", "Mul", "Pad", "Reshape", "
 
 def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, nearest: str,
             sizes: Value | None, scales: Value | None, antialias: bool, cube_coeff: float,
-            pads_begin: list[int], pads_end: list[int]) -> None:
+            pads_begin: list[int], pads_end: list[int], output: str | None = None) -> None:
     rank = data.rank
     begin = (pads_begin + [0] * rank)[:rank]
     end = (pads_end + [0] * rank)[:rank]
@@ -96,11 +97,16 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
     if mode == "nearest":
         if nearest == "simple":
             total = [b + e for b, e in zip(begin, end)]
-            nearest = _simple_direction(ctx, _static_scales(ctx, data, axes, sizes, scales, total))
-        if coords == "tf_half_pixel_for_nn":
-            if nearest != "floor":
+            static = _static_scales(ctx, data, axes, sizes, scales, total)
+            directions = _simple_directions(static)
+            if len(set(directions)) > 1:
+                _nearest_axis_by_axis(ctx, data, axes, coords, directions, static, sizes, begin, end)
+                return
+            nearest = directions[0]
+        if coords == "tf_half_pixel_for_nn":  # (x + 0.5) / scale, rounded: half_pixel's x, 0.5 further
+            if nearest not in _TF_HALF_PIXEL:
                 raise ctx.error(f"tf_half_pixel_for_nn with nearest_mode {nearest!r} has no ONNX equivalent")
-            coords, nearest = "half_pixel", "round_prefer_ceil"
+            coords, nearest = "half_pixel", _TF_HALF_PIXEL[nearest]
         attrs.update(mode="nearest", nearest_mode=nearest)
     elif coords == "tf_half_pixel_for_nn":
         raise ctx.error(f"tf_half_pixel_for_nn with mode {mode!r} has no ONNX equivalent")
@@ -109,7 +115,8 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
     elif mode in ("linear", "linear_onnx", "bilinear_pillow"):
         attrs.update(mode="linear", antialias=int(mode == "bilinear_pillow"))
     else:
-        attrs.update(mode="cubic", cubic_coeff_a=cube_coeff, antialias=int(mode == "bicubic_pillow"))
+        pillow = mode == "bicubic_pillow"
+        attrs.update(mode="cubic", cubic_coeff_a=PILLOW_CUBIC_COEFF if pillow else cube_coeff, antialias=int(pillow))
     if coords == "pytorch_half_pixel" and _resized_above_one(ctx, axes):
         coords = "half_pixel"  # the same there; onnxruntime's NCHWc layout takes half_pixel, not pytorch_half_pixel
     attrs["coordinate_transformation_mode"] = coords
@@ -130,7 +137,32 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
     if every is not None:
         inputs[-1] = every
         del attrs["axes"]
-    ctx.emit("Resize", inputs[:1], data.type, ctx.out(0), extra=inputs[1:], **attrs)
+    ctx.emit("Resize", inputs[:1], data.type, output or ctx.out(0), extra=inputs[1:], **attrs)
+
+
+#: tf_half_pixel_for_nn's rounding of y = (x + 0.5) / scale as ONNX's of half_pixel's y - 0.5:
+#: floor(y) = floor((y - 0.5) + 0.5), round_prefer_floor(y) = ceil(y - 0.5); ceil and
+#: round_prefer_ceil of y have no such form.
+_TF_HALF_PIXEL = {"floor": "round_prefer_ceil", "round_prefer_floor": "ceil"}
+
+
+def _nearest_axis_by_axis(ctx: Context, data: Value, axes: list[int], coords: str, directions: list[str],
+                          scales: list[float], sizes: Value | None, begin: list[int], end: list[int]) -> None:
+    """nearest_mode simple that goes up on some axes and down on others: one Resize per axis, each with
+    its own rounding (nearest neighbours are picked per axis; the padding comes first)."""
+    x = data
+    for i, (axis, direction) in enumerate(zip(axes, directions)):
+        last = i == len(axes) - 1
+        if sizes is not None:
+            size = np.asarray(sizes.const).reshape(-1)[i:i + 1].astype(np.int64)
+            one = (Value(ctx.i64(size), from_ov("i64"), (1,), size), None)
+        else:
+            scale = np.array([scales[i]], np.float32)
+            one = (None, Value(ctx.const(scale), _F32, (1,), scale))
+        out = ctx.out(0) if last else ctx.tmp("resize")
+        _resize(ctx, x, [axis], "nearest", coords, direction, *one, False, 0.0, begin if i == 0 else [],
+                end if i == 0 else [], output=out)
+        x = Value(out, data.type, (None,) * data.rank)
 
 
 def _resized_above_one(ctx: Context, axes: list[int]) -> bool:

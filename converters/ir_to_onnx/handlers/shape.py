@@ -10,6 +10,7 @@ from onnx_ext.types import from_ov
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import op_version, translator
+from . import domain_seq
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -116,9 +117,11 @@ def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:
         ctx.one("Squeeze", [data.name, ctx.i64(axes)], ctx.out(0))
 
 
-@translator("Transpose", since=1, emits=("Transpose",))
+@translator("Transpose", since=1, emits=("Transpose", "onnx_ext.Transpose"))
 def transpose(ctx: Context, layer) -> None:
     data, order = ctx.input(0), ctx.input(1)
+    if order.const is None:
+        return domain_seq.runtime_transpose(ctx, data, order)
     perm = const_ints(ctx, order, "the Transpose order")
     if not perm:
         ctx.one("Transpose", [data.name], ctx.out(0))  # ONNX's default: reverse the dims

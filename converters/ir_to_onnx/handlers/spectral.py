@@ -23,6 +23,7 @@ from onnx_ext.types import ElementType, from_ov
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
+from .domain import domain_node
 from .shape import normalize_axes, const_ints
 
 _F32 = from_ov("f32")
@@ -40,6 +41,22 @@ def _axes_and_sizes(ctx: Context, data: Value, signal_rank: int) -> tuple[list[i
             raise ctx.error(f"signal_size {given} has {len(given)} entries for {len(axes)} axes")
         sizes = [None if s == -1 else s for s in given]
     return axes, sizes
+
+
+def _runtime(ctx: Context, kind: str) -> bool:
+    """Axes or signal sizes computed at run time (or a rank or IRDFT bins unknown): the domain's op, whose
+    bodies take them at run time (onnx_ext/ops/dft)."""
+    values = [ctx.input(i) for i in range(ctx.n_inputs())]
+    data = values[0]
+    static = all(v.const is not None for v in values[1:]) and data.rank is not None
+    if static and kind == "IRDFT" and (ctx.n_inputs() < 3 or int(np.asarray(values[2].const).reshape(-1)[-1]) == -1):
+        last = int(np.asarray(values[1].const).reshape(-1)[-1])
+        last += data.rank - 1 if last < 0 else 0
+        static = not 0 <= last < data.rank - 1 or data.shape[last] is not None  # the bins, for the output size
+    if static:
+        return False
+    domain_node(ctx, kind, values, [ctx.out(0)])
+    return True
 
 
 def _compute(ctx: Context, v: Value):
@@ -66,18 +83,24 @@ def _complex(ctx: Context, layer, inverse: bool) -> None:
     ctx.cast(x, ct, et, ctx.out(0))
 
 
-@translator("DFT", since=7, emits=("Cast", "DFT", "Identity"))
+@translator("DFT", since=7, emits=("onnx_ext.DFT", "Cast", "DFT", "Identity"))
 def dft(ctx: Context, layer) -> None:
+    if _runtime(ctx, "DFT"):
+        return
     _complex(ctx, layer, inverse=False)
 
 
-@translator("IDFT", since=7, emits=("Cast", "DFT", "Identity"))
+@translator("IDFT", since=7, emits=("onnx_ext.IDFT", "Cast", "DFT", "Identity"))
 def idft(ctx: Context, layer) -> None:
+    if _runtime(ctx, "IDFT"):
+        return
     _complex(ctx, layer, inverse=True)
 
 
-@translator("RDFT", since=9, emits=("Cast", "DFT", "Identity", "Unsqueeze"))
+@translator("RDFT", since=9, emits=("onnx_ext.RDFT", "Cast", "DFT", "Identity", "Unsqueeze"))
 def rdft(ctx: Context, layer) -> None:
+    if _runtime(ctx, "RDFT"):
+        return
     data = ctx.input(0)
     if data.rank is None or data.rank < 1:
         raise ctx.error(f"needs real data of known rank, got shape {data.shape}")
@@ -90,8 +113,10 @@ def rdft(ctx: Context, layer) -> None:
     ctx.cast(x, ct, et, ctx.out(0))
 
 
-@translator("IRDFT", since=9, emits=("Cast", "Concat", "DFT", "Identity", "Mul", "Pad", "Slice", "Squeeze"))
+@translator("IRDFT", since=9, emits=("onnx_ext.IRDFT", "Cast", "Concat", "DFT", "Identity", "Mul", "Pad", "Slice", "Squeeze"))
 def irdft(ctx: Context, layer) -> None:
+    if _runtime(ctx, "IRDFT"):
+        return
     data = ctx.input(0)
     if data.rank is None or data.rank < 2 or data.shape[-1] not in (2, None):
         raise ctx.error(f"needs complex data [..., 2] of known rank, got shape {data.shape}")

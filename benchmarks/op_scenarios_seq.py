@@ -1,0 +1,249 @@
+"""bench_ops.py scenarios of issue 18's sequence, sampling and run-time-form ops, each judged against OpenVINO's
+CPU plugin on its own op (``vs="openvino"``, at most 3x); where a native ONNX op does the job with the values
+known (a Transpose with a constant perm, DFT with constant axes) it is (b)."""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+from onnx import TensorProto, helper
+from openvino import opset1
+
+from op_scenarios import Scenario, _model, _onnx_model, _param, _vi
+
+RNG = np.random.default_rng(18)
+
+
+def transpose_scenarios():
+    """Transpose-1 with the order a run-time input (known data rank)."""
+    out = []
+    for name, what, shape, perm, dynamic in [
+        ("nchw-to-nhwc", "f32 [8, 64, 56, 56] order [0, 2, 3, 1] at run time", (8, 64, 56, 56), (0, 2, 3, 1), 1),
+        ("heads", "f32 [8, 128, 12, 64] order [0, 2, 1, 3] at run time (attention heads)", (8, 128, 12, 64),
+         (0, 2, 1, 3), 2),
+        ("rank5", "f32 [4, 8, 16, 16, 16] order [0, 4, 1, 2, 3] at run time", (4, 8, 16, 16, 16), (0, 4, 1, 2, 3),
+         0),
+        ("small", "f32 [16, 64] order [1, 0] at run time", (16, 64), (1, 0), 0),
+    ]:
+        data = RNG.standard_normal(shape).astype(np.float32)
+
+        def ov_model(shape=shape, dynamic=dynamic):
+            d = _param("data", [-1 if i < dynamic else n for i, n in enumerate(shape)], np.float32)
+            o = _param("order", [len(shape)], np.int64)
+            return _model(opset1.transpose(d, o), [d, o])
+
+        def native(shape=shape, perm=perm):
+            return _onnx_model([helper.make_node("Transpose", ["data"], ["y"], perm=list(perm))],
+                               [_vi("data", np.float32, list(shape))])
+
+        out.append(Scenario("Transpose", name, what, False, ov_model, native,
+                            {"data": data, "order": np.array(perm, np.int64)}, out_elements=data.size,
+                            note="native: ONNX Transpose with the perm known", vs="openvino"))
+    return out
+
+
+SCENARIOS = {"transpose": transpose_scenarios}
+
+
+def dft_scenarios():
+    """DFT-7 / RDFT-9 / IRDFT-9 with the axes (and signal size) run-time inputs: a 224-point FFT over 1,000
+    frames. OpenVINO's CPU plugin crashes on RDFT and refuses IRDFT with run-time axes: (c) runs them with the
+    axes constant; (b) is ONNX DFT with the axis constant."""
+    from openvino import opset7, opset8, opset9
+
+    out = []
+    frames, n = 1000, 224
+    real = RNG.standard_normal((frames, n)).astype(np.float32)
+    cplx = RNG.standard_normal((frames, n, 2)).astype(np.float32)
+    half = RNG.standard_normal((frames, n // 2 + 1, 2)).astype(np.float32)
+    cases = [
+        ("RDFT", "rdft-224", "f32 [1000, 224] real, axes [1] at run time: 113 bins per frame", real, opset9.rdft,
+         False, [helper.make_node("Unsqueeze", ["data", "m1"], ["x"]),
+                 helper.make_node("DFT", ["x", "", "ax"], ["y"], onesided=1)]),
+        ("DFT", "dft-224", "f32 [1000, 224, 2] complex, axes [1] at run time", cplx, opset7.dft, False,
+         [helper.make_node("DFT", ["data", "", "ax"], ["y"])]),
+        ("IRDFT", "irdft-224", "f32 [1000, 113, 2] to [1000, 224], axes [1] and signal_size [224] at run time", half,
+         opset9.irdft, True, None),
+    ]
+    for op, name, what, data, make, with_size, native_nodes in cases:
+        def ov_model(data=data, make=make, with_size=with_size, constant=False):
+            d = _param("data", list(data.shape), np.float32)
+            params = [d]
+            if constant:
+                args = [opset8.constant(np.array([1], np.int64))] + (
+                    [opset8.constant(np.array([n], np.int64))] if with_size else [])
+            else:
+                args = [_param("axes", [1], np.int64)] + ([_param("signal_size", [1], np.int64)] if with_size else [])
+                params += args
+            return _model(make(d, *args), params)
+
+        def native(data=data, nodes=native_nodes):
+            from onnx import numpy_helper
+
+            inits = [numpy_helper.from_array(np.array([-1], np.int64), "m1"),
+                     numpy_helper.from_array(np.array(1, np.int64), "ax")]
+            return _onnx_model(nodes, [_vi("data", np.float32, list(data.shape))], inits)
+
+        feeds = {"data": data, "axes": np.array([1], np.int64)}
+        if with_size:
+            feeds["signal_size"] = np.array([n], np.int64)
+        out.append(Scenario(op, name, what, False, ov_model, native if native_nodes else None, feeds,
+                            out_elements=frames * n, vs="openvino", of_largest=1e-4,
+                            ov_baseline=(lambda ov_model=ov_model: ov_model(constant=True)) if op != "DFT" else None,
+                            note="(c): the axes constant (OpenVINO's CPU plugin fails with run-time axes)"
+                            if op != "DFT" else ""))
+    return out
+
+
+SCENARIOS["dft"] = dft_scenarios
+
+
+def gather_tree_scenarios():
+    """GatherTree-1: beam 4 x 64 steps (a batch of 8 and of 1; i32 as translation models give it)."""
+    from openvino import opset1
+
+    out = []
+    for name, batch, t_len, dynamic in [("beam4x64", 8, 64, True), ("beam4x64-static", 8, 64, False),
+                                        ("beam4x64-b1", 1, 64, True), ("beam4x256", 8, 256, True),
+                                        ("beam4x256-static", 8, 256, False)]:
+        step = RNG.integers(0, 30000, (t_len, batch, 4)).astype(np.int32)
+        parent = RNG.integers(0, 4, (t_len, batch, 4)).astype(np.int32)
+        msl = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=step.shape, dynamic=dynamic):
+            dims = [-1, -1, 4] if dynamic else list(shape)
+            s, p = _param("step_ids", dims, np.int32), _param("parent_ids", dims, np.int32)
+            m = _param("max_seq_len", [-1] if dynamic else [shape[1]], np.int32)
+            return _model(opset1.gather_tree(s, p, m, opset1.constant(np.int32(2))), [s, p, m])
+
+        out.append(Scenario("GatherTree", name, f"i32 [{t_len}, {batch}, 4], end_token 2 constant"
+                            + ("" if dynamic else ", static shapes"), False, ov_model, None,
+                            {"step_ids": step, "parent_ids": parent, "max_seq_len": msl},
+                            out_elements=step.size, vs="openvino"))
+    return out
+
+
+SCENARIOS["gather_tree"] = gather_tree_scenarios
+
+
+def ctc_scenarios():
+    """CTCGreedyDecoder-1 (text recognition: 88 steps x 37 classes) and CTCGreedyDecoderSeqLen-6 (speech:
+    8 x 200 steps x 5,000 word pieces)."""
+    from openvino import opset1, opset6
+
+    out = []
+    for name, t_len, batch, classes in [("text-88x37", 88, 1, 37), ("text-88x37-b16", 88, 16, 37)]:
+        data = RNG.standard_normal((t_len, batch, classes)).astype(np.float32)
+        mask = np.ones((t_len, batch), np.float32)
+        mask[70:, : batch // 2] = 0
+
+        def ov_model(shape=data.shape):
+            d, m = _param("data", [-1, -1, shape[2]], np.float32), _param("mask", [-1, -1], np.float32)
+            return _model(opset1.ctc_greedy_decoder(d, m, True), [d, m])
+
+        out.append(Scenario("CTCGreedyDecoder", name, f"f32 [{t_len}, {batch}, {classes}]", False, ov_model, None,
+                            {"data": data, "mask": mask}, out_elements=t_len * batch, vs="openvino"))
+    for name, batch, t_len, classes in [("speech-8x200x5000", 8, 200, 5000), ("speech-1x50x500", 1, 50, 500)]:
+        data = RNG.standard_normal((batch, t_len, classes)).astype(np.float32)
+        lengths = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
+
+        def ov_model(shape=data.shape):
+            d, n = _param("data", [-1, -1, shape[2]], np.float32), _param("lengths", [-1], np.int32)
+            node = opset6.ctc_greedy_decoder_seq_len(d, n, None, True, "i32", "i32")
+            node.output(0).get_tensor().set_names({"y"})
+            node.output(1).get_tensor().set_names({"y_length"})
+            return ov.Model(node.outputs(), [d, n], "bench")
+
+        out.append(Scenario("CTCGreedyDecoderSeqLen", name, f"f32 [{batch}, {t_len}, {classes}], blank C - 1",
+                            False, ov_model, None, {"data": data, "lengths": lengths}, out_elements=batch * t_len,
+                            vs="openvino"))
+    return out
+
+
+SCENARIOS["ctc"] = ctc_scenarios
+
+
+def random_uniform_scenarios():
+    """RandomUniform-8 with the shape a run-time input: a diffusion model's latent noise [1, 4, 64, 64] (seeds
+    0 and 0, as OpenVINO's PyTorch frontend writes torch.rand: a non-deterministic stream; and seeded, exact
+    Philox or MT19937), and 1M seeded values."""
+    from openvino.utils.node_factory import NodeFactory
+
+    out = []
+    for name, dims, seeds, alignment in [("latent-noise-unseeded", (1, 4, 64, 64), (0, 0), "tensorflow"),
+                                         ("latent-noise-philox", (1, 4, 64, 64), (42, 7), "tensorflow"),
+                                         ("latent-noise-mt19937", (1, 4, 64, 64), (42, 0), "pytorch"),
+                                         ("1M-philox", (1000, 1000), (42, 7), "tensorflow")]:
+        def ov_model(seeds=seeds, alignment=alignment, rank=len(dims)):
+            shape = _param("shape", [rank], np.int64)
+            node = NodeFactory("opset8").create("RandomUniform", [shape.output(0), opset1.constant(np.float32(0)).output(0),
+                                                                  opset1.constant(np.float32(1)).output(0)],
+                                                {"output_type": "f32", "global_seed": seeds[0], "op_seed": seeds[1],
+                                                 "alignment": alignment})
+            return _model(node, [shape])
+
+        out.append(Scenario("RandomUniform", name, f"f32 {list(dims)}, seeds {seeds}, {alignment}", False, ov_model,
+                            None, {"shape": np.array(dims, np.int64)}, out_elements=int(np.prod(dims)),
+                            vs="openvino", of_largest=2.0 if seeds == (0, 0) else None))
+    return out
+
+
+SCENARIOS["random_uniform"] = random_uniform_scenarios
+
+
+def fake_convert_scenarios():
+    """FakeConvert-13 (fp8 emulation): an LLM's activations [1, 128, 4096] per-tensor, a CNN's [1, 64, 56, 56]
+    per-channel with shift, f32 and f16."""
+    from openvino import opset13
+
+    out = []
+    for name, shape, sshape, dtype, destination, shift in [
+            ("llm-act-f8e4m3", (1, 128, 4096), (), np.float32, "f8e4m3", False),
+            ("cnn-act-f8e5m2-shift", (1, 64, 56, 56), (1, 64, 1, 1), np.float32, "f8e5m2", True),
+            ("llm-act-f16", (1, 128, 4096), (), np.float16, "f8e4m3", False)]:
+        data = (RNG.standard_normal(shape) * 3).astype(dtype)
+        scale = np.exp2(RNG.uniform(-2, 2, sshape)).astype(dtype)
+        offset = (RNG.standard_normal(sshape) * 0.1).astype(dtype)
+
+        def ov_model(shape=shape, dtype=dtype, scale=scale, offset=offset, destination=destination, shift=shift):
+            d = _param("data", [-1] + list(shape[1:]), dtype)
+            node = opset13.fake_convert(d, opset1.constant(scale), opset1.constant(offset) if shift else None,
+                                        destination)
+            return _model(node, [d])
+
+        out.append(Scenario("FakeConvert", name, f"{np.dtype(dtype).name} {list(shape)}, scale {list(sshape)}, "
+                            f"{destination}" + (", shift" if shift else ""), False, ov_model, None, {"data": data},
+                            out_elements=data.size, vs="openvino", of_largest=0.3,
+                            note="compared within 0.3 of the largest value: OpenVINO's CPU plugin rounds otherwise"))
+    return out
+
+
+SCENARIOS["fake_convert"] = fake_convert_scenarios
+
+
+def multinomial_scenarios():
+    """Multinomial-13: LLM token sampling (a softmax over 50,257 classes, one sample; a batch of 8 over 32,000,
+    4 samples without replacement), seeded (OpenVINO's Philox stream) and unseeded."""
+    from openvino import opset13
+
+    out = []
+    for name, batch, classes, n, replacement, seeds in [("gpt2-next-token", 1, 50257, 1, True, (42, 1)),
+                                                        ("gpt2-next-token-unseeded", 1, 50257, 1, True, (0, 0)),
+                                                        ("batch8-4-without", 8, 32000, 4, False, (42, 1))]:
+        logits = RNG.standard_normal((batch, classes)).astype(np.float32) * 3
+        probs = np.exp(logits - logits.max(1, keepdims=True))
+        probs = (probs / probs.sum(1, keepdims=True)).astype(np.float32)
+
+        def ov_model(classes=classes, n=n, replacement=replacement, seeds=seeds):
+            p = _param("probs", [-1, classes], np.float32)
+            return _model(opset13.multinomial(p, opset1.constant(np.array(n)), "i64", replacement, False, *seeds),
+                          [p])
+
+        out.append(Scenario("Multinomial", name, f"f32 [{batch}, {classes}], {n} sample(s) "
+                            f"{'with' if replacement else 'without'} replacement, seeds {seeds}", False, ov_model,
+                            None, {"probs": probs}, out_elements=batch * n, vs="openvino", compare=False,
+                            note="(c) draws with std::mt19937, not the spec's Philox: values not compared"))
+    return out
+
+
+SCENARIOS["multinomial"] = multinomial_scenarios

@@ -1,0 +1,210 @@
+"""A model folder in, a model folder out: optimum-intel's LLM folders to what onnxruntime-genai loads.
+
+An optimum-intel folder (``optimum-cli export openvino``, ``OVModelForCausalLM.save_pretrained``) is
+recognised by its ``openvino_model.xml``; it also holds ``config.json``, usually
+``generation_config.json``, the tokenizer files and OpenVINO tokenizer IRs. ``convert_folder`` writes:
+
+- ``model.onnx`` + ``model.onnx.data``: the IR converted (its state as graph inputs/outputs:
+  ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py), RMSNorms fused into
+  onnxruntime's SimplifiedLayerNormalization unless ``contrib=False`` (ir_to_onnx/fusions.py);
+- ``genai_config.json``: onnxruntime-genai's description of the decoder, filled from ``config.json``
+  and ``generation_config.json``, checked against the IR (layers, heads, head size, vocabulary);
+- every other file of the folder copied (config, tokenizer), except the OpenVINO IRs: the tokenizer
+  IRs (``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``) hold openvino-tokenizers' own ops
+  and are not converted (onnxruntime-genai reads ``tokenizer.json``).
+
+Everything is checked and converted before anything is written; the files are written into a
+private folder beside the destination and moved into place at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from onnx_ext.errors import OnnxExtError
+
+MODEL_XML = "openvino_model.xml"
+ONNX_NAME = "model.onnx"
+GENAI_CONFIG = "genai_config.json"
+
+
+class FolderError(OnnxExtError):
+    """A model folder that cannot be converted (no config.json, a config that contradicts the IR)."""
+
+
+@dataclass(frozen=True)
+class FolderConversion:
+    src: Path
+    dst: Path
+    written: tuple[Path, ...]
+    notes: tuple[str, ...] = field(default=())
+
+
+def is_model_folder(path) -> bool:
+    """An optimum-intel model folder: a directory holding ``openvino_model.xml``."""
+    path = Path(path)
+    return path.is_dir() and (path / MODEL_XML).is_file()
+
+
+def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> FolderConversion:
+    """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module)."""
+    from .ir_reader import read_ir
+    from .ir_to_onnx.convert import convert_model
+    from .ir_to_onnx.fusions import fuse_for_onnxruntime
+
+    src, dst = Path(src), Path(dst)
+    if dst.exists() and not dst.is_dir():
+        raise FolderError(f"{dst}: a model folder converts to a folder, and this is a file")
+    config = _read_json(src / "config.json", required=True,
+                        why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
+    generation = _read_json(src / "generation_config.json", required=False)
+    ir_model = read_ir(src / MODEL_XML)
+    model, weights = convert_model(ir_model, inline=inline, contrib=contrib)
+    if contrib:  # onnxruntime's fused forms (SimplifiedLayerNormalization)
+        model, _ = fuse_for_onnxruntime(model)
+    genai = genai_config(config, generation, model, src, attention_heads(ir_model))
+    copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
+                    and not p.name.startswith("openvino_")
+                    and p.name not in (ONNX_NAME, ONNX_NAME + ".data", GENAI_CONFIG))
+    tokenizer_irs = sorted(p.name for p in src.glob("openvino_*tokenizer.xml"))
+    notes = (f"{', '.join(tokenizer_irs)}: OpenVINO tokenizer IRs, not converted (onnxruntime-genai reads "
+             "tokenizer.json)",) if tokenizer_irs else ()
+    written = _write(dst, model, weights, genai, copies)
+    return FolderConversion(src, dst, written, notes)
+
+
+def _read_json(path: Path, required: bool, why: str = "") -> dict:
+    if not path.is_file():
+        if required:
+            raise FolderError(f"{why}: onnxruntime-genai's genai_config.json is made from it")
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise FolderError(f"{path}: not valid JSON ({' '.join(str(e).split())})") from None
+    if not isinstance(data, dict):
+        raise FolderError(f"{path}: expected a JSON object")
+    return data
+
+
+def _write(dst: Path, model, weights, genai: dict, copies: list[Path]) -> tuple[Path, ...]:
+    """Everything into a private folder beside ``dst``, then moved into ``dst`` (the model last)."""
+    from .onnx_file import write_onnx
+
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", dir=dst.parent))
+    try:
+        for path in copies:
+            shutil.copyfile(path, stage / path.name)
+        (stage / GENAI_CONFIG).write_text(json.dumps(genai, indent=4) + "\n", encoding="utf-8")
+        write_onnx(model, weights, stage / ONNX_NAME, external_data=True)
+        names = sorted(p.name for p in stage.iterdir())
+        names.sort(key=lambda n: n == ONNX_NAME)  # the file readers look for last
+        if not dst.exists():
+            os.replace(stage, dst)
+        else:
+            for name in names:
+                os.replace(stage / name, dst / name)
+        return tuple(dst / n for n in names)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+# --- genai_config.json -----------------------------------------------------------------------------
+
+
+def _first(config: dict, *keys, default=None):
+    return next((config[k] for k in keys if config.get(k) is not None), default)
+
+
+def decoder_shape(model) -> dict:
+    """What the converted graph says: layers, KV heads, head size (from the ``past_key_values.N.key``
+    inputs), vocabulary (logits), whether it takes ``position_ids``."""
+    inputs = {i.name: i for i in model.graph.input}
+    keys = sorted(int(n.split(".")[1]) for n in inputs if n.startswith("past_key_values.") and n.endswith(".key"))
+    if not keys or keys != list(range(len(keys))):
+        raise FolderError("the IR holds no KV cache past_key_values.N.key|value (is it an optimum-intel decoder "
+                          "exported in its default stateful form?)")
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in
+            inputs["past_key_values.0.key"].type.tensor_type.shape.dim]
+    logits = next((o for o in model.graph.output if o.name == "logits"), None)
+    if logits is None:
+        raise FolderError("the IR has no output named logits")
+    vocab = logits.type.tensor_type.shape.dim[-1]
+    return {"layers": len(keys), "kv_heads": dims[1] if len(dims) == 4 else None,
+            "head_size": dims[3] if len(dims) == 4 else None,
+            "vocab": vocab.dim_value if vocab.HasField("dim_value") else None,
+            "position_ids": "position_ids" in inputs}
+
+
+def attention_heads(ir_model) -> int | None:
+    """The query heads of the IR's attention (ScaledDotProductAttention's query [batch, heads, length, size]),
+    when its ports declare them."""
+    for layer in ir_model.layers:
+        if layer.type == "ScaledDotProductAttention" and layer.inputs and len(layer.inputs[0].dims) == 4:
+            return layer.inputs[0].dims[1]
+    return None
+
+
+def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: int | None = None,
+                 shared_buffer: bool = False) -> dict:
+    """onnxruntime-genai's config of the converted decoder ``model``, checked against ``config.json``."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    heads = _first(text, "num_attention_heads", "n_head", "num_heads")
+    layers = _first(text, "num_hidden_layers", "n_layer", "num_layers")
+    hidden = _first(text, "hidden_size", "n_embd", "d_model")
+    if heads is None or layers is None or hidden is None:
+        raise FolderError(f"{src / 'config.json'}: needs num_attention_heads, num_hidden_layers and hidden_size")
+    kv_heads = _first(text, "num_key_value_heads", default=heads)
+    head_size = _first(text, "head_dim", default=hidden // heads)
+    vocab = _first(text, "vocab_size")
+    found = decoder_shape(model)
+    claims = [("num_hidden_layers", layers, found["layers"], "layers of KV cache"),
+              ("num_key_value_heads", kv_heads, found["kv_heads"], "KV heads in its cache"),
+              ("head_dim", head_size, found["head_size"], "as the head size of its cache"),
+              ("vocab_size", vocab, found["vocab"], "logits per token")]
+    for key, said, seen, what in claims:
+        if said is not None and seen is not None and said != seen:
+            raise FolderError(f"{src / 'config.json'}: {key} is {said}, the IR has {seen} {what}")
+    if heads_in_ir is not None and heads_in_ir != heads:
+        raise FolderError(f"{src / 'config.json'}: num_attention_heads is {heads}, the IR's attention has "
+                          f"{heads_in_ir} query heads")
+    eos = _first(generation, "eos_token_id", default=_first(config, "eos_token_id", default=text.get("eos_token_id")))
+    bos = _first(generation, "bos_token_id", default=_first(config, "bos_token_id", default=text.get("bos_token_id")))
+    pad = _first(generation, "pad_token_id", default=_first(config, "pad_token_id", default=text.get("pad_token_id")))
+    if pad is None:
+        pad = eos[0] if isinstance(eos, list) else eos
+    context = _first(text, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length",
+                     default=2048)
+    inputs = {"input_ids": "input_ids", "attention_mask": "attention_mask"}
+    if found["position_ids"]:
+        inputs["position_ids"] = "position_ids"
+    inputs.update(past_key_names="past_key_values.%d.key", past_value_names="past_key_values.%d.value")
+    decoder = {
+        "session_options": {"log_id": "onnxruntime-genai", "provider_options": []},
+        "filename": ONNX_NAME, "head_size": head_size, "hidden_size": hidden, "inputs": inputs,
+        "outputs": {"logits": "logits", "present_key_names": "present.%d.key",
+                    "present_value_names": "present.%d.value"},
+        "num_attention_heads": heads, "num_hidden_layers": layers, "num_key_value_heads": kv_heads,
+    }
+    do_sample = bool(generation.get("do_sample", False))
+    search = {
+        "diversity_penalty": 0.0, "do_sample": do_sample, "early_stopping": True,
+        "length_penalty": float(generation.get("length_penalty", 1.0)),
+        "max_length": int(context), "min_length": 0, "no_repeat_ngram_size": 0,
+        "num_beams": 1, "num_return_sequences": 1,
+        # false: the graph concatenates its cache (present grows each step); true needs GroupQueryAttention
+        "past_present_share_buffer": shared_buffer,
+        "repetition_penalty": float(generation.get("repetition_penalty", 1.0)),
+        "temperature": float(generation.get("temperature", 1.0)),
+        "top_k": int(generation.get("top_k", 50)) if do_sample else 1,
+        "top_p": float(generation.get("top_p", 1.0)),
+    }
+    return {"model": {"bos_token_id": bos, "context_length": int(context), "decoder": decoder, "eos_token_id": eos,
+                      "pad_token_id": pad, "type": config.get("model_type", "decoder"), "vocab_size": vocab},
+            "search": search}

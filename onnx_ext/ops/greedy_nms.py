@@ -1,0 +1,91 @@
+"""Greedy NMS exact to OpenVINO's Caffe/Detectron-style references (Proposal, GenerateProposals, the
+ExperimentalDetectron ops), as an onnxscript helper of the domain: ``_greedy_nms``.
+
+Those references keep a box unless a kept box before it overlaps it (touching counts) with an intersection over
+union above the threshold, widths and heights counted with a +1 ``offset`` in Caffe's pixel convention: ONNX
+NonMaxSuppression computes neither the offset nor the overlap test (it would suppress boxes a gap below one
+pixel apart). Here the candidates go by blocks of ``block`` in order: a block's boxes that a kept box suppresses
+die, then the block's own greedy pass is the fixed point of alive[j] = not suppressed by the kept and no alive
+i < j of the block suppresses j (Jacobi from all alive: exact after as many steps as the longest suppression
+chain, one MatMul each); its survivors are kept, up to ``max_out``. Cost: the IoU of each block against the kept
+boxes and itself, so about as many blocks as it takes to keep ``max_out`` boxes.
+
+The boxes must have x0 <= x1 and y0 <= y1 (the decoded boxes of these ops do): then the overlap test is that
+the intersection's width and height are >= 0.
+"""
+
+from __future__ import annotations
+
+from onnxscript import BOOL, FLOAT, INT64, script
+
+from ..domain import op, ov_ext
+
+
+@script(ov_ext, default_opset=op)
+def _nms_suppressed_by(kept, area_kept, blk, area_blk, threshold, offset):
+    # kept [I, 4], blk [J, 4] (x0, y0, x1, y1), their areas [I], [J] -> [I, J]: kept i suppresses blk j.
+    # As the references: w = min(x1) - max(x0) + offset when the boxes overlap (>= 0), else no suppression;
+    # IoU = w * h / (area_i + area_j - w * h) > threshold.
+    kt = op.Unsqueeze(op.Transpose(kept, perm=[1, 0]), op.Constant(value_ints=[2]))  # [4, I, 1]
+    bt = op.Unsqueeze(op.Transpose(blk, perm=[1, 0]), op.Constant(value_ints=[1]))  # [4, 1, J]
+    lo = op.Max(op.Slice(kt, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]), op.Constant(value_ints=[0])),
+                op.Slice(bt, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]), op.Constant(value_ints=[0])))
+    hi = op.Min(op.Slice(kt, op.Constant(value_ints=[2]), op.Constant(value_ints=[4]), op.Constant(value_ints=[0])),
+                op.Slice(bt, op.Constant(value_ints=[2]), op.Constant(value_ints=[4]), op.Constant(value_ints=[0])))
+    span = op.Sub(hi, lo)  # [2, I, J]: x, y
+    overlap = op.GreaterOrEqual(span, op.Constant(value_float=0.0))
+    sides = op.Where(overlap, op.Add(span, offset), op.Constant(value_float=0.0))
+    inter = op.Mul(op.Gather(sides, op.Constant(value_int=0), axis=0), op.Gather(sides, op.Constant(value_int=1),
+                                                                                    axis=0))
+    union = op.Sub(op.Add(op.Unsqueeze(area_kept, op.Constant(value_ints=[1])),
+                          op.Unsqueeze(area_blk, op.Constant(value_ints=[0]))), inter)
+    return op.Less(threshold, op.Div(inter, union))
+
+
+@script(ov_ext, default_opset=op)
+def _greedy_nms(boxes, threshold, offset, max_out, block):
+    # boxes [K, 4] best first, threshold and offset f32 scalars, max_out and block int64 scalars -> the indices
+    # [M] (M <= max_out) of the boxes the greedy pass keeps, in order.
+    zero = op.Constant(value_int=0)
+    one = op.Constant(value_int=1)
+    k = op.Squeeze(op.Slice(op.Shape(boxes), op.Constant(value_ints=[0]), op.Constant(value_ints=[1])))
+    x0 = op.Gather(boxes, zero, axis=1)
+    y0 = op.Gather(boxes, one, axis=1)
+    x1 = op.Gather(boxes, op.Constant(value_int=2), axis=1)
+    y1 = op.Gather(boxes, op.Constant(value_int=3), axis=1)
+    area = op.Mul(op.Add(op.Sub(x1, x0), offset), op.Add(op.Sub(y1, y0), offset))
+    kept = op.Cast(op.ConstantOfShape(op.Constant(value_ints=[0])), to=INT64.dtype)
+    start = op.Identity(zero)
+    go = op.And(op.Less(start, k), op.Less(zero, max_out))
+    while go:
+        end = op.Min(op.Add(start, block), k)
+        index = op.Range(start, end, one)
+        blk = op.Gather(boxes, index, axis=0)
+        area_blk = op.Gather(area, index, axis=0)
+        by_kept = _nms_suppressed_by(op.Gather(boxes, kept, axis=0), op.Gather(area, kept, axis=0), blk, area_blk,
+                                     threshold, offset)
+        # (a sum, not a max: no kept box yet reduces an empty axis)
+        free = op.Not(op.Greater(op.ReduceSum(op.Cast(by_kept, to=INT64.dtype), op.Constant(value_ints=[0]),
+                                              keepdims=0), zero))
+        n = op.Shape(index)
+        earlier = op.Less(op.Unsqueeze(op.Range(zero, op.Squeeze(n), one), op.Constant(value_ints=[1])),
+                          op.Unsqueeze(op.Range(zero, op.Squeeze(n), one), op.Constant(value_ints=[0])))
+        within = op.Cast(op.And(_nms_suppressed_by(blk, area_blk, blk, area_blk, threshold, offset), earlier),
+                         to=FLOAT.dtype)
+        alive = op.Identity(free)
+        changed = op.Cast(one, to=BOOL.dtype)
+        while changed:
+            hits = op.MatMul(op.Unsqueeze(op.Cast(alive, to=FLOAT.dtype), op.Constant(value_ints=[0])), within)
+            now = op.And(free, op.Squeeze(op.LessOrEqual(hits, op.Constant(value_float=0.0)),
+                                          op.Constant(value_ints=[0])))
+            changed = op.Cast(op.ReduceMax(op.Cast(op.Xor(now, alive), to=INT64.dtype), keepdims=0), to=BOOL.dtype)
+            alive = op.Identity(now)
+        room = op.Reshape(op.Sub(max_out, op.Size(kept)), op.Constant(value_ints=[1]))
+        kept = op.Concat(kept, op.Slice(op.Compress(index, alive), op.Constant(value_ints=[0]), room), axis=0)
+        start = op.Identity(end)
+        go = op.And(op.Less(start, k), op.Less(op.Size(kept), max_out))
+    return kept
+
+
+#: The helpers the bodies that run the greedy NMS attach.
+HELPERS = (_nms_suppressed_by, _greedy_nms)

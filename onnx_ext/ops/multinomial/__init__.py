@@ -1,0 +1,236 @@
+"""Multinomial-13: the op's record, bodies and numpy reference (``reference.py``). Semantics:
+docs/ops/multinomial.md.
+
+OpenVINO: Multinomial-13(probs: F [batch, classes], num_samples: int scalar or [1]; convert_type, with_replacement,
+log_probs, global_seed, op_seed) -> convert_type [batch, num_samples], as OpenVINO's reference
+(src/core/reference/include/openvino/reference/multinomial.hpp): exp(probs) when log_probs; the running sum over the
+classes divided by its last value (the cdf, in F); uniforms from RandomUniform's tensorflow-aligned Philox stream of
+type F for the same seeds, shape [batch, num_samples]; each sample the first class with u <= cdf (0 when there is
+none); without replacement, after each sample its probability p is taken out: cdf[k] -= p from the chosen class on,
+then cdf /= 1 - p.
+
+Bodies: ``Sampler`` (``{type}_{rep|norep}[_log]_g{global_seed}_o{op_seed}``): with replacement one comparison of
+every sample with every cdf value and an ArgMax; without, a Loop over the samples carrying the cdf.
+Errors at run time: ``num_samples_non_negative``, ``num_samples_within_classes`` (without replacement).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Sequence
+
+import numpy as np
+import onnx
+
+from onnxscript import FLOAT, INT64, script
+
+from ...domain import op, ov_ext
+from ...errors import OpAttributeError, OpInputError
+from ...types import ElementType, from_onnx, from_ov
+from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
+from ..builder import BodyBuilder
+from ..random_uniform import _drawn, _tensorflow, seed
+from ..random_uniform.streams import philox
+from .reference import multinomial_reference
+
+__all__ = ["SPEC", "Sampler", "multinomial_reference"]
+
+TYPES = ("f16", "bf16", "f32", "f64")
+F32 = onnx.TensorProto.FLOAT
+I64 = onnx.TensorProto.INT64
+
+
+def check_attributes(attrs: dict) -> dict:
+    if attrs["convert_type"] not in (onnx.TensorProto.INT32, onnx.TensorProto.INT64):
+        raise OpAttributeError("Multinomial", "convert_type", f"is {attrs['convert_type']}: must be INT32 (6) or "
+                               "INT64 (7)")
+    for name in ("with_replacement", "log_probs"):
+        if attrs[name] not in (0, 1):
+            raise OpAttributeError("Multinomial", name, f"is {attrs[name]}: must be 0 or 1")
+    return attrs
+
+
+def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
+    probs, samples = operands
+    if probs.type is not None and probs.type.ov not in TYPES:
+        raise OpInputError("Multinomial", f"probs must be f16, bf16, f32 or f64, got {probs.type.ov}")
+    if samples.type is not None and samples.type.ov not in ("i32", "i64"):
+        raise OpInputError("Multinomial", f"num_samples must be i32 or i64, got {samples.type.ov}")
+    if probs.shape is not None and len(probs.shape) != 2:
+        raise OpInputError("Multinomial", f"probs must have rank 2 [batch, classes], got shape {list(probs.shape)}")
+    if samples.shape is not None and not (len(samples.shape) == 0 or tuple(samples.shape) in ((1,), (None,))):
+        raise OpInputError("Multinomial", f"num_samples must be a scalar or a 1-element vector, got "
+                           f"{list(samples.shape)}")
+    if samples.value is not None:
+        n = int(np.asarray(samples.value).reshape(-1)[0])
+        if n < 0:
+            raise OpInputError("Multinomial", f"num_samples is {n}: must not be negative")
+        classes = probs.shape[1] if probs.shape is not None and isinstance(probs.shape[1], int) else None
+        if not attrs["with_replacement"] and classes is not None and n > classes:
+            raise OpInputError("Multinomial", f"{n} samples without replacement from {classes} classes")
+
+
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
+    probs, samples = operands
+    batch = probs.shape[0] if probs.shape is not None else None
+    n = int(np.asarray(samples.value).reshape(-1)[0]) if samples.value is not None else None
+    return batch, n
+
+
+@dataclass(frozen=True)
+class Sampler(Overload):
+    """Multinomial-13 of one probs type, with or without replacement, log or plain probabilities and seeds."""
+
+    SPELLING = "{type}_{index}_{replacement}[_{log_probs}]_g{global_seed}_o{op_seed}"
+    type: Annotated[str, words(TYPES)]
+    index: Annotated[int, words({"i32": onnx.TensorProto.INT32, "i64": onnx.TensorProto.INT64})]
+    replacement: Annotated[bool, words({"rep": True, "norep": False})]
+    log_probs: Annotated[bool, words({"log": True})] = False
+    global_seed: Annotated[int, NAT] = 0
+    op_seed: Annotated[int, NAT] = 0
+
+    def build(self, g: BodyBuilder) -> str:
+        et = from_ov(self.type)
+        ct = et.onnx if et.ov in ("f32", "f64") else F32  # f16, bf16: in f32, rounded after each operation
+        shape = g("Shape", "probs")
+        n = g("Cast", g("Reshape", "num_samples", g.const([1])), to=I64)
+        n = g("Add", n, g.check("num_samples_non_negative", g("GreaterOrEqual", n, g.const([0]))))
+        if not self.replacement:
+            classes = g("Shape", "probs", start=1, end=2)
+            n = g("Add", n, g.check("num_samples_within_classes", g("LessOrEqual", n, classes)))
+        x = _up(g, et, "probs")
+        if self.log_probs:
+            x = _round(g, et, g("Exp", x))
+        cdf = _round(g, et, g("CumSum", x, g.const(1)))  # (f16: summed in f32, as onnxruntime's CumSum does)
+        total = g("Slice", cdf, g.const([-1]), g.const([2**63 - 1]), g.const([1]))
+        cdf = _round(g, et, g("Div", cdf, total))
+        dims = g("Concat", g("Slice", shape, g.const([0]), g.const([1])), n, axis=0)
+        u = _up(g, et, self._uniforms(g, et, dims))
+        if self.replacement:  # [B, n, C]: the first class with u <= cdf (ArgMax: the first of the maxima; none: 0)
+            hit = g("Cast", g("LessOrEqual", g("Unsqueeze", u, g.const([2])), g("Unsqueeze", cdf, g.const([1]))),
+                    to=onnx.TensorProto.INT32)
+            samples = g("ArgMax", hit, axis=2, keepdims=0)
+        else:
+            samples = _without_replacement(g, et, ct, u, cdf, n)
+        return g("Cast", samples, to=self.index)
+
+    def _uniforms(self, g: BodyBuilder, et: ElementType, dims: str) -> str:
+        """RandomUniform's values in [0, 1) of the probs' type for the same seeds, [batch, num_samples]."""
+        zero, one = (g("Cast", g.const(v, np.float32), to=et.onnx) for v in (0.0, 1.0))
+        if self.global_seed == 0 and self.op_seed == 0:
+            return _drawn(g, et, dims, zero, one)
+        count = g("ReduceProd", dims, keepdims=0)
+        wide = et.numpy.itemsize > 4
+        calls = g("Div", g("Add", count, g.const(1 if wide else 3)), g.const(2 if wide else 4))
+        words_ = philox(g, calls, (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
+                        (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
+        return g("Reshape", _tensorflow(g, et, words_, count, zero, one), dims, allowzero=1)
+
+
+def _up(b: BodyBuilder, et: ElementType, x: str) -> str:
+    return x if et.ov in ("f32", "f64") else b("Cast", x, to=F32)
+
+
+def _round(b: BodyBuilder, et: ElementType, x: str) -> str:
+    """x rounded to the probs' type (f16, bf16 computed in f32: an explicit Cast there and back)."""
+    return x if et.ov in ("f32", "f64") else b("Cast", b("Cast", x, to=et.onnx), to=F32)
+
+
+def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str) -> str:
+    """A Loop over the samples carrying the cdf [B, C]: the first class with u <= cdf (none: 0, cdf unchanged),
+    then its probability p taken out (cdf[k] -= p for k >= the class, cdf /= 1 - p, in the probs' type)."""
+    b = g.branch()
+    cdf_in = "mn_cdf_in"
+    uj = b("Gather", u, b("Reshape", "mn_step", b.const([1])), axis=1)  # [B, 1]
+    hit = b("Cast", b("LessOrEqual", uj, cdf_in), to=onnx.TensorProto.INT32)
+    k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
+    found = b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+    at_k = b("GatherElements", cdf_in, k, axis=1)
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
+    zero, one = b.const(0.0, dtype), b.const(1.0, dtype)
+    before = b("Where", b("Greater", k, b.const(0)),  # cdf[k - 1], 0 at k = 0
+               b("GatherElements", cdf_in, b("Max", b("Sub", k, b.const(1)), b.const(0)), axis=1), zero)
+    p = _round(b, et, b("Sub", at_k, before))
+    divisor = _round(b, et, b("Sub", one, p))
+    # no class found: nothing taken out (p 0, divisor 1: the cdf unchanged, exactly)
+    p, divisor = b("Where", found, p, zero), b("Where", found, divisor, one)
+    classes = b("Range", b.const(0), b("ReduceSum", b("Shape", cdf_in, start=1, end=2), keepdims=0), b.const(1))
+    later = b("GreaterOrEqual", b("Unsqueeze", classes, b.const([0])), k)
+    shifted = b("Where", later, _round(b, et, b("Sub", cdf_in, p)), cdf_in)
+    b("Identity", _round(b, et, b("Div", shifted, divisor)), out="mn_cdf_out")
+    b("Identity", b.const(True, np.bool_), out="mn_cond_out")
+    b("Squeeze", k, b.const([1]), out="mn_sample")
+    info = onnx.helper.make_tensor_value_info
+    graph = onnx.helper.make_graph(
+        b.nodes, g.fresh("mn_sample_step"),
+        [info("mn_step", I64, []), info("mn_cond_in", onnx.TensorProto.BOOL, []), info(cdf_in, ct, None)],
+        [info("mn_cond_out", onnx.TensorProto.BOOL, None), info("mn_cdf_out", ct, None), info("mn_sample", I64, None)])
+    final, stacked = g.fresh("mn_final"), g.fresh("mn_samples")
+    g.nodes.append(onnx.helper.make_node("Loop", [g("Squeeze", n, g.const([0])), "", cdf], [final, stacked],
+                                         body=graph))
+    # (no sample: onnxruntime gives the Loop's stacked output the shape [0])
+    stacked = g("Reshape", stacked, g("Concat", n, g("Shape", cdf, start=0, end=1), axis=0), allowzero=1)
+    return g("Transpose", stacked, perm=[1, 0])
+
+
+def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
+    et = operands[0].type
+    if et is None or et.ov not in TYPES:
+        return "general"
+    return Sampler(et.ov, attrs["convert_type"], bool(attrs["with_replacement"]), bool(attrs["log_probs"]),
+                   seed(attrs["global_seed"]), seed(attrs["op_seed"])).name
+
+
+def openvino_node(attrs: dict, inputs: list):
+    from openvino import opset13
+
+    return opset13.multinomial(*inputs, from_onnx(attrs["convert_type"]).ov, bool(attrs["with_replacement"]),
+                               bool(attrs["log_probs"]), attrs["global_seed"], attrs["op_seed"])
+
+
+@script(ov_ext, default_opset=op)
+def Multinomial(probs, num_samples, convert_type: int = 7, with_replacement: int = 0, log_probs: int = 0,
+                global_seed: int = 0, op_seed: int = 0):
+    # Multinomial-13(probs: F [batch, classes], num_samples: int; convert_type, with_replacement, log_probs,
+    #   global_seed, op_seed) -> convert_type [batch, num_samples]
+    # The public body (for onnxscript users) draws with replacement from onnxruntime's RandomUniformLike, as for
+    # seeds 0 and 0; attach_functions gives every node the sampler of its attributes and types (OpenVINO's
+    # Philox stream for its seeds). Other attributes fail, naming the check.
+    ok = op.And(op.Equal(op.Constant(value_int=with_replacement), op.Constant(value_int=1)),
+                op.Equal(op.Add(op.Constant(value_int=global_seed), op.Constant(value_int=op_seed)),
+                         op.Constant(value_int=0)))
+    public_body_draws_with_replacement_unseeded = op.Gather(op.Constant(value_ints=[0]), op.Reshape(
+        op.Cast(op.Not(ok), to=INT64.dtype), op.Constant(value_ints=[1])))
+    x = op.Cast(probs, to=FLOAT.dtype)
+    if op.Equal(op.Constant(value_int=log_probs), op.Constant(value_int=1)):
+        w = op.Exp(x)
+    else:
+        w = op.Identity(x)
+    cdf = op.CumSum(w, op.Constant(value_int=1))
+    cdf = op.Div(cdf, op.Slice(cdf, op.Constant(value_ints=[-1]), op.Constant(value_ints=[9223372036854775807]),
+                               op.Constant(value_ints=[1])))
+    n = op.Add(op.Cast(op.Reshape(num_samples, op.Constant(value_ints=[1])), to=INT64.dtype),
+               public_body_draws_with_replacement_unseeded)
+    dims = op.Concat(op.Shape(probs, start=0, end=1), n, axis=0)
+    u = op.RandomUniformLike(op.ConstantOfShape(dims), dtype=1, high=1.0, low=0.0)
+    hit = op.Cast(op.LessOrEqual(op.Unsqueeze(u, op.Constant(value_ints=[2])),
+                                 op.Unsqueeze(cdf, op.Constant(value_ints=[1]))), to=6)
+    return op.Cast(op.ArgMax(hit, axis=2, keepdims=0), to=convert_type)
+
+
+SPEC = OpSpec(
+    name="Multinomial",
+    inputs=("probs", "num_samples"),
+    min_inputs=2,
+    attributes={"convert_type": Attr("int"), "with_replacement": Attr("int", 0), "log_probs": Attr("int", 0),
+                "global_seed": Attr("int", 0), "op_seed": Attr("int", 0)},
+    check_attributes=check_attributes,
+    check_operands=check_operands,
+    select_body=select_body,
+    output_type=lambda attrs, operands: from_onnx(attrs["convert_type"]),
+    output_shape=output_shape,
+    bodies=Bodies(Multinomial, {"general": Multinomial}, [Sampler]),
+    public=Multinomial,
+    reference=multinomial_reference,
+    openvino=openvino_node,
+)

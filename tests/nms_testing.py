@@ -1,0 +1,37 @@
+"""Test helpers shared by the domain's detection heads and NMS ops (DetectionOutput, Proposal, MulticlassNms, ...):
+tie-heavy scores and the comparison of detection rows (ids and scores exactly, boxes within a few ulps)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import settings
+
+#: Hypothesis examples per differential test of these ops (each compiles the op on OpenVINO's CPU plugin and
+#: loads onnxruntime sessions): a sixth of the profile's, 10 by default, 100 with HYPOTHESIS_PROFILE=thorough.
+EXAMPLES = max(1, settings().max_examples // 6)
+
+
+def tied_scores(rng, shape, levels: int, spread=None) -> np.ndarray:
+    """Scores in [0, 1) drawn from ``levels`` values (many ties), plus ``spread`` (broadcast) when given: a
+    per-class offset that keeps ties within a class and none across classes."""
+    scores = rng.integers(0, levels, shape) / levels
+    if spread is not None:
+        scores = scores + spread
+    return scores.astype(np.float32)
+
+
+def assert_rows(got, want, what: str, exact: int, ulps: int = 4, atol: float = 0.0):
+    """Rows of ``want.shape[-1]`` values: the first ``exact`` columns (ids, labels, scores) equal, the rest (box
+    corners) within ``ulps`` (exp and division differ by an ulp between libraries) or ``atol`` (a corner near 0
+    that is the difference of larger values: OpenVINO's CPU plugin fuses multiply-adds)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, \
+        f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    width = want.shape[-1] if want.ndim else 1
+    g, w = got.reshape(-1, width).astype(np.float64), want.reshape(-1, width).astype(np.float64)
+    assert np.array_equal(g[:, :exact], w[:, :exact], equal_nan=True), \
+        f"{what}: rows differ:\n{g[:, :exact]}\nvs\n{w[:, :exact]}"
+    spacing = np.abs(np.spacing(np.abs(want.reshape(-1, width)[:, exact:]))).astype(np.float64)
+    bad = ~((np.abs(g[:, exact:] - w[:, exact:]) <= ulps * spacing + atol)
+            | (np.isnan(g[:, exact:]) & np.isnan(w[:, exact:])))
+    assert not bad.any(), f"{what}: boxes differ: {g[:, exact:][bad][:4]} vs {w[:, exact:][bad][:4]}"

@@ -1,0 +1,281 @@
+"""OpenVINO LLM IRs to ONNX, token for token (issue 17).
+
+Tiny random-weight decoders (real_models/llm_models.py: Llama-, Qwen2-, Qwen3-, Phi-3-, Gemma- and
+Mistral-shaped) exported by optimum-intel in its default stateful form with f32, int8 and int4 weights,
+converted folder to folder (``converters.model_folder``), then generated greedily 32 tokens:
+
+- in onnxruntime, a plain loop over our ONNX, feeding ``present.N.*`` back as ``past_key_values.N.*``;
+- in onnxruntime-genai from the converted folder;
+
+against OpenVINO's stateful CPU run at f32 (``llm_generate.OV_CONFIG``), for prompts of 1, 7 and 31 tokens
+and a batch of 2 left-padded ones; the logits of every step are compared too. The Llama-shaped model runs
+by default in all three precisions; the other families are marked slow (``-m slow``). The folders are built
+once per run (or kept in ``$ONNX_EXT_MODEL_CACHE``). Needs the optional ``llm`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import llm_generate as gen
+from converters.ir_to_onnx.fusions import FUSED_OPS
+
+NEEDS = ("optimum.intel", "onnxruntime_genai", "transformers", "torch")
+DEFAULT_FAMILY = "llama"
+NEW_TOKENS = 32
+PROMPTS = {"1": [1], "7": [7], "31": [31], "batch2-left-padded": [5, 12]}
+
+
+def _missing() -> str | None:
+    for module in NEEDS:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return module
+        except ModuleNotFoundError:
+            return module
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=f"{_missing()} is not installed (the `llm` extra)")
+
+
+def _marks(family: str) -> list:
+    return [] if family == DEFAULT_FAMILY else [pytest.mark.slow]
+
+
+def _models():
+    from real_models.llm_models import FAMILIES, PRECISIONS
+
+    return [pytest.param(f, p, id=f"{f}-{p}", marks=_marks(f)) for f in FAMILIES for p in PRECISIONS]
+
+
+MODELS = _models() if _missing() is None else [pytest.param("llama", "fp32", id="llama-fp32")]
+
+
+@pytest.fixture(scope="session")
+def llm_cache(tmp_path_factory) -> Path:
+    from real_models.cache import cache_dir
+
+    return cache_dir(tmp_path_factory, "llm-models")
+
+
+def _skip_slow_unless_selected(request, family: str) -> None:
+    if family != DEFAULT_FAMILY and "slow" not in (request.config.option.markexpr or "") \
+            and os.environ.get("ONNX_EXT_SLOW") != "1":
+        pytest.skip("slow model: run with -m slow")
+
+
+def _folders(family: str, precision: str, cache: Path) -> tuple[Path, Path]:
+    """The optimum-intel folder and our conversion of it (converted once per run)."""
+    from real_models.build_models import _locked
+    from real_models.llm_models import build
+
+    from converters.model_folder import convert_folder
+
+    src = build(family, precision, cache)
+    dst = Path(cache) / f"{family}-{precision}-onnx"
+    with _locked(Path(cache) / f"{family}-{precision}-onnx.lock"):
+        if not (dst / "model.onnx").exists():
+            convert_folder(src, dst)
+    return src, dst
+
+
+def _prompts(lengths: list[int], seed: int) -> list[list[int]]:
+    from real_models.llm_models import EOS, VOCAB
+
+    rng = np.random.default_rng(seed)
+    return [[int(t) for t in rng.integers(EOS + 1, VOCAB, n)] for n in lengths]
+
+
+@pytest.mark.parametrize("family, precision", MODELS)
+def test_signature_is_openvinos_stateless_form(family, precision, llm_cache, request):
+    """Inputs and outputs (names, order, element types, static dims) as OpenVINO's own
+    ``stateful_to_stateless_transformation`` gives them; no state op and no beam_idx left."""
+    _skip_slow_unless_selected(request, family)
+    import onnx
+    import openvino as ov
+    from openvino._offline_transformations import stateful_to_stateless_transformation
+
+    src, dst = _folders(family, precision, llm_cache)
+    stateless = ov.Core().read_model(str(src / "openvino_model.xml"))
+    stateful_to_stateless_transformation(stateless)
+    model = onnx.load(str(dst / "model.onnx"), load_external_data=False)
+
+    def onnx_side(values):
+        return [(v.name, onnx.helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type).name,
+                 [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim])
+                for v in values]
+
+    def ov_side(ports):
+        return [(p.get_any_name(), p.get_element_type().to_dtype().name,
+                 [d.get_length() if d.is_static else None for d in p.get_partial_shape()]) for p in ports]
+
+    assert onnx_side(model.graph.input) == ov_side(stateless.inputs)
+    assert onnx_side(model.graph.output) == ov_side(stateless.outputs)
+    assert len(model.graph.input) > 4 and "beam_idx" not in {i.name for i in model.graph.input}
+
+
+@pytest.mark.parametrize("prompt", list(PROMPTS))
+@pytest.mark.parametrize("family, precision", MODELS)
+def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_cache, request, record_property):
+    _skip_slow_unless_selected(request, family)
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import coverage
+
+    import onnx
+
+    src, dst = _folders(family, precision, llm_cache)
+    prompts = _prompts(PROMPTS[prompt], seed=len(PROMPTS[prompt]) * 7 + 1)
+    ids, mask = gen.left_padded(prompts, pad=0)
+    want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, NEW_TOKENS)
+    got = gen.greedy_onnxruntime(dst / "model.onnx", ids, mask, NEW_TOKENS)
+    assert got.tokens.shape == want.tokens.shape == (len(prompts), NEW_TOKENS)
+    np.testing.assert_array_equal(got.tokens, want.tokens)
+    scale = max(float(np.abs(w).max()) for w in want.logits)
+    diff = max(float(np.abs(g - w).max()) for g, w in zip(got.logits, want.logits))
+    record_property("logits_max_abs_diff", f"{diff:.3g} of {scale:.3g}")
+    assert diff <= 1e-5 * max(scale, 1.0), f"logits differ by {diff:.3g} (max |logit| {scale:.3g})"
+    # the cache matters: each step's logits differ (the Gemma-shaped model repeats its last token, its scaled
+    # tied embeddings dominating, yet its logits move)
+    assert all(not np.array_equal(want.logits[0], step) for step in want.logits[1:])
+    if prompt == "7":
+        model = onnx.load(str(dst / "model.onnx"), load_external_data=False)
+        unlisted = coverage.unlisted_ops(read_ir(src / "openvino_model.xml"), model)
+        fused = {k for k, ops in unlisted.items() if ops <= set(FUSED_OPS)}  # the fusions after the translation
+        assert not {k: v for k, v in unlisted.items() if k not in fused}
+        counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:2]}
+        # the RMSNorms: 2 per layer and the final one, those after the first with their residual Add
+        assert counts == {"SimplifiedLayerNormalization": 1, "SkipSimplifiedLayerNormalization": 4}, counts
+        if precision != "fp32":  # compact: 4-bit linear layers as MatMulNBits, 8-bit ones dequantized at load
+            ops = {n.op_type for n in model.graph.node}
+            assert ("MatMulNBits" in ops) == (precision == "int4") and "DequantizeLinear" not in ops, sorted(ops)
+            floats = [i for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
+            assert max(int(np.prod(i.dims)) for i in floats) < 64 * 64
+
+
+@pytest.mark.parametrize("family, precision", MODELS)
+def test_onnxruntime_genai_generates_openvinos_tokens(family, precision, llm_cache, request):
+    """The converted folder in onnxruntime-genai, single prompts of 1, 7 and 31 tokens and a batch of two.
+    onnxruntime-genai 0.18 attends to the pad tokens of a batch given to ``append_tokens`` (its model
+    builder's ONNX does the same): the batch is compared with OpenVINO fed the same, all-ones mask."""
+    _skip_slow_unless_selected(request, family)
+    from real_models.llm_models import EOS
+
+    src, dst = _folders(family, precision, llm_cache)
+    xml = src / "openvino_model.xml"
+    for name, lengths in PROMPTS.items():
+        prompts = _prompts(lengths, seed=len(lengths) * 7 + 1)
+        ids, mask = gen.left_padded(prompts, pad=0)
+        if len(prompts) > 1:
+            mask = np.ones_like(mask)
+        want = gen.greedy_openvino(xml, ids, mask, NEW_TOKENS)
+        got = gen.greedy_genai(dst, prompts, NEW_TOKENS)
+        for row in range(len(prompts)):
+            expected = gen.until_eos(want.tokens[row], EOS)
+            assert [int(t) for t in got[row]] == expected, f"prompt {name} row {row}"
+
+
+def test_folder_holds_what_genai_needs(llm_cache):
+    """model.onnx with external data, genai_config.json from config.json, the tokenizer files; no IR copied."""
+    src, dst = _folders(DEFAULT_FAMILY, "int4", llm_cache)
+    names = {p.name for p in dst.iterdir()}
+    assert {"model.onnx", "model.onnx.data", "genai_config.json", "tokenizer.json", "config.json"} <= names
+    assert not any(n.startswith("openvino_") for n in names), names
+    config = json.loads((src / "config.json").read_text())
+    genai = json.loads((dst / "genai_config.json").read_text())
+    decoder = genai["model"]["decoder"]
+    assert decoder["num_hidden_layers"] == config["num_hidden_layers"]
+    assert decoder["num_attention_heads"] == config["num_attention_heads"]
+    assert decoder["num_key_value_heads"] == config["num_key_value_heads"]
+    assert decoder["head_size"] == config["hidden_size"] // config["num_attention_heads"]
+    assert genai["model"]["vocab_size"] == config["vocab_size"]
+    assert genai["model"]["context_length"] == config["max_position_embeddings"]
+    assert (genai["model"]["eos_token_id"], genai["model"]["pad_token_id"]) == (config["eos_token_id"], 0)
+    assert decoder["inputs"]["position_ids"] == "position_ids"
+    assert genai["search"]["past_present_share_buffer"] is False and genai["search"]["do_sample"] is False
+
+
+def test_tokenizer_round_trip_in_genai(llm_cache):
+    import onnxruntime_genai as og
+
+    _, dst = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    tokenizer = og.Tokenizer(og.Model(str(dst)))
+    text = "The quick brown fox"
+    assert tokenizer.decode(tokenizer.encode(text)) == text
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "converters.cli", "convert", *map(str, args)], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+
+def test_cli_converts_a_folder(llm_cache, tmp_path):
+    src, _ = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    out = tmp_path / "onnx"
+    run = _cli(src, out)
+    assert run.returncode == 0, run.stderr
+    assert "openvino_tokenizer.xml" in run.stdout and "not converted" in run.stdout
+    assert (out / "model.onnx").exists() and (out / "genai_config.json").exists()
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for p in src.iterdir():
+        (dst / p.name).symlink_to(p)
+    return dst
+
+
+@pytest.mark.parametrize("change, message", [
+    ("no config.json", "holds openvino_model.xml .* but no config.json"),
+    ({"num_hidden_layers": 3}, "num_hidden_layers is 3, the IR has 2 layers of KV cache"),
+    ({"num_attention_heads": 8, "head_dim": 16}, "num_attention_heads is 8, the IR's attention has 4 query heads"),
+])
+def test_bad_folder_is_one_line_error(change, message, llm_cache, tmp_path):
+    src, _ = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    bad = _copy(src, tmp_path / "bad")
+    (bad / "config.json").unlink()
+    if change != "no config.json":
+        config = json.loads((src / "config.json").read_text())
+        (bad / "config.json").write_text(json.dumps({**config, **change}))
+    out = tmp_path / "out"
+    run = _cli(bad, out)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert __import__("re").search(message, run.stderr), run.stderr
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
+    from converters import convert
+    from converters.model_folder import FolderError
+
+    with pytest.raises(FolderError, match=message):
+        convert(bad, out)
+    assert not out.exists()
+    shutil.rmtree(bad)
+
+
+def test_no_contrib_form_is_standard_onnx(llm_cache, tmp_path):
+    """``contrib=False`` (``--no-contrib``): no com.microsoft op, the int4/int8 linear layers as DequantizeLinear +
+    MatMul (f16 scales: the weights rounded to f16 where OpenVINO dequantizes in f32, so the logits are close,
+    not equal), the embedding's rows still gathered compressed."""
+    import onnx
+
+    from converters.model_folder import convert_folder
+
+    src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
+    out = tmp_path / "plain"
+    convert_folder(src, out, contrib=False)
+    model = onnx.load(str(out / "model.onnx"), load_external_data=False)
+    assert {o.domain for o in model.opset_import} <= {"", "org.openvinotoolkit.onnx_ext"}
+    assert "DequantizeLinear" in {n.op_type for n in model.graph.node}
+    ids, mask = gen.left_padded(_prompts([7], seed=3), pad=0)
+    want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 4)
+    got = gen.greedy_onnxruntime(out / "model.onnx", ids, mask, 4)
+    scale = float(np.abs(want.logits[0]).max())
+    assert float(np.abs(got.logits[0] - want.logits[0]).max()) <= 1e-2 * scale

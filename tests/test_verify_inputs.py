@@ -1,0 +1,141 @@
+"""verify's random inputs and report (issue 19): dims shared across inputs, --shape, spatial sizes that
+fit the kernels, a hint when sizes cannot run, native logs reduced to our one line, the numpy
+backend naming the layer it cannot run, tolerances and a relative error that means something
+near zero. Small OpenVINO models built here; each test fails on the code before the issue."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("openvino")
+
+import converters  # noqa: E402
+from converters.cli import main  # noqa: E402
+from converters.verify.compare import _compare_one  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ops():
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    return ov, ops
+
+
+def two_inputs_added():
+    """a [?, ?] + b [?, ?]: the graph makes their dims equal."""
+    ov, ops = _ops()
+    a = ops.parameter([-1, -1], ov.Type.f32, name="a")
+    b = ops.parameter([-1, -1], ov.Type.f32, name="b")
+    y = ops.add(a, b)
+    y.output(0).get_tensor().set_names({"y"})
+    return ov.Model([y], [a, b], "added")
+
+
+def strided_windows():
+    """A 5x5 convolution with stride 2, then a 3x3 max pool with stride 2, no padding: the image
+    must be 11 or more pixels on a side; H and W dynamic."""
+    ov, ops = _ops()
+    x = ops.parameter([1, 2, -1, -1], ov.Type.f32, name="x")
+    w = ops.constant(np.random.default_rng(0).standard_normal((4, 2, 5, 5)).astype(np.float32))
+    c = ops.convolution(x, w, [2, 2], [0, 0], [0, 0], [1, 1])
+    y = ops.max_pool(c, [2, 2], [1, 1], [0, 0], [0, 0], [3, 3]).output(0)
+    return ov.Model([y], [x], "windows")
+
+
+def fixed_reshape():
+    """x [?, ?] reshaped to [2, 6]: only sizes whose product is 12 run."""
+    ov, ops = _ops()
+    x = ops.parameter([-1, -1], ov.Type.f32, name="x")
+    y = ops.reshape(x, ops.constant(np.array([2, 6], np.int64)), False)
+    return ov.Model([y], [x], "reshape")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    import openvino as ov
+
+    d = tmp_path_factory.mktemp("verify_inputs")
+    out = {}
+    for build in (two_inputs_added, strided_windows, fixed_reshape):
+        xml = d / f"{build.__name__}.xml"
+        ov.save_model(build(), str(xml), compress_to_fp16=False)
+        converters.convert(xml, xml.with_suffix(".onnx"))
+        out[build.__name__] = xml
+    return out
+
+
+def test_dims_the_graph_combines_get_one_size(models, capsys):
+    xml = models["two_inputs_added"]
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx")), "--dim", "a_d1=16", "--verbose"]) == 0
+    out = capsys.readouterr().out
+    assert "input a: 3x16 float32" in out and "input b: 3x16 float32" in out
+    report = converters.verify(xml, xml.with_suffix(".onnx"), shapes={"b": (2, 5)})
+    assert report.ok and report.inputs["a"].shape == (2, 5) and report.inputs["b"].shape == (2, 5)
+
+
+def test_shape_flag_sets_one_input_and_is_checked(models, capsys):
+    xml = models["two_inputs_added"]
+    onnx_path = xml.with_suffix(".onnx")
+    assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4,7", "--verbose"]) == 0
+    assert "input b: 4x7 float32" in capsys.readouterr().out
+    assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4"]) == 2
+    assert capsys.readouterr().err.strip() == "onnx-ext: error: shape a=4: 'a' has rank 2, not 1"
+    assert main(["verify", str(xml), str(onnx_path), "--shape", "c=4,7"]) == 2
+    assert capsys.readouterr().err.strip() == ("onnx-ext: error: shape of 'c': the model has no input of that name "
+                                               "(its inputs: a, b)")
+    assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4,x"]) == 2
+    assert "--shape a=4,x: expected NAME=D0,D1,..." in capsys.readouterr().err
+
+
+def test_spatial_dims_fit_strides_and_windows(models):
+    xml = models["strided_windows"]
+    report = converters.verify(xml, xml.with_suffix(".onnx"))
+    assert report.ok and report.inputs["x"].shape == (1, 2, 16, 16)  # the first of 8, 16, ... that fits (>= 11)
+    assert report.rows[0].shape_onnx == (1, 4, 2, 2)
+
+
+def test_a_hint_when_the_sizes_cannot_run(models, capsys):
+    xml = models["fixed_reshape"]
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx"))]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "onnxruntime failed" in err
+    assert err.strip().endswith("(random inputs: x 3x3; if these sizes cannot run, give others with "
+                                "--shape NAME=D0,D1,... or --dim NAME=SIZE; shapes= or dims= in Python)")
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx")), "--shape", "x=3,4"]) == 0
+
+
+def test_native_logs_become_our_one_line(models):
+    """onnxruntime's own log line (with colour codes) does not reach stderr off a terminal."""
+    xml = models["fixed_reshape"]
+    r = subprocess.run([sys.executable, "-m", "converters.cli", "verify", str(xml), str(xml.with_suffix(".onnx"))],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and "\x1b[" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stderr.startswith("onnx-ext: error: "), r.stderr
+
+
+def test_numpy_backend_names_the_layer_it_cannot_run(models, monkeypatch, capsys):
+    from onnx.reference.ops import op_add
+
+    def broken(self, *args, **kwargs):
+        raise ValueError("cannot reshape array of size 1 into shape (1,3)")
+
+    monkeypatch.setattr(op_add.Add, "_run", broken)
+    xml = models["two_inputs_added"]
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx")), "--backend", "numpy"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert re.search(r"onnx-ext's numpy references cannot run layer 'Add\w*' \(Add\): \w+Error: ", err), err
+    assert "internal error" not in err and len(err.splitlines()) == 1
+
+
+def test_relative_error_is_against_the_output_scale():
+    got = np.array([100.0, 1e-9 + 1e-7], np.float32)
+    want = np.array([100.0, 1e-9], np.float32)
+    row = _compare_one("y", got, want)
+    assert row.ok and row.tolerance == "1e-05 rel + 1e-06 abs"
+    assert row.max_rel == pytest.approx(float(np.float32(1e-9 + 1e-7) - np.float32(1e-9)) / 100.0)
