@@ -14,6 +14,9 @@ KNOWN: list[tuple[str, str, str]] = [
     (r":dyn_rank:", r"shape \(|run-error|must have the same|Non-zero status code",
      "data of dynamic rank made by a Reshape to a runtime shape: the IR writes its port with no <dim>, "
      "which the converter reads as a scalar (ranks.py has no rule for a shape of unknown length)"),
+    (r"^RandomUniform-8\[.*\](f16|bf16|f64|i64),.*:if$", r"values differ",
+     "f16, bf16, f64, i64 inside If: only OpenVINO's CPU plugin runs If, and it draws them as f32 and i32 "
+     "(ours is bit-exact to OpenVINO's reference, tests/test_random_uniform.py)"),
     (r"^Interpolate-4\[mode=cubic.*antialias=true.*\]i32", r"Resize", "cubic antialias on i32: to be analysed"),
 ]
 

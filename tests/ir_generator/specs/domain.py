@@ -95,18 +95,24 @@ def roi_align_rotated(c):
 # --- ExperimentalDetectron ----------------------------------------------------------------------------------
 
 @spec("ExperimentalDetectronPriorGridGenerator", grid={"flatten": [True, False], "$grid": ["inputs", "given"]},
-      fixed={"h": "0 (from the feature map) or 4 with $grid=given", "w": "as h, 5",
-             "stride_x": "0 (from the image) or 16 with $grid=given", "stride_y": "as stride_x, 12"},
+      fixed={"h": "0 (from the feature map) or its height with $grid=given (OpenVINO leaves the cells past h x w "
+                  "unset)", "w": "as h",
+             "stride_x": "0 (from the image) or 16 with $grid=given", "stride_y": "as stride_x, 12 (not the image's)"},
       types={"T": FLOATS})
 def ed_prior_grid_generator(c):
     if c.attrs["$grid"] == "given":
-        c.attrs.update(h=4, w=5, stride_x=16.0, stride_y=12.0)
+        c.attrs.update(h=5, w=6, stride_x=16.0, stride_y=12.0)
     else:
         c.attrs.update(h=0, w=0, stride_x=0.0, stride_y=0.0)
     return [c.data((3, 4), lo=-30, hi=30), c.data((1, 2, 5, 6)), c.data((1, 3, 80, 96))]
 
 
-@spec("ExperimentalDetectronTopKROIs", grid={"max_rois": [5, 100]}, types={"T": FLOATS})
+def _top_rois(outputs, attrs):
+    """The rows past the inputs' 20 rois, which OpenVINO leaves unset (tests/test_experimental_detectron.py)."""
+    return [o[:20] for o in outputs]
+
+
+@spec("ExperimentalDetectronTopKROIs", grid={"max_rois": [5, 100]}, types={"T": FLOATS}, canon=_top_rois)
 def ed_top_k_rois(c):
     return [c.data((20, 4), lo=0, hi=100), c.feed(_distinct(c, (20,)))]
 
