@@ -82,9 +82,17 @@ def mat_mul(ctx: Context, layer) -> None:
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
 
 
+def _floating(ctx: Context, v) -> None:
+    """(Log)Softmax are of floating-point data (the spec's T): on booleans, which ctx.emit would widen to f32
+    and cast back, OpenVINO's reference fails and its CPU plugin truncates the probabilities to 0."""
+    if v.type is not None and v.type.ov == "boolean":
+        raise ctx.error(f"{ctx.layer.type} takes floating-point data, not boolean")
+
+
 @translator("SoftMax", since=1, emits=("Softmax",))
 def softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
+    _floating(ctx, v)
     axis = attr.integer(ctx, layer, "axis", 0 if op_version(layer) == 1 else 1)  # absent: the constructors' axis
     ctx.emit("Softmax", [v.name], v.type, ctx.out(0), axis=axis)
 
@@ -92,6 +100,7 @@ def softmax(ctx: Context, layer) -> None:
 @translator("LogSoftmax", since=5, emits=("LogSoftmax",))
 def log_softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
+    _floating(ctx, v)
     axis = attr.integer(ctx, layer, "axis", 1)
     ctx.emit("LogSoftmax", [v.name], v.type, ctx.out(0), axis=axis)
 
