@@ -21,13 +21,18 @@ from converters.ir_to_onnx.registry import type_key
 #: Translated op versions no OpenVINO opset holds, so no model can have them: OpenVINO 2026.4 ships
 #: Acosh, Asinh and Atanh as version 4 (the IR of older releases wrote opset3), and opset1's
 #: LogicalXor is LogicalXor-2 (its version_id says opset2).
-UNBUILDABLE = {("Acosh", 3), ("Asinh", 3), ("Atanh", 3), ("LogicalXor", 1)}
+NO_OPSET = {("Acosh", 3), ("Asinh", 3), ("Atanh", 3), ("LogicalXor", 1)}
+#: Stateful ops: a ReadValue needs a Variable and an Assign is a sink of the model, which the generator's
+#: Parameters -> layer -> Results cannot express; their conversion (state as graph inputs and outputs) is
+#: tested against OpenVINO in tests/test_state.py.
+STATEFUL = {("Assign", 3), ("Assign", 6), ("ReadValue", 3), ("ReadValue", 6)}
+UNBUILDABLE = NO_OPSET | STATEFUL
 
 
 def test_every_translator_has_cases():
     missing = [f"{t}-{v}" for t, v in families() if (t, v) not in UNBUILDABLE and not find_cases(t, v)]
     assert not missing, f"translators without generator cases: {missing}"
-    assert {(t, v) for t, v in families() if ov_name_and_opset(t, v) is None} == UNBUILDABLE
+    assert {(t, v) for t, v in families() if ov_name_and_opset(t, v) is None} == NO_OPSET
 
 
 def find_cases(ir_type, version):

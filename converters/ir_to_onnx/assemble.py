@@ -40,6 +40,8 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         # The domain's ops by their schemas, not their bodies; before the checker, which would call a
         # model made invalid by a wrong declared type invalid where check_hints names the type.
         inferred = check_hints(checked, ctx.hints)
+        if _rank_outputs(model, inferred):
+            checked = ir.serde.serialize_model(model)
         check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
         onnx.checker.check_model(checked)
         if inline and ctx.domain_used:
@@ -53,6 +55,17 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
                                .split())) from None
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
+
+
+def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
+    """Give the model's outputs of unknown rank (an IR port of a rank known only at run time) the shape
+    ONNX's inference finds, else none (onnx's checker wants a rank there; onnxruntime does not hold the
+    main graph's outputs to it). Whether there were any."""
+    unknown = [v for v in model.graph.outputs if v.shape is None]
+    for v in unknown:
+        dims = (inferred.get(v.name) or (None, None))[1]
+        v.shape = ir.Shape(list(dims) if dims is not None else [])
+    return bool(unknown)
 
 
 def _owner(ctx: Context, message: str) -> str:

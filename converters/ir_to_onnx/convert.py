@@ -22,7 +22,7 @@ from .context import Context
 from .handlers.decompression import decompression_subgraphs
 from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
-from .ranks import infer_rank
+from .ranks import infer_rank, rank_is_unknown
 from .registry import lookup
 from .shape_hints import HintsContradicted, warn
 from .unsupported import no_onnx_equivalent
@@ -148,14 +148,19 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
 
 def _check_empty_ports(ctx: Context, layer: Layer) -> None:
     """An output port written with no <dim> reads as a scalar; when the inputs say the
-    rank is higher (IR from tools that leave out dims they do not know), use that rank."""
+    rank is higher (IR from tools that leave out dims they do not know), use that rank, and
+    when they leave it open (a Reshape to a runtime shape of unknown length), the rank is
+    unknown."""
     if layer.type.lower() in ("parameter", "const", "result") or not layer.outputs:
         return
     empty = [p for p in layer.outputs if not p.dims and (layer.id, p.id) not in ctx.rank_unknown]
     if not empty:
         return
-    rank = infer_rank(ctx, layer, [ctx.input(i) for i in range(len(layer.inputs))])
-    if rank:
+    inputs = [ctx.input(i) for i in range(len(layer.inputs))]
+    rank = infer_rank(ctx, layer, inputs)
+    if rank_is_unknown(layer, inputs, rank):  # written like a scalar, of a rank only known at run time
+        ctx.rank_unknown.update((layer.id, port.id) for port in empty)
+    elif rank:
         for port in empty:
             ctx.dims_override[(layer.id, port.id)] = (None,) * rank
 

@@ -33,6 +33,21 @@ _REDUCE = {"reducesum", "reduceprod", "reducemax", "reducemin", "reducemean", "r
            "reducelogicaland", "reducelogicalor"}
 
 
+#: Types infer_rank has a rule for (beyond _SAME_AS_WIDEST and _REDUCE).
+_RULES = {"shapeof", "range", "nonzero", "gather", "reshape", "randomuniform", "unsqueeze", "broadcast", "tile",
+          "stridedslice", "matmul"}
+
+
+def rank_is_unknown(layer, inputs, rank: int | None) -> bool:
+    """Whether an empty output port of ``layer`` (``rank``: what ``infer_rank`` said) is of dynamic rank,
+    not a scalar: infer_rank has a rule for the layer that cannot decide (a Reshape to a shape of unknown
+    length), or it has none and an input's rank is unknown (as _rank_knowledge in convert.py taints)."""
+    if rank is not None:
+        return False
+    t = layer.type.lower()
+    return t in _SAME_AS_WIDEST or t in _REDUCE or t in _RULES or any(v.rank is None for v in inputs)
+
+
 def infer_rank(ctx: Context, layer, inputs) -> int | None:
     """The rank of every output of ``layer`` given its input values, or None when unknown."""
     t = layer.type.lower()
@@ -52,6 +67,8 @@ def infer_rank(ctx: Context, layer, inputs) -> int | None:
         return ranks[0] - 1 + ranks[1] - b
     if t == "reshape" and len(inputs) >= 2:
         return _length(inputs[1])
+    if t == "randomuniform" and inputs:
+        return _length(inputs[0])
     if t == "unsqueeze" and len(inputs) >= 2:
         axes = _const(inputs[1])
         return None if ranks[0] is None or axes is None else ranks[0] + len(set(axes))

@@ -23,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where failures (IR, inputs, case.json) and summary.{json,md} go")
     parser.add_argument("--types", action="store_true",
                         help="only one case per op version and element type (static, alone, first attributes)")
+    parser.add_argument("--shapes", choices=("static", "dyn_dims", "dyn_rank"), help="only cases of this shape mode")
+    parser.add_argument("--body", choices=("plain", "if", "loop"), help="only cases where the layer sits there")
     parser.add_argument("--load-only", action="store_true",
                         help="only check that the conversion loads (OpenVINO validates, does not run)")
     parser.add_argument("--list", action="store_true", help="print the case ids and exit")
@@ -46,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.verbose and "traceback" in result:
                 print(result["traceback"])
         return 0
-    cases = select(type_cases() if args.types else all_cases(), args.op, args.sample, args.seed)
+    pool = [c for c in (type_cases() if args.types else all_cases())
+            if (args.shapes is None or c.shapes == args.shapes) and (args.body is None or c.body == args.body)]
+    cases = select(pool, args.op, args.sample, args.seed)
     if args.list:
         print("\n".join(c.id for c in cases))
         return 0

@@ -71,6 +71,7 @@ class OpSpec:
     static_only: bool = False  # the op needs static input shapes (its spec says so)
     bodies: bool = True  # also inside If and Loop bodies
     make: Callable | None = None  # (input Outputs, attrs) -> node, for ops NodeFactory cannot build
+    no_evaluate: str = ""  # why OpenVINO's reference must not run it (then its CPU plugin does)
     note: str = ""
 
 

@@ -59,7 +59,7 @@ def cum_sum(ctx: Context, layer) -> None:
 
 
 # MatMulNBits: compressed 4/8-bit weights (decompression.py)
-@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Transpose"))
+@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Squeeze", "Transpose", "Unsqueeze"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
@@ -72,12 +72,27 @@ def mat_mul(ctx: Context, layer) -> None:
                 perm = list(range(v.rank - 2)) + [v.rank - 1, v.rank - 2]
                 name = ctx.one("Transpose", [name], perm=perm)
         names.append(name)
+    if names[0] != a.name and b.rank == 1:
+        # onnxruntime (1.31, ORT_ENABLE_EXTENDED) fuses Transpose -> MatMul into a FusedMatMul that is wrong
+        # for a 1-D second input: B as a column [K, 1], the product's last axis dropped
+        column = ctx.one("Unsqueeze", [names[1], ctx.i64([-1])])
+        product = ctx.emit("MatMul", [names[0], column], a.type, kind="bits")
+        ctx.one("Squeeze", [product, ctx.i64([-1])], ctx.out(0))
+        return
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
+
+
+def _floating(ctx: Context, v) -> None:
+    """(Log)Softmax are of floating-point data (the spec's T): on booleans, which ctx.emit would widen to f32
+    and cast back, OpenVINO's reference fails and its CPU plugin truncates the probabilities to 0."""
+    if v.type is not None and v.type.ov == "boolean":
+        raise ctx.error(f"{ctx.layer.type} takes floating-point data, not boolean")
 
 
 @translator("SoftMax", since=1, emits=("Softmax",))
 def softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
+    _floating(ctx, v)
     axis = attr.integer(ctx, layer, "axis", 0 if op_version(layer) == 1 else 1)  # absent: the constructors' axis
     ctx.emit("Softmax", [v.name], v.type, ctx.out(0), axis=axis)
 
@@ -85,6 +100,7 @@ def softmax(ctx: Context, layer) -> None:
 @translator("LogSoftmax", since=5, emits=("LogSoftmax",))
 def log_softmax(ctx: Context, layer) -> None:
     v = ctx.input(0)
+    _floating(ctx, v)
     axis = attr.integer(ctx, layer, "axis", 1)
     ctx.emit("LogSoftmax", [v.name], v.type, ctx.out(0), axis=axis)
 

@@ -1,0 +1,327 @@
+"""The domain's detection heads, NMS, pooling over regions, decoders and random ops (each also has its own
+differential tests, tests/test_<op>.py, whose inputs these follow): scores distinct where OpenVINO leaves the
+order of ties unspecified, seeds given where the op draws random numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spec import FLOATS, INDEX, INTEGERS, spec
+
+TWO_FLOATS = ("f32", "f16")
+
+
+def _distinct(c, shape, lo=0.01, hi=0.99):
+    """Scores in [lo, hi], all different and at least (hi - lo) / size apart (OpenVINO orders ties its own way)."""
+    n = int(np.prod(shape))
+    return c.rng.permutation(np.linspace(lo, hi, n)).reshape(shape)
+
+
+def _boxes(c, lead, m, scale=1.0):
+    """``lead + (m, 4)`` corner boxes [x1, y1, x2, y2] that overlap in pairs, scaled by ``scale``."""
+    corner = c.rng.uniform(0, 0.6, lead + (m, 2))
+    corner[..., 1::2, :] = corner[..., 0::2, :][..., : m // 2, :] + 0.05
+    size = c.rng.uniform(0.2, 0.4, lead + (m, 2))
+    return np.concatenate([corner, corner + size], -1) * scale
+
+
+# --- CTC greedy decoders ----------------------------------------------------------------------------------
+
+@spec("CTCGreedyDecoder", grid={"ctc_merge_repeated": [True, False]}, types={"T": FLOATS})
+def ctc_greedy_decoder(c):
+    logits = c.rng.permutation(np.arange(4 * 2 * 3)).reshape(4, 2, 3) % 5  # argmax repeats: merging matters
+    logits = logits + c.rng.uniform(0, 0.4, logits.shape)  # no ties
+    mask = np.array([[1, 1], [1, 1], [1, 0], [0, 0]])  # a 0 ends the sequence
+    return [c.feed(logits), c.feed(mask)]
+
+
+@spec("CTCGreedyDecoderSeqLen", grid={"merge_repeated": [True, False], "classes_index_type": ["i32", "i64"],
+                                      "sequence_length_type": ["i32", "i64"], "$blank": ["last", "given"]},
+      cover=("classes_index_type", "sequence_length_type"), types={"T": FLOATS, "I": INDEX})
+def ctc_greedy_decoder_seq_len(c):
+    logits = (c.rng.permutation(np.arange(2 * 5 * 4)).reshape(2, 5, 4) % 6) + c.rng.uniform(0, 0.4, (2, 5, 4))
+    inputs = [c.feed(logits), c.feed([5, 3], c.types["I"])]
+    if c.attrs["$blank"] == "given":
+        inputs.append(c.index(1))
+    return inputs
+
+
+# --- pooling over regions ---------------------------------------------------------------------------------
+
+@spec("PSROIPooling", grid={"mode": ["average", "bilinear"], "spatial_bins_x": [1, 2], "spatial_bins_y": [1, 3],
+                            "group_size": [2, 3]},
+      where=lambda a, v: a["mode"] == "bilinear" or (a["spatial_bins_x"] == a["spatial_bins_y"] == 1),
+      fixed={"output_dim": "from the input's channels and group_size",
+             "spatial_scale": "set with the rois (1 for bilinear's normalized rois, 1/16 for average's)"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5)
+def psroi_pooling(c):
+    g, bilinear = c.attrs["group_size"], c.attrs["mode"] == "bilinear"
+    c.attrs["output_dim"] = 2
+    channels = 2 * g * g if not bilinear else 2 * c.attrs["spatial_bins_x"] * c.attrs["spatial_bins_y"]
+    if bilinear:
+        c.attrs["spatial_scale"] = 1.0
+        rois = [[1, 0.1, 0.2, 0.7, 0.9], [0, 0.0, 0.0, 1.0, 1.0], [1, 0.5, 0.5, 0.6, 0.55]]
+    else:
+        c.attrs["spatial_scale"] = 0.0625
+        rois = [[0, 10, 20, 150, 180], [1, 0, 0, 191, 159], [1, 64, 48, 64, 48]]
+    return [c.data((2, channels, 12, 10)), c.feed(rois)]
+
+
+@spec("DeformablePSROIPooling", grid={"group_size": [3, 2], "spatial_bins_x": [2, 1], "spatial_bins_y": [2, 3],
+                                      "trans_std": [0.1, 0.0], "$offsets": [True, False]},
+      where=lambda a, v: a["$offsets"] or a["trans_std"] == 0.0, cover=("spatial_bins_y",),
+      fixed={"mode": "bilinear_deformable is the only mode OpenVINO implements",
+             "output_dim": "2 (the input's channels are output_dim * group_size^2)",
+             "part_size": "the group size (the offsets' spatial size)", "spatial_scale": "0.0625, rois in pixels"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5)
+def deformable_psroi_pooling(c):
+    g = c.attrs["group_size"]
+    c.attrs.update(mode="bilinear_deformable", output_dim=2, part_size=g, spatial_scale=0.0625)
+    rois = [[0, 10, 20, 200, 150], [1, 0, 0, 319, 191], [0, 40, 40, 40, 40]]
+    inputs = [c.data((2, 2 * g * g, 12, 20)), c.feed(rois)]
+    if c.attrs["$offsets"]:
+        inputs.append(c.data((3, 2, g, g), lo=-1, hi=1))
+    return inputs
+
+
+@spec("ROIAlignRotated", grid={"clockwise_mode": [True, False], "sampling_ratio": [2, 0], "spatial_scale": [0.5, 1.0],
+                               "pooled_h": [3, 2], "pooled_w": [4]},
+      cover=("pooled_h", "spatial_scale"), types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-5)
+def roi_align_rotated(c):
+    rois = [[10, 8, 5, 3, 0.5], [20, 15, 10, 6, -1.2], [0, 0, 4, 4, 3.0]]
+    return [c.data((2, 3, 20, 24)), c.feed(rois), c.feed([1, 0, 1], c.types["I"])]
+
+
+# --- ExperimentalDetectron ----------------------------------------------------------------------------------
+
+@spec("ExperimentalDetectronPriorGridGenerator", grid={"flatten": [True, False], "$grid": ["inputs", "given"]},
+      fixed={"h": "0 (from the feature map) or its height with $grid=given (OpenVINO leaves the cells past h x w "
+                  "unset)", "w": "as h",
+             "stride_x": "0 (from the image) or 16 with $grid=given", "stride_y": "as stride_x, 12 (not the image's)"},
+      types={"T": FLOATS})
+def ed_prior_grid_generator(c):
+    if c.attrs["$grid"] == "given":
+        c.attrs.update(h=5, w=6, stride_x=16.0, stride_y=12.0)
+    else:
+        c.attrs.update(h=0, w=0, stride_x=0.0, stride_y=0.0)
+    return [c.data((3, 4), lo=-30, hi=30), c.data((1, 2, 5, 6)), c.data((1, 3, 80, 96))]
+
+
+def _top_rois(outputs, attrs):
+    """The rows past the inputs' 20 rois, which OpenVINO leaves unset (tests/test_experimental_detectron.py)."""
+    return [o[:20] for o in outputs]
+
+
+@spec("ExperimentalDetectronTopKROIs", grid={"max_rois": [5, 100]}, types={"T": FLOATS}, canon=_top_rois)
+def ed_top_k_rois(c):
+    return [c.data((20, 4), lo=0, hi=100), c.feed(_distinct(c, (20,)))]
+
+
+@spec("ExperimentalDetectronROIFeatureExtractor", grid={"aligned": [False, True], "sampling_ratio": [2, 0],
+                                                        "output_size": [3, 2]},
+      cover=("output_size",), fixed={"pyramid_scales": "[4, 8]: two levels (inputs follow it)"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5)
+def ed_roi_feature_extractor(c):
+    c.attrs["pyramid_scales"] = [4, 8]
+    start = c.rng.uniform(0, 40, (8, 2))
+    boxes = np.concatenate([start, start + np.exp(c.rng.uniform(1, 4.5, (8, 2)))], 1)
+    return [c.feed(boxes), c.data((1, 3, 16, 12)), c.data((1, 3, 8, 6))]
+
+
+# --- detection heads ---------------------------------------------------------------------------------------
+
+_CORNER, _CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE"
+
+
+@spec("DetectionOutput", grid={"code_type": [_CORNER, _CENTER], "share_location": [True, False],
+                               "normalized": [True, False], "variance_encoded_in_target": [False, True],
+                               "top_k": [-1, 3], "keep_top_k": [[-1], [4]], "clip_before_nms": [False, True],
+                               "clip_after_nms": [False, True], "$extra": [False, True]},
+      cover=("top_k", "keep_top_k", "clip_before_nms", "clip_after_nms", "$extra"),
+      fixed={"background_label_id": "0", "nms_threshold": "0.45", "confidence_threshold": "0.01",
+             "decrease_label_id": "false (the MXNet style with background 0 is tests/test_detection_output.py's)",
+             "input_height": "1", "input_width": "1", "objectness_score": "0.5 (read with the extra inputs)",
+             "num_classes": "3 (version 1; version 8 reads it from the inputs)"},
+      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+      note="no evaluate: the CPU plugin, whose ties across classes follow its threads: scores 1/64 apart per class")
+def detection_output(c):
+    n, p, k = 2, 5, 3
+    c.attrs.update(background_label_id=0, nms_threshold=0.45, confidence_threshold=0.01, decrease_label_id=False,
+                   input_height=1, input_width=1, objectness_score=0.5)
+    if c.version == 1:
+        c.attrs["num_classes"] = k
+    loc_classes = 1 if c.attrs["share_location"] else k
+    conf = (c.rng.integers(0, 1000, (n, p, k)) / 1000 * 0.9 + np.arange(k) / 64).reshape(n, p * k)
+    loc = c.rng.standard_normal((n, p * loc_classes * 4)) * 0.3
+    prior_size = 4 if c.attrs["normalized"] else 5
+    corner = c.rng.random((1, p, 2)) * 0.6
+    boxes = np.concatenate([corner, corner + c.rng.random((1, p, 2)) * 0.5], -1)
+    if not c.attrs["normalized"]:
+        boxes = np.concatenate([np.zeros((1, p, 1)), boxes * 4], -1)
+    rows = [boxes.reshape(1, 1, p * prior_size)]
+    if not c.attrs["variance_encoded_in_target"]:
+        variances = np.zeros((1, 1, p * prior_size))
+        variances[..., :p * 4] = np.tile([0.1, 0.1, 0.2, 0.2], p)
+        rows.append(variances)
+    inputs = [c.feed(loc), c.feed(conf), c.const(np.concatenate(rows, 1))]
+    if c.attrs["$extra"]:
+        inputs += [c.feed(c.rng.random((n, p * 2))), c.feed(c.rng.standard_normal((n, p * loc_classes * 4)) * 0.3)]
+    return inputs
+
+
+@spec("Proposal", grid={"framework": ["", "tensorflow"], "clip_before_nms": [True, False],
+                        "clip_after_nms": [False, True], "normalize": [False, True], "$image": [3, 4]},
+      cover=("clip_after_nms", "normalize", "$image"),
+      fixed={"base_size": "16", "pre_nms_topn": "30", "post_nms_topn": "10", "nms_thresh": "0.7",
+             "feat_stride": "8", "min_size": "0 (no box under it: their zero scores would tie)",
+             "ratio": "[0.5, 1.0]", "scale": "[2.0, 4.0]", "box_size_scale": "1.0", "box_coordinate_scale": "1.0"},
+      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+      note="the CPU plugin (no evaluate): distinct scores, maps of 6 x 6 or more (it crashes on some smaller)")
+def proposal(c):
+    c.attrs.update(base_size=16, pre_nms_topn=30, post_nms_topn=10, nms_thresh=0.7, feat_stride=8, min_size=0,
+                   ratio=[0.5, 1.0], scale=[2.0, 4.0], box_size_scale=1.0, box_coordinate_scale=1.0)
+    a, h, w = 4, 6, 7
+    fg = _distinct(c, (1, a, h, w))
+    image = [h * 8 * 1.5, w * 8, 1.0] + ([0.5] if c.attrs["$image"] == 4 else [])
+    return [c.feed(np.concatenate([1 - fg, fg], 1)), c.feed(c.rng.standard_normal((1, 4 * a, h, w)) * 0.3),
+            c.const(image)]
+
+
+@spec("RegionYolo", grid={"do_softmax": [True, False], "$classes": [3, 1]},
+      fixed={"anchors": "YOLO v2's first", "coords": "4", "classes": "$classes", "num": "2 (or 3 with a mask)",
+             "mask": "[] with do_softmax, else [0, 2]", "axis": "1", "end_axis": "3 (softmax flattens 1..3)"},
+      types={"T": FLOATS}, rtol=8, atol=1e-6)
+def region_yolo(c):
+    classes, softmax = c.attrs["$classes"], c.attrs["do_softmax"]
+    num, mask = (2, []) if softmax else (3, [0, 2])
+    c.attrs.update(coords=4, classes=classes, num=num, mask=mask, axis=1, end_axis=3,
+                   anchors=[1.08, 1.19, 3.42, 4.41, 6.63, 11.38])
+    return [c.data((1, (num if softmax else len(mask)) * (5 + classes), 3, 4))]
+
+
+# --- priors -----------------------------------------------------------------------------------------------
+
+_PRIORS_CRASH = "Model.evaluate kills the process when the shapes are Parameters (OpenVINO 2026.4)"
+
+
+@spec("PriorBox", grid={"$sizes": ["min", "min_max", "fixed"], "flip": [True, False], "clip": [False, True],
+                        "scale_all_sizes": [True, False], "min_max_aspect_ratios_order": [True, False],
+                        "step": [16.0, 0.0], "offset": [0.5, 0.0]},
+      cover=("clip", "scale_all_sizes", "min_max_aspect_ratios_order", "step", "offset"),
+      fixed={"min_size": "$sizes", "max_size": "$sizes", "fixed_size": "$sizes", "density": "with fixed_size",
+             "fixed_ratio": "[] (the aspect ratios are crossed instead)", "aspect_ratio": "[2.0, 3.0]",
+             "variance": "[0.1, 0.1, 0.2, 0.2]"},
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+def prior_box(c):
+    sizes = c.attrs["$sizes"]
+    c.attrs.update(aspect_ratio=[2.0, 3.0], variance=[0.1, 0.1, 0.2, 0.2], fixed_ratio=[],
+                   min_size=[8.0] if sizes != "fixed" else [], max_size=[20.0] if sizes == "min_max" else [],
+                   fixed_size=[12.0] if sizes == "fixed" else [], density=[2.0] if sizes == "fixed" else [])
+    return [c.feed([3, 4]), c.feed([48, 64])]
+
+
+@spec("PriorBoxClustered", grid={"clip": [True, False], "$step": ["step", "step_wh", "none"],
+                                 "variance": [[0.1, 0.1, 0.2, 0.2], [0.2], []], "offset": [0.5, 0.0]},
+      cover=("variance", "offset"),
+      fixed={"width": "[86, 13, 57]", "height": "[44, 10, 30]", "step": "$step", "step_w": "$step",
+             "step_h": "$step"},
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+def prior_box_clustered(c):
+    step = {"step": (16.0, 0.0, 0.0), "step_wh": (0.0, 12.0, 8.0), "none": (0.0, 0.0, 0.0)}[c.attrs["$step"]]
+    c.attrs.update(width=[86.0, 13.0, 57.0], height=[44.0, 10.0, 30.0], step=step[0], step_w=step[1], step_h=step[2])
+    return [c.feed([4, 6]), c.feed([64, 96])]
+
+
+# --- NMS --------------------------------------------------------------------------------------------------
+
+def _nms_inputs(c, per_class_rois):
+    n, m, k = 2, 6, 3
+    scale = 1.0 if c.attrs["normalized"] else 30.0
+    if per_class_rois:  # version 9: boxes [C, M, 4] split by image with roisnum
+        return [c.feed(_boxes(c, (k,), m, scale)), c.feed(_distinct(c, (k, m))), c.feed([2, 4], c.types["I"])]
+    return [c.feed(_boxes(c, (n,), m, scale)), c.feed(_distinct(c, (n, k, m)))]
+
+
+@spec("MatrixNms", grid={"sort_result_type": ["none", "score", "classid"], "decay_function": ["linear", "gaussian"],
+                         "normalized": [True, False], "sort_result_across_batch": [False, True],
+                         "background_class": [-1, 0], "output_type": ["i64", "i32"], "keep_top_k": [-1, 4],
+                         "nms_top_k": [-1, 3], "post_threshold": [0.0, 0.3]},
+      cover=("output_type", "keep_top_k", "nms_top_k", "post_threshold", "background_class"),
+      fixed={"score_threshold": "0.0", "gaussian_sigma": "2.0"}, types={"T": TWO_FLOATS}, rtol=16, atol=1e-5,
+      bodies=False)
+def matrix_nms(c):
+    c.attrs.update(score_threshold=0.0, gaussian_sigma=2.0)
+    return _nms_inputs(c, False)
+
+
+@spec("MulticlassNms", grid={"sort_result_type": ["none", "score", "classid"], "iou_threshold": [0.5, 0.0],
+                             "normalized": [True, False], "sort_result_across_batch": [False, True],
+                             "background_class": [-1, 0], "output_type": ["i64", "i32"], "keep_top_k": [-1, 4],
+                             "nms_top_k": [-1, 3], "nms_eta": [1.0, 0.5], "$rois": [False, True]},
+      where=lambda a, v: v >= 9 or not a["$rois"],
+      cover=("output_type", "keep_top_k", "nms_top_k", "nms_eta", "background_class", "iou_threshold"),
+      fixed={"score_threshold": "0.0"}, types={"T": TWO_FLOATS, "I": INDEX}, rtol=16, atol=1e-5, bodies=False)
+def multiclass_nms(c):
+    c.attrs["score_threshold"] = 0.0
+    return _nms_inputs(c, c.attrs["$rois"])
+
+
+# --- element-wise and decoding ------------------------------------------------------------------------------
+
+@spec("GatherTree", types={"T": ("i32", "f32", "i64", "f16", "f64", "bf16") + tuple(t for t in INTEGERS
+                                                                                      if t not in ("i32", "i64"))})
+def gather_tree(c):
+    steps, batch, beam = 4, 2, 3
+    step_ids = c.rng.integers(1, 9, (steps, batch, beam))
+    parents = c.rng.integers(0, beam, (steps, batch, beam))
+    return [c.feed(step_ids), c.feed(parents), c.feed([4, 3]), c.const(9)]
+
+
+def _magnitudes(c, shape, lo, hi):
+    """Values of either sign with magnitudes spread over [2^lo, 2^hi] (none near 0: OpenVINO's e4m3 subnormals
+    differ, tests/test_fake_convert.py)."""
+    return c.rng.choice([-1.0, 1.0], shape) * np.exp2(c.rng.uniform(lo, hi, shape))
+
+
+@spec("FakeConvert", grid={"destination_type": ["f8e4m3", "f8e5m2"], "$shift": [False, True]},
+      types={"T": ("f32", "f16", "bf16")}, rtol=1, atol=0.0)
+def fake_convert(c):
+    inputs = [c.feed(_magnitudes(c, (2, 3, 4), -2, 6)), c.const(np.exp2(c.rng.integers(-2, 3, (1, 3, 1))))]
+    if c.attrs["$shift"]:
+        inputs.append(c.const(c.rng.integers(-2, 3, (1, 3, 1)) * 0.25))
+    return inputs
+
+
+@spec("RandomUniform", grid={"alignment": ["tensorflow", "pytorch"], "$seeds": [[150, 10], [80, 0]]},
+      fixed={"output_type": "the case's element type", "global_seed": "$seeds (non-zero: a known sequence)",
+             "op_seed": "$seeds"},
+      types={"T": ("f32", "f16", "bf16", "f64", "i32", "i64"), "I": INDEX}, rtol=2,
+      note="bit-exact to OpenVINO's reference for given seeds (tests/test_random_uniform.py)")
+def random_uniform(c):
+    c.attrs.update(output_type=c.t, global_seed=c.attrs["$seeds"][0], op_seed=c.attrs["$seeds"][1])
+    bounds = (-100, 1000) if c.t in ("i32", "i64") else (-2.5, 4.5)
+    return [c.feed([3, 5], c.types["I"]), c.const(bounds[0]), c.const(bounds[1])]
+
+
+def _multinomial_canon(outputs, attrs):
+    """Without replacement, n = the classes: each row a permutation, in an order the draws decide."""
+    return outputs if attrs["with_replacement"] else [np.sort(o, axis=-1) for o in outputs]
+
+
+@spec("Multinomial", grid={"with_replacement": [True, False], "log_probs": [False, True],
+                           "convert_type": ["i64", "i32"]},
+      cover=("convert_type",), fixed={"global_seed": "3", "op_seed": "4"},
+      types={"T": FLOATS, "I": INDEX}, canon=_multinomial_canon,
+      note="only samples the draws cannot change (tests/test_multinomial.py compares the draws): one class with "
+           "all the probability (with replacement), every class once (without)")
+def multinomial(c):
+    c.attrs.update(global_seed=3, op_seed=4)
+    if c.attrs["with_replacement"]:
+        probs = np.array([[0, 0, 1, 0], [1, 0, 0, 0]], np.float64)
+        n = 5
+    else:
+        probs = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1]])
+        n = 4
+    if c.attrs["log_probs"]:
+        probs = np.log(np.maximum(probs, 1e-30))
+    return [c.feed(probs), c.index(n, c.types["I"])]
