@@ -325,3 +325,24 @@ def multinomial(c):
     if c.attrs["log_probs"]:
         probs = np.log(np.maximum(probs, 1e-30))
     return [c.feed(probs), c.index(n, c.types["I"])]
+
+
+# --- CTC loss ---------------------------------------------------------------------------------------------
+
+@spec("CTCLoss", grid={"preprocess_collapse_repeated": [False, True], "ctc_merge_repeated": [True, False],
+                       "unique": [False, True], "$blank": ["last", "given"]},
+      types={"T": ("f32",), "I": INDEX}, rtol=64, atol=1e-5,
+      no_evaluate="OpenVINO's reference has no evaluate for CTCLoss-4 (its CPU plugin is the oracle here)",
+      note="labels of length >= 1 without the blank (OpenVINO's CPU plugin crashes on a label_length of 0 and "
+           "counts a target label equal to the blank otherwise); the corners against the reference's "
+           "transcription in tests/test_ctc_loss.py")
+def ctc_loss(c):
+    n, steps, classes = 2, 6, 4
+    blank = classes - 1 if c.attrs["$blank"] == "last" else 0
+    labels = c.rng.choice([k for k in range(classes) if k != blank], (n, steps))
+    labels[0, 1] = labels[0, 0]  # a repeated label: collapsing and merging matter
+    inputs = [c.feed(c.rng.uniform(-2, 2, (n, steps, classes))), c.feed([6, 5], c.types["I"]),
+              c.feed(labels, c.types["I"]), c.feed([3, 2], c.types["I"])]
+    if c.attrs["$blank"] == "given":
+        inputs.append(c.feed(blank, c.types["I"]))
+    return inputs
