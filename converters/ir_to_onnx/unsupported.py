@@ -13,10 +13,8 @@ _STRINGS = "OpenVINO's packed string tensors"
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "generateproposals": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
-    "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
     "binaryconvolution": "1-bit convolution (no ONNX op)",
     "ctcloss": "CTC loss (no ONNX op)",
 }

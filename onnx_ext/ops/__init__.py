@@ -30,6 +30,8 @@ SPECS["Multinomial"] = import_module(".multinomial", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
+SPECS["GenerateProposals"] = import_module(".generate_proposals", __package__).SPEC
+SPECS["ExperimentalDetectronGenerateProposalsSingleImage"] = import_module(".ed_generate_proposals", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
