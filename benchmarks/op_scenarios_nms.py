@@ -158,5 +158,47 @@ def matrix_nms_scenarios():
     return out
 
 
+def fpn_anchors(height: int, width: int, stride: int, sizes) -> np.ndarray:
+    """[H, W, A, 4] anchors of one FPN level: one box per size (and aspect 0.5, 1, 2) centred on each cell."""
+    ys, xs = np.meshgrid((np.arange(height) + 0.5) * stride, (np.arange(width) + 0.5) * stride, indexing="ij")
+    boxes = []
+    for size in sizes:
+        for ratio in (0.5, 1.0, 2.0):
+            w, h = size / np.sqrt(ratio) / 2, size * np.sqrt(ratio) / 2
+            boxes.append(np.stack([xs - w, ys - h, xs + w, ys + h], -1))
+    return np.stack(boxes, 2).astype(np.float32)
+
+
+def generate_proposals_scenarios():
+    """Mask R-CNN's RPN on one FPN level (stride 16 on 800 x 1344: a 50 x 84 map, 3 anchors: 12,600 proposals),
+    pre 1000 / post 1000, NMS 0.7: ExperimentalDetectronGenerateProposalsSingleImage-6 and GenerateProposals-9
+    (batch 2)."""
+    out = []
+    anchors = fpn_anchors(50, 84, 16, [64.0])
+    attrs = dict(min_size=0.0, nms_threshold=0.7, pre_nms_count=1000, post_nms_count=1000)
+    for op, batch in (("ExperimentalDetectronGenerateProposalsSingleImage", 1), ("GenerateProposals", 2)):
+        scores = RNG.permutation(np.linspace(0.001, 0.999, batch * 3 * 50 * 84)).reshape(batch, 3, 50, 84)
+        deltas = RNG.standard_normal((batch, 12, 50, 84)) * 0.2
+        info = np.tile(np.array([800, 1344, 1], np.float32), (batch, 1))
+        if op == "GenerateProposals":
+            feeds, consts = {"deltas": deltas, "scores": scores}, [info, anchors]
+            version, full = "opset9", attrs | {"normalized": False}
+        else:
+            feeds, consts = {"deltas": deltas[0], "scores": scores[0]}, [info[0], anchors.reshape(-1, 4)]
+            version, full = "opset6", attrs
+        feeds = {k: v.astype(np.float32) for k, v in feeds.items()}
+
+        def ov_model(feeds=feeds, consts=consts, op=op, version=version, full=full):
+            params = [_param(k, list(v.shape), np.float32) for k, v in feeds.items()]
+            inputs = [opset1.constant(c).output(0) for c in consts] + [p.output(0) for p in params]
+            node = NodeFactory(version).create(op, inputs, full)
+            return ov.Model(node.outputs(), params, "bench")
+
+        out.append(Scenario(op, "mask-rcnn-p4", f"Mask R-CNN RPN, 50 x 84 x 3 anchors, pre 1000, post 1000, batch "
+                            f"{batch}", False, ov_model, None, feeds, out_elements=batch * 1000 * 4, vs="openvino"))
+    return out
+
+
 SCENARIOS = {"detection_output": detection_output_scenarios, "proposal": proposal_scenarios,
-             "multiclass_nms": multiclass_nms_scenarios, "matrix_nms": matrix_nms_scenarios}
+             "multiclass_nms": multiclass_nms_scenarios, "matrix_nms": matrix_nms_scenarios,
+             "generate_proposals": generate_proposals_scenarios}

@@ -14,10 +14,8 @@ _STRINGS = ("a string tensor to or from its UTF-8 bytes (begins, ends, symbols):
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "generateproposals": _DETECTION,
     "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
-    "experimentaldetectrongenerateproposalssingleimage": _DETECTION,
 }
 
 

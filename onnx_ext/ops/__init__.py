@@ -32,6 +32,8 @@ SPECS["CTCLoss"] = import_module(".ctc_loss", __package__).SPEC
 SPECS["Proposal"] = import_module(".proposal", __package__).SPEC
 SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
+SPECS["GenerateProposals"] = import_module(".generate_proposals", __package__).SPEC
+SPECS["ExperimentalDetectronGenerateProposalsSingleImage"] = import_module(".ed_generate_proposals", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:

@@ -9,9 +9,6 @@ die, then the block's own greedy pass is the fixed point of alive[j] = not suppr
 i < j of the block suppresses j (Jacobi from all alive: exact after as many steps as the longest suppression
 chain, one MatMul each); its survivors are kept, up to ``max_out``. Cost: the IoU of each block against the kept
 boxes and itself, so about as many blocks as it takes to keep ``max_out`` boxes.
-
-The boxes must have x0 <= x1 and y0 <= y1 (the decoded boxes of these ops do): then the overlap test is that
-the intersection's width and height are >= 0.
 """
 
 from __future__ import annotations
@@ -23,23 +20,28 @@ from ..domain import op, ov_ext
 
 @script(ov_ext, default_opset=op)
 def _nms_suppressed_by(kept, area_kept, blk, area_blk, threshold, offset):
-    # kept [I, 4], blk [J, 4] (x0, y0, x1, y1), their areas [I], [J] -> [I, J]: kept i suppresses blk j.
-    # As the references: w = min(x1) - max(x0) + offset when the boxes overlap (>= 0), else no suppression;
-    # IoU = w * h / (area_i + area_j - w * h) > threshold.
+    # kept [I, 4], blk [J, 4] (x0, y0, x1, y1), their areas [I], [J] -> [I, J]: kept i suppresses blk j. As the
+    # references: the boxes overlap (x0_i <= x1_j, x0_j <= x1_i, the same in y: touching counts) and
+    # max(0, min(x1) - max(x0) + offset) * max(0, ...y...) / (area_i + area_j - that) > threshold.
     kt = op.Unsqueeze(op.Transpose(kept, perm=[1, 0]), op.Constant(value_ints=[2]))  # [4, I, 1]
     bt = op.Unsqueeze(op.Transpose(blk, perm=[1, 0]), op.Constant(value_ints=[1]))  # [4, 1, J]
-    lo = op.Max(op.Slice(kt, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]), op.Constant(value_ints=[0])),
-                op.Slice(bt, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]), op.Constant(value_ints=[0])))
-    hi = op.Min(op.Slice(kt, op.Constant(value_ints=[2]), op.Constant(value_ints=[4]), op.Constant(value_ints=[0])),
-                op.Slice(bt, op.Constant(value_ints=[2]), op.Constant(value_ints=[4]), op.Constant(value_ints=[0])))
-    span = op.Sub(hi, lo)  # [2, I, J]: x, y
-    overlap = op.GreaterOrEqual(span, op.Constant(value_float=0.0))
-    sides = op.Where(overlap, op.Add(span, offset), op.Constant(value_float=0.0))
+    near = op.Constant(value_ints=[0])
+    mid = op.Constant(value_ints=[2])
+    far = op.Constant(value_ints=[4])
+    axis = op.Constant(value_ints=[0])
+    k0 = op.Slice(kt, near, mid, axis)  # [2, I, 1]: x0, y0 of the kept
+    k1 = op.Slice(kt, mid, far, axis)
+    b0 = op.Slice(bt, near, mid, axis)
+    b1 = op.Slice(bt, mid, far, axis)
+    apart = op.Or(op.Greater(k0, b1), op.Greater(b0, k1))  # [2, I, J]
+    overlap = op.Not(op.Or(op.Gather(apart, op.Constant(value_int=0), axis=0),
+                           op.Gather(apart, op.Constant(value_int=1), axis=0)))
+    sides = op.Max(op.Add(op.Sub(op.Min(k1, b1), op.Max(k0, b0)), offset), op.Constant(value_float=0.0))
     inter = op.Mul(op.Gather(sides, op.Constant(value_int=0), axis=0), op.Gather(sides, op.Constant(value_int=1),
                                                                                     axis=0))
     union = op.Sub(op.Add(op.Unsqueeze(area_kept, op.Constant(value_ints=[1])),
                           op.Unsqueeze(area_blk, op.Constant(value_ints=[0]))), inter)
-    return op.Less(threshold, op.Div(inter, union))
+    return op.And(overlap, op.Less(threshold, op.Div(inter, union)))
 
 
 @script(ov_ext, default_opset=op)

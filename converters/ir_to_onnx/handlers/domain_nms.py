@@ -108,3 +108,32 @@ def matrix_nms(ctx: Context, layer) -> None:
     )
     values = [ctx.input(i) for i in range(2)]
     domain_node(ctx, "MatrixNms", values, [ctx.out(i) for i in range(3)], **attrs)
+
+
+@translator("GenerateProposals", since=9, until=9, emits=("onnx_ext.GenerateProposals",))
+def generate_proposals(ctx: Context, layer) -> None:
+    index_type = attr.element(ctx, layer, "roi_num_type", "i64")
+    if index_type is None or index_type.ov not in ("i32", "i64"):
+        raise ctx.error(f"roi_num_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
+    attrs = _booleans(ctx, layer, {"normalized": True})
+    attrs.update(
+        min_size=attr.number(ctx, layer, "min_size"),
+        nms_threshold=attr.number(ctx, layer, "nms_threshold"),
+        pre_nms_count=attr.integer(ctx, layer, "pre_nms_count"),
+        post_nms_count=attr.integer(ctx, layer, "post_nms_count"),
+        nms_eta=attr.number(ctx, layer, "nms_eta", 1.0),
+        roi_num_type=index_type.onnx,
+    )
+    values = [ctx.input(i) for i in range(4)]
+    domain_node(ctx, "GenerateProposals", values, [ctx.out(i) for i in range(3)], **attrs)
+
+
+@translator("ExperimentalDetectronGenerateProposalsSingleImage", since=6, until=6,
+            emits=("onnx_ext.ExperimentalDetectronGenerateProposalsSingleImage",))
+def experimental_detectron_generate_proposals_single_image(ctx: Context, layer) -> None:
+    attrs = dict(min_size=attr.number(ctx, layer, "min_size"), nms_threshold=attr.number(ctx, layer, "nms_threshold"),
+                 post_nms_count=attr.integer(ctx, layer, "post_nms_count"),
+                 pre_nms_count=attr.integer(ctx, layer, "pre_nms_count"))
+    values = [ctx.input(i) for i in range(4)]
+    domain_node(ctx, "ExperimentalDetectronGenerateProposalsSingleImage", values, [ctx.out(i) for i in range(2)],
+                **attrs)
