@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 PROMPT, NEW_TOKENS, SKIP = 16, 64, 8
 CONFIG = dict(num_hidden_layers=8, hidden_size=512, intermediate_size=1408, num_attention_heads=8,
               num_key_value_heads=4, vocab_size=32000, max_position_embeddings=1024)
-RUNTIMES = ("ours", "builder", "openvino")
+RUNTIMES = ("ours", "ours-int8act", "builder", "openvino")
+#: Our conversions: exact (the default), and with ``int8_activations`` (compressed weights only: int4).
+OURS = ("ours", "ours-int8act")
 PRECISIONS = ("fp32", "int4")
 THREADS = (1, 2)
 
@@ -60,15 +62,21 @@ def build(work: Path) -> dict[str, Path]:
                 lm.export(ckpt, ov_dir)
             else:
                 _compress_int4(work / "openvino-fp32", ov_dir)
-        ours = work / f"ours-{precision}"
-        if not (ours / "model.onnx").exists():
-            convert_folder(ov_dir, ours)
+        for form in OURS:
+            ours = work / f"{form}-{precision}"
+            if _applies(form, precision) and not (ours / "model.onnx").exists():
+                convert_folder(ov_dir, ours, int8_activations=form == "ours-int8act")
+            paths[f"{form}-{precision}"] = ours
         builder = work / f"builder-{precision}"
         if not (builder / "model.onnx").exists():
             subprocess.run([sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(ckpt), "-o",
                             str(builder), "-p", precision, "-e", "cpu"], check=True, stdout=subprocess.DEVNULL)
-        paths.update({f"openvino-{precision}": ov_dir, f"ours-{precision}": ours, f"builder-{precision}": builder})
+        paths.update({f"openvino-{precision}": ov_dir, f"builder-{precision}": builder})
     return paths
+
+
+def _applies(runtime: str, precision: str) -> bool:
+    return runtime != "ours-int8act" or precision != "fp32"  # int8 activations: for compressed weights
 
 
 def _compress_int4(fp32: Path, out: Path) -> None:
@@ -168,7 +176,7 @@ def measure(paths: dict[str, Path], repeats: int) -> list[dict]:
     for _ in range(repeats):  # interleaved: each round runs every configuration once
         for precision in PRECISIONS:
             for threads in THREADS:
-                for runtime in RUNTIMES:
+                for runtime in (r for r in RUNTIMES if _applies(r, precision)):
                     out = subprocess.run([sys.executable, __file__, "--child", runtime,
                                           str(paths[f"{runtime}-{precision}"]), str(threads)],
                                          check=True, capture_output=True, text=True,
@@ -192,25 +200,34 @@ def render(data: dict) -> str:
         f"{CONFIG['num_attention_heads']} heads / {CONFIG['num_key_value_heads']} KV heads, vocabulary "
         f"{CONFIG['vocab_size']} (random weights); batch 1, prompt {PROMPT}, greedy, decode = median ms per token of "
         f"tokens {SKIP}..{NEW_TOKENS}, prompt = ms of the first step; peak = the process's peak RSS. ours and "
-        "builder run in onnxruntime-genai; openvino is the stateful IR on the CPU plugin at f32. "
+        "builder run in onnxruntime-genai; openvino is the stateful IR on the CPU plugin at f32. ours: the exact "
+        "conversion (default); int8act: with `--int8-activations` (MatMulNBits at accuracy level 4, int8 activations, "
+        "8-bit lm_head as 8-bit MatMulNBits). "
         f"Medians of {data['repeats']} interleaved runs.", "",
         f"{info['cpu']}, {info['cores']} cores, load average {', '.join(f'{x:.1f}' for x in data['load_before'])} "
         f"before and {', '.join(f'{x:.1f}' for x in info['load_avg'])} after (a shared machine: ratios move); "
         f"onnxruntime {info['onnxruntime']}, onnxruntime-genai {info.get('onnxruntime_genai')}, "
         f"OpenVINO {info['openvino']}.", "",
-        "| weights | threads | decode ms/token: ours | builder | OpenVINO | ours/builder | ours/OpenVINO "
+        "| weights | ours | threads | decode ms/token: ours | builder | OpenVINO | ours/builder | ours/OpenVINO "
         "| prompt ms: ours | builder | OpenVINO | peak MiB: ours | builder | OpenVINO |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for precision in PRECISIONS:
-        for threads in THREADS:
-            o, b, v = (rows[(r, precision, threads)] for r in RUNTIMES)
-            lines.append(
-                f"| {precision} | {threads} | {o['decode_s'] * 1e3:.2f} | {b['decode_s'] * 1e3:.2f} | "
-                f"{v['decode_s'] * 1e3:.2f} | {o['decode_s'] / b['decode_s']:.2f} | "
-                f"{o['decode_s'] / v['decode_s']:.2f} | "
-                f"{o['prompt_s'] * 1e3:.1f} | {b['prompt_s'] * 1e3:.1f} | {v['prompt_s'] * 1e3:.1f} | "
-                f"{o['peak_mib']:.0f} | {b['peak_mib']:.0f} | {v['peak_mib']:.0f} |")
+        for form in OURS:
+            for threads in THREADS:
+                if (form, precision, threads) not in rows:
+                    continue
+                o, b, v = (rows[(r, precision, threads)] for r in (form, "builder", "openvino"))
+                lines.append(_row(precision, form, threads, o, b, v))
     return "\n".join(lines) + "\n"
+
+
+def _row(precision: str, form: str, threads: int, o: dict, b: dict, v: dict) -> str:
+    label = "exact" if form == "ours" else form.removeprefix("ours-")
+    return (f"| {precision} | {label} | {threads} | {o['decode_s'] * 1e3:.2f} | {b['decode_s'] * 1e3:.2f} | "
+            f"{v['decode_s'] * 1e3:.2f} | {o['decode_s'] / b['decode_s']:.2f} | "
+            f"{o['decode_s'] / v['decode_s']:.2f} | "
+            f"{o['prompt_s'] * 1e3:.1f} | {b['prompt_s'] * 1e3:.1f} | {v['prompt_s'] * 1e3:.1f} | "
+            f"{o['peak_mib']:.0f} | {b['peak_mib']:.0f} | {v['peak_mib']:.0f} |")
 
 
 def main(argv=None) -> int:

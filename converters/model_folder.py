@@ -51,8 +51,10 @@ def is_model_folder(path) -> bool:
     return path.is_dir() and (path / MODEL_XML).is_file()
 
 
-def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> FolderConversion:
-    """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module)."""
+def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
+                   int8_activations: bool = False) -> FolderConversion:
+    """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module);
+    ``int8_activations``: compressed weights with int8 activations (``convert_model``)."""
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
     from .ir_to_onnx.fusions import fuse_for_onnxruntime
@@ -64,7 +66,9 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True) -> F
                         why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
-    model, weights = convert_model(ir_model, inline=inline, contrib=contrib)
+    if int8_activations and not contrib:
+        raise FolderError("int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False")
+    model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations)
     if contrib:  # onnxruntime's fused forms (SimplifiedLayerNormalization)
         model, _ = fuse_for_onnxruntime(model)
     genai = genai_config(config, generation, model, src, attention_heads(ir_model))

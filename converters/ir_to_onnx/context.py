@@ -137,6 +137,8 @@ class Context:
             self.extra_opsets: dict[str, int] = {}
             #: Whether onnxruntime's contrib ops (com.microsoft: MatMulNBits) may be emitted; False: standard ONNX.
             self.contrib = True
+            #: Whether compressed weights run with int8 activations (MatMulNBits accuracy_level 4; needs contrib).
+            self.int8_activations = False
             #: The dims and type an IR port declared, by value name, where the translation took them as
             #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}

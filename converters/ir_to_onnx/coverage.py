@@ -138,7 +138,7 @@ def unlisted_ops(ir, model) -> dict[str, set[str]]:
         owner = next((n for n in names if node.name == n or node.name.startswith(n + "/")), None)
         if owner is None:
             missing.setdefault(f"node {node.name!r} (no layer of that name)", set()).add(op)
-        elif op not in allowed[owner]:
+        elif op not in allowed[owner] and f"{node.domain}.{node.op_type}" not in allowed[owner]:  # com.microsoft.X
             missing.setdefault(describe[owner], set()).add(op)
     return missing
 

@@ -312,7 +312,7 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
     if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
-            any(_is(u, "MatMul") for u in users):
+            any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
         d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
         return []
     if not users or not USE_MATMUL_NBITS:
@@ -322,7 +322,7 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     block = None
     for layer, index in users:
         if _is((layer, index), "MatMul") and index == 1:
-            block = _nbits_block(d, layer)
+            block = _nbits_block(d, layer, eight_bits=_int8_activations(ctx))
             if block is None:
                 return []
         elif not (_is((layer, index), "Gather") and index == 0 and _row_gather(ctx, d, layer, producers)):
@@ -337,12 +337,18 @@ def _row_block(k: int) -> int:
     return next((b for b in (128, 64, 32, 16) if k % b == 0), 32)
 
 
-def _nbits_block(d: Decompression, matmul: Layer) -> int | None:
-    """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights [N, K] in
-    groups along K or per row (or tensor), the MatMul's second input, transposed; a float input of the
-    result's type."""
-    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16") or from_numpy(d.weights.dtype).bits != 4:
-        return None  # (8-bit MatMulNBits is exact but has no fast CPU kernel: 8-bit weights are folded instead)
+def _int8_activations(ctx: Context) -> bool:
+    """Whether compressed weights run with int8 activations (MatMulNBits at accuracy level 4, 8-bit ones too)."""
+    return ctx.root.contrib and ctx.root.int8_activations
+
+
+def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> int | None:
+    """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights (and 8-bit ones
+    with ``eight_bits``) [N, K] in groups along K or per row (or tensor), the MatMul's second input,
+    transposed; a float input of the result's type."""
+    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16") or \
+            from_numpy(d.weights.dtype).bits not in ((4, 8) if eight_bits else (4,)):
+        return None  # (8-bit MatMulNBits is exact but, at accuracy level 0, has no fast CPU kernel: folded instead)
     n, k = d.weights.shape
     if d.block_size is not None and d.axis == 1:
         block = d.block_size
@@ -398,12 +404,12 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
             rows[:, :blocks] = zp
             zp = _pack_rows(rows)
         inputs.append(ctx.const(zp.reshape(-1), hint="zero_point"))
-    out = ctx.node("MatMulNBits", inputs, [ctx.out(0)], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block)[0]
+    # accuracy level 4: the activations quantized to int8 per block, int8 products (OpenVINO's CPU default for
+    # compressed weights, its dynamic quantization); 0 (the default): dequantized weights, f32 products, exact
+    level = {"accuracy_level": 4} if _int8_activations(ctx) else {}
+    out = ctx.node("MatMulNBits", inputs, [ctx.out(0)], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
+                   **level)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
-    # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
-    # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
-    a = ctx.input(0)
-    declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
     # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
     # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
     a = ctx.input(0)
