@@ -346,3 +346,43 @@ def ctc_loss(c):
     if c.attrs["$blank"] == "given":
         inputs.append(c.feed(blank, c.types["I"]))
     return inputs
+
+
+# --- proposals over anchors -------------------------------------------------------------------------------
+
+def _anchors(c, h, w, a, stride=8):
+    """[H, W, A, 4] anchors centred on the cells, of random sizes (tests/test_generate_proposals.py)."""
+    ys, xs = np.meshgrid(np.arange(h) * stride, np.arange(w) * stride, indexing="ij")
+    size = c.rng.random((a, 2)) * stride * 3 + 2
+    x0, y0 = xs[..., None] - size[:, 0] / 2, ys[..., None] - size[:, 1] / 2
+    return np.stack([x0, y0, x0 + size[:, 0], y0 + size[:, 1]], -1)
+
+
+_PROPOSALS_FIXED = {"min_size": "0 (no box under it: their zero scores would tie)", "pre_nms_count": "30",
+                    "post_nms_count": "10", "nms_threshold": "$nms"}
+
+
+@spec("GenerateProposals", grid={"normalized": [False, True], "roi_num_type": ["i32", "i64"], "$nms": [0.7, 0.3],
+                                 "$image": [3, 4]},
+      cover=("roi_num_type",), fixed={**_PROPOSALS_FIXED, "nms_eta": "1.0 (OpenVINO accepts no other)"},
+      types={"T": ("f32",)}, rtol=16, atol=1e-5, bodies=False,
+      no_evaluate="OpenVINO's reference has no evaluate for GenerateProposals-9 (its CPU plugin is the oracle)",
+      note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
+def generate_proposals(c):
+    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], pre_nms_count=30, post_nms_count=10, nms_eta=1.0)
+    n, h, w, a = 2, 5, 6, 3
+    info = np.tile([h * 8, w * 8 * 1.5, 1.0] + ([0.5] if c.attrs["$image"] == 4 else []), (n, 1))
+    return [c.feed(info), c.feed(_anchors(c, h, w, a)), c.feed(c.rng.standard_normal((n, 4 * a, h, w)) * 0.5),
+            c.feed(_distinct(c, (n, a, h, w)))]
+
+
+@spec("ExperimentalDetectronGenerateProposalsSingleImage", grid={"$nms": [0.7, 0.3], "$post": [10, 50]},
+      fixed={**_PROPOSALS_FIXED, "post_nms_count": "$post (50: more than the boxes kept, rows of zeros)"},
+      types={"T": ("f32",)}, rtol=16, atol=1e-5, bodies=False,
+      no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
+      note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
+def ed_generate_proposals(c):
+    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], pre_nms_count=30, post_nms_count=c.attrs["$post"])
+    h, w, a = 5, 6, 3
+    return [c.feed([h * 8, w * 8, 1.0]), c.feed(_anchors(c, h, w, a).reshape(-1, 4)),
+            c.feed(c.rng.standard_normal((4 * a, h, w)) * 0.5), c.feed(_distinct(c, (a, h, w)))]
