@@ -40,7 +40,7 @@ def test_write_and_check(tmp_path):
     assert coverage.main(["--write", str(doc)]) == 0
     assert coverage.main(["--check", str(doc)]) == 0
     text = doc.read_text()
-    assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "| Convolution | 1 | `Conv` |" in text
+    assert text.startswith("# x\n\n") and text.endswith("\n\nrest\n") and "| Abs | 1 | `Abs` |" in text
     doc.write_text("no markers")
     assert coverage.main(["--check", str(doc)]) == 1
     with pytest.raises(ValueError):

@@ -56,6 +56,12 @@ CASES = [
     "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
     "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
     "Concat-1[axis=0,$n=2]f32:dyn_rank:plain",
+    # Squeeze without axes (or with allow_axis_skip) on dynamic dims: a rank the dims decide at run time, not
+    # a scalar (was: onnxruntime's If refused the body's output declared a scalar); with empty axes every
+    # dim of 1 goes (an If/Loop body's declared rank)
+    "Squeeze-1[$axes=absent]i8,I=i64:dyn_dims:if",
+    "Squeeze-15[$axes=one,allow_axis_skip=true]f32,I=i64:dyn_dims:if",
+    "Squeeze-1[$axes=empty]f32,I=i64:dyn_dims:loop",
 ]
 
 

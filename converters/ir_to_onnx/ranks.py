@@ -34,8 +34,8 @@ _REDUCE = {"reducesum", "reduceprod", "reducemax", "reducemin", "reducemean", "r
 
 
 #: Types infer_rank has a rule for (beyond _SAME_AS_WIDEST and _REDUCE).
-_RULES = {"shapeof", "range", "nonzero", "gather", "reshape", "randomuniform", "unsqueeze", "broadcast", "tile",
-          "stridedslice", "matmul"}
+_RULES = {"shapeof", "range", "nonzero", "gather", "reshape", "randomuniform", "unsqueeze", "squeeze", "broadcast",
+          "tile", "stridedslice", "matmul"}
 
 
 def rank_is_unknown(layer, inputs, rank: int | None) -> bool:
@@ -72,6 +72,8 @@ def infer_rank(ctx: Context, layer, inputs) -> int | None:
     if t == "unsqueeze" and len(inputs) >= 2:
         axes = _const(inputs[1])
         return None if ranks[0] is None or axes is None else ranks[0] + len(set(axes))
+    if t == "squeeze" and inputs:
+        return _squeeze_rank(layer, inputs)
     if t in _REDUCE and len(inputs) >= 2:
         if ranks[0] is None:
             return None
@@ -99,6 +101,26 @@ def infer_rank(ctx: Context, layer, inputs) -> int | None:
             return None
         return max(a, b) - (a == 1) - (b == 1) if (a, b) != (1, 1) else 0
     return None
+
+
+def _squeeze_rank(layer, inputs) -> int | None:
+    """Given axes remove that many dims (with allow_axis_skip only those of 1); without axes (or empty
+    ones) every dim of 1 goes. What dynamic dims decide is unknown."""
+    data = inputs[0]
+    if data.rank is None:
+        return None
+    axes = _const(inputs[1]) if len(inputs) >= 2 else []
+    if axes is None:
+        return None
+    dims = data.shape or (None,) * data.rank
+    if not axes:
+        return None if any(d is None for d in dims) else sum(d != 1 for d in dims)
+    picked = {a % max(data.rank, 1) for a in axes}
+    if layer.data.get("allow_axis_skip", "false").lower() == "true":
+        if any(dims[a] is None for a in picked):
+            return None
+        return data.rank - sum(dims[a] == 1 for a in picked)
+    return data.rank - len(picked)
 
 
 def _const(v) -> list[int] | None:
