@@ -139,6 +139,21 @@ def test_ctc_loss_matches_openvino_sweep(ov_reference, case):
     _check_case(ov_reference, case)
 
 
+@pytest.mark.parametrize("const", [c for c in itertools.product([False, True], repeat=3) if any(c)],
+                         ids=lambda c: "".join("c" if x else "p" for x in c))
+def test_zero_steps_with_constant_lengths(const):
+    """T == 0 (no step): the loss of an empty target is -0 for every row, whichever inputs are constants
+    (was: onnxruntime's Expand to [N, 0, S] left a dim of 1 with constant lengths, GatherElements failed)."""
+    inputs = [np.zeros((2, 0, 3), np.float32), np.array([0, 0], np.int32), np.zeros((2, 0), np.int32),
+              np.array([0, 0], np.int32)]
+    attrs = dict(preprocess_collapse_repeated=0, ctc_merge_repeated=1, unique=0)
+    want = ctc_loss_reference(*inputs, **attrs)
+    model = node_model("CTCLoss", inputs, attrs, [(want.dtype, 1)], [False, *const], True)
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert got.dtype == want.dtype and got.shape == (2,), how
+        np.testing.assert_array_equal(got, want, err_msg=how)
+
+
 @pytest.mark.parametrize("flags", list(itertools.product([0, 1], repeat=3)), ids=lambda f: "".join(map(str, f)))
 def test_every_attribute_combination(ov_reference, flags):
     """Labels with repeats and recurring classes; one row whose label_length is its logit_length (no path

@@ -107,9 +107,10 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     centred = op.Sub(logits, top)
     log_p = op.Sub(centred, op.Log(op.ReduceSum(op.Exp(centred), op.Constant(value_ints=[2]), keepdims=1)))
     ext_shape = op.Shape(ext)
-    where = op.Expand(op.Unsqueeze(ext, op.Constant(value_ints=[1])), op.Concat(
-        op.Shape(ext, start=0, end=1), op.Reshape(t_len, op.Constant(value_ints=[1])),
-        op.Shape(ext, start=1, end=2), axis=0))
+    # (Tile, not Expand: with T == 0 and constant lengths onnxruntime's Expand to [N, 0, S] left a dim of 1)
+    where = op.Tile(op.Unsqueeze(ext, op.Constant(value_ints=[1])), op.Concat(
+        op.Constant(value_ints=[1]), op.Reshape(t_len, op.Constant(value_ints=[1])), op.Constant(value_ints=[1]),
+        axis=0))
     emit = op.Transpose(op.GatherElements(log_p, where, axis=2), perm=[1, 0, 2])
     # the three terms of a state ([N, 3, S]): its own value (blanks always, labels when merging), the previous
     # state's, the second previous (a label whose previous label differs, or any when not merging), as additive
