@@ -65,11 +65,8 @@ def proposal(ctx: Context, layer) -> None:
     domain_node(ctx, "Proposal", values, [ctx.out(i) for i in range(1 if version == 1 else 2)], **attrs)
 
 
-@translator("MulticlassNms", since=8, until=9, emits=("onnx_ext.MulticlassNms",))
-def multiclass_nms(ctx: Context, layer) -> None:
-    version = op_version(layer)
-    if ctx.n_inputs() not in (2, 3) or (version == 8 and ctx.n_inputs() != 2):
-        raise ctx.error(f"takes {'2' if version == 8 else '2 or 3'} inputs, the layer has {ctx.n_inputs()}")
+def _nms_attributes(ctx: Context, layer) -> dict:
+    """The attributes MulticlassNms and MatrixNms share, with their IR defaults."""
     index_type = attr.element(ctx, layer, "output_type", "i64")
     if index_type is None or index_type.ov not in ("i32", "i64"):
         raise ctx.error(f"output_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
@@ -77,11 +74,22 @@ def multiclass_nms(ctx: Context, layer) -> None:
     attrs.update(
         sort_result_type=attr.choice(ctx, layer, "sort_result_type", ("classid", "score", "none"), "none"),
         output_type=index_type.onnx,
-        iou_threshold=attr.number(ctx, layer, "iou_threshold", 0.0),
         score_threshold=attr.number(ctx, layer, "score_threshold", 0.0),
         nms_top_k=attr.integer(ctx, layer, "nms_top_k", -1),
         keep_top_k=attr.integer(ctx, layer, "keep_top_k", -1),
         background_class=attr.integer(ctx, layer, "background_class", -1),
+    )
+    return attrs
+
+
+@translator("MulticlassNms", since=8, until=9, emits=("onnx_ext.MulticlassNms",))
+def multiclass_nms(ctx: Context, layer) -> None:
+    version = op_version(layer)
+    if ctx.n_inputs() not in (2, 3) or (version == 8 and ctx.n_inputs() != 2):
+        raise ctx.error(f"takes {'2' if version == 8 else '2 or 3'} inputs, the layer has {ctx.n_inputs()}")
+    attrs = _nms_attributes(ctx, layer)
+    attrs.update(
+        iou_threshold=attr.number(ctx, layer, "iou_threshold", 0.0),
         nms_eta=attr.number(ctx, layer, "nms_eta", 1.0),
         version=version,
     )
@@ -91,17 +99,8 @@ def multiclass_nms(ctx: Context, layer) -> None:
 
 @translator("MatrixNms", since=8, until=8, emits=("onnx_ext.MatrixNms",))
 def matrix_nms(ctx: Context, layer) -> None:
-    index_type = attr.element(ctx, layer, "output_type", "i64")
-    if index_type is None or index_type.ov not in ("i32", "i64"):
-        raise ctx.error(f"output_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
-    attrs = _booleans(ctx, layer, {"sort_result_across_batch": False, "normalized": True})
+    attrs = _nms_attributes(ctx, layer)
     attrs.update(
-        sort_result_type=attr.choice(ctx, layer, "sort_result_type", ("classid", "score", "none"), "none"),
-        output_type=index_type.onnx,
-        score_threshold=attr.number(ctx, layer, "score_threshold", 0.0),
-        nms_top_k=attr.integer(ctx, layer, "nms_top_k", -1),
-        keep_top_k=attr.integer(ctx, layer, "keep_top_k", -1),
-        background_class=attr.integer(ctx, layer, "background_class", -1),
         decay_function=attr.choice(ctx, layer, "decay_function", ("gaussian", "linear"), "linear"),
         gaussian_sigma=attr.number(ctx, layer, "gaussian_sigma", 2.0),
         post_threshold=attr.number(ctx, layer, "post_threshold", 0.0),
