@@ -14,6 +14,7 @@ from domain_ops import EXAMPLES, check_inference, node_model, round_trip, run_th
 from helpers import assert_same
 from ir_testing import convert, evaluate_model, parameter, run_onnx, save_ir
 from onnx_ext.ops.random_uniform import random_uniform_reference
+from onnx_ext.ops.random_uniform.streams import TABLE_WORDS
 from ov_reference import OVCrashed, OVRejected
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -75,6 +76,23 @@ def test_random_uniform_matches_openvino(ov_reference, case):
     model = node_model("RandomUniform", inputs, attrs, [(mine.dtype, mine.ndim)], const)
     for how, (got,) in run_three_ways(model, inputs).items():
         assert_same(got, mine, how)  # bit-exact to the numpy reference
+
+
+@pytest.mark.parametrize("alignment, ov_type, bounds", [
+    ("tensorflow", "f32", (-1, 2)), ("tensorflow", "f64", (0, 1)), ("tensorflow", "i32", (3, 1000)),
+    ("tensorflow", "i64", (-5, 2**40)), ("pytorch", "f32", (-1, 2)), ("pytorch", "f64", (0, 1)),
+    ("pytorch", "i64", (0, 100)), ("pytorch", "i64", (-5, 2**40))])
+def test_streams_beyond_the_table_are_computed_exactly(ov_reference, alignment, ov_type, bounds):
+    # a shape of more words than the body's table of the stream's first words: the computed branch
+    values = TABLE_WORDS // (2 if ov_type in ("f64", "i64") else 1) + 5
+    dtype = TYPES[ov_type]
+    inputs = [np.array([values], np.int64), np.array(bounds[0], dtype), np.array(bounds[1], dtype)]
+    attrs = {"output_type": onnx_ext.types.from_ov(ov_type).onnx, "global_seed": 2**40 + 3, "op_seed": 7,
+             "alignment": alignment}
+    (expected,) = ov_reference("RandomUniform", 8, inputs, _ov_attrs(attrs), const=[False, True, True])
+    model = node_model("RandomUniform", inputs, attrs, [(expected.dtype, 1)], [False, True, True])
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, expected, how)
 
 
 @pytest.mark.parametrize("attrs, inputs, want", [

@@ -30,7 +30,7 @@ from ...types import ElementType, from_onnx, from_ov
 from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
 from ..builder import BodyBuilder
 from ..random_uniform import _drawn, _tensorflow, seed
-from ..random_uniform.streams import philox
+from ..random_uniform.streams import philox_stream
 from .reference import multinomial_reference
 
 __all__ = ["SPEC", "Sampler", "multinomial_reference"]
@@ -121,10 +121,10 @@ class Sampler(Overload):
             return _drawn(g, et, dims, zero, one)
         count = g("ReduceProd", dims, keepdims=0)
         wide = et.numpy.itemsize > 4
-        calls = g("Div", g("Add", count, g.const(1 if wide else 3)), g.const(2 if wide else 4))
-        words_ = philox(g, calls, (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
-                        (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
-        return g("Reshape", _tensorflow(g, et, words_, count, zero, one), dims, allowzero=1)
+        stream = philox_stream(g, g("Mul", count, g.const(2 if wide else 1)),
+                               (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
+                               (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
+        return g("Reshape", _tensorflow(g, et, stream, count, zero, one), dims, allowzero=1)
 
 
 def _up(b: BodyBuilder, et: ElementType, x: str) -> str:

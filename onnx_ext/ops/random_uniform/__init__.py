@@ -30,7 +30,7 @@ from ...types import ElementType, from_onnx, from_ov
 from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
 from ..builder import BodyBuilder
 from .reference import BF16, pytorch_values, tensorflow_values
-from .streams import U64, Words, interleaved, mersenne, philox
+from .streams import U64, Words, interleaved, mersenne, philox_stream
 
 __all__ = ["SPEC", "Stream", "random_uniform_reference"]
 
@@ -137,10 +137,10 @@ class Stream(Overload):
         if self.global_seed == 0 and self.op_seed == 0:
             values = _drawn(g, et, dims, lo, hi)
         elif self.alignment == "tensorflow":
-            calls = g("Div", g("Add", count, g.const(1 if wide else 3)), g.const(2 if wide else 4))
+            words_ = g("Mul", count, g.const(2 if wide else 1))
             key = (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32)
-            words_ = philox(g, calls, key, (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
-            values = _tensorflow(g, et, words_, count, lo, hi)
+            stream = philox_stream(g, words_, key, (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
+            values = _tensorflow(g, et, stream, count, lo, hi)
         else:
             values = _pytorch(g, et, count, lo, hi, self.global_seed)
         return g("Reshape", values, dims, allowzero=1)
@@ -191,15 +191,16 @@ def _integer(g: BodyBuilder, et: ElementType, w: str, lo: str, hi: str, bits: in
     return g("Cast", words_.add(g("Mod", w, span), base), to=et.onnx)
 
 
-def _tensorflow(g: BodyBuilder, et: ElementType, words_: list[str], count: str, lo: str, hi: str) -> str:
+def _tensorflow(g: BodyBuilder, et: ElementType, stream: str, count: str, lo: str, hi: str) -> str:
+    """The values of the Philox ``stream`` (one word each, f64 and i64 two)."""
     if et.ov in ("f64", "i64"):
-        a, b = interleaved(g, words_, count, 2)
+        a, b = interleaved(g, stream, count, 2)
         if et.ov == "i64":
             w = Words(g)
             return _integer(g, et, w.or_(w.shl(b, 32), a), lo, hi, 64)
         u = g("Add", _in(g, a, 20, F64, 2.0**-20), _in(g, b, 32, F64, 2.0**-52))
         return _scaled(g, et, u, lo, hi)
-    (w,) = interleaved(g, words_, count, 1)
+    (w,) = interleaved(g, stream, count, 1)
     if et.ov == "i32":
         return _integer(g, et, w, lo, hi, 32)
     bits = {"f32": 23, "f16": 10, "bf16": 7}[et.ov]
@@ -219,11 +220,11 @@ def _pytorch(g: BodyBuilder, et: ElementType, count: str, lo: str, hi: str, seed
                  to=INT64.dtype)
         y1 = one("Add", one("Mod", w1, one("Sub", hi, lo), fmod=1), lo)
         w = Words(two)
-        a, b = interleaved(two, [stream], count, 2)
+        a, b = interleaved(two, stream, count, 2)
         y2 = _integer(two, et, w.or_(w.shl(a, 32), b), lo, hi, 64)
         return g.if_(small, one, y1, two, y2)
     if wide:
-        a, b = interleaved(g, [stream], count, 2)
+        a, b = interleaved(g, stream, count, 2)
         u = g("Add", _in(g, a, 21, F64, 2.0**-21), _in(g, b, 32, F64, 2.0**-53))
         return _scaled(g, et, u, lo, hi)
     w = g("Slice", stream, g.const([0]), g("Reshape", count, g.const([1])))

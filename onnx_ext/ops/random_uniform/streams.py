@@ -1,18 +1,27 @@
 """RandomUniform-8's streams built node by node: Philox-4x32-10 (``tensorflow`` alignment) and MT19937
 (``pytorch``), in integer ONNX ops, with every value that depends only on the seeds folded into constants
-(the first round's counter, the round keys). Values are 32-bit words held in UINT64 tensors: onnxruntime
-multiplies them exactly (a 32 x 32 -> 64-bit product) and shifts and masks uint64."""
+(the first round's counter, the round keys, what the counter's constant words make of the first two rounds).
+Values are 32-bit words held in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 -> 64-bit
+product) and shifts and masks uint64.
+
+A stream's first ``TABLE_WORDS`` words are also kept as a constant: a shape that needs no more slices them
+(onnxruntime's bitwise kernels take ~1 ns per element and Philox is ~100 of them per 4 words, where OpenVINO's
+kernel keeps the words in registers: ~12x slower than OpenVINO computed, faster sliced)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import onnx
 
 from ..builder import BodyBuilder
-from .reference import M4A, M4B, MT_M, MT_N, ROUNDS, W32A, W32B, mt_state
+from .reference import M4A, M4B, MT_M, MT_N, ROUNDS, W32A, W32B, mt_state, mt_words, philox_words
 
 U64 = onnx.TensorProto.UINT64
 MASK = 0xFFFFFFFF
+#: Words of a stream kept as a table (uint32, 256 KB): 65,536 f32 values, a [1, 4, 128, 128] latent.
+TABLE_WORDS = 1 << 16
 
 
 class Words:
@@ -33,8 +42,10 @@ class Words:
         return self._binary("Mul", a, b, lambda x, y: (x * y) & 0xFFFFFFFFFFFFFFFF)
 
     def xor(self, a, b):
-        if b == 0:
+        if isinstance(b, int) and b == 0:
             return a
+        if isinstance(a, int) and a == 0:
+            return b
         return self._binary("BitwiseXor", a, b, lambda x, y: x ^ y)
 
     def and_(self, a, b):
@@ -58,17 +69,42 @@ class Words:
 
 def philox(g: BodyBuilder, calls: str, key: tuple, counter: tuple[int, int]) -> list[str]:
     """The 4 words of Philox calls 0..calls-1 (each [calls] UINT64); ``key``: (low, high) words, ints or
-    UINT64 scalars (a key drawn at run time); ``counter``: op_seed's (low, high)."""
+    UINT64 scalars (a key drawn at run time); ``counter``: op_seed's (low, high). At most 2^32 calls (2^34
+    words: 64 GiB of f32; checked, ``philox_calls_within_2_32``): the counter's high word is 0, which folds
+    most of the first two rounds into constants."""
+    calls = g("Add", calls, g.check("philox_calls_within_2_32", g("LessOrEqual", calls, g.const(1 << 32))))
     w = Words(g)
-    i = g("Cast", g("Range", g.const(0), calls, g.const(1)), to=U64)
-    n_lo, n_hi, c_lo, c_hi = w.low(i), w.shr(i, 32), counter[0], counter[1]
+    i = g("Range", g.const(0), calls, g.const(1))
+    n_lo, n_hi, c_lo, c_hi = g("Cast", i, to=U64), 0, counter[0], counter[1]
     k_lo, k_hi = key
     for r in range(ROUNDS):
         p0, p1 = w.mul(n_lo, M4A), w.mul(c_lo, M4B)
-        n_lo, n_hi, c_lo, c_hi = (w.xor(w.xor(w.shr(p1, 32), n_hi), k_lo), w.low(p1),
-                                  w.xor(w.xor(w.shr(p0, 32), c_hi), k_hi), w.low(p0))
+        n_lo, n_hi, c_lo, c_hi = (w.xor(w.shr(p1, 32), w.xor(n_hi, k_lo)), w.low(p1),
+                                  w.xor(w.shr(p0, 32), w.xor(c_hi, k_hi)), w.low(p0))
         k_lo, k_hi = w.low(w.add(k_lo, W32A)), w.low(w.add(k_hi, W32B))
     return [_full(g, w, v, i) for v in (n_lo, n_hi, c_lo, c_hi)]
+
+
+def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int]) -> str:
+    """The first ``words`` words of the Philox stream ([words] UINT64), call after call."""
+    table = philox_words(TABLE_WORDS // 4, key[0] | key[1] << 32, counter[0] | counter[1] << 32).reshape(-1)
+
+    def compute(b: BodyBuilder, words: str) -> str:
+        calls = b("Div", b("Add", words, b.const(3)), b.const(4))
+        flat = b("Reshape", b("Concat", *[b("Unsqueeze", x, b.const([1])) for x in philox(b, calls, key, counter)],
+                              axis=1), b.const([-1]))
+        return b("Slice", flat, b.const([0]), b("Reshape", words, b.const([1])))
+
+    return tabled(g, words, table, compute)
+
+
+def tabled(g: BodyBuilder, words: str, table: np.ndarray, compute: Callable[[BodyBuilder, str], str]) -> str:
+    """A stream's first ``words`` words ([words] UINT64): a Slice of ``table`` (its first words) when they are
+    enough, else ``compute(branch, words)``."""
+    short, long = g.branch(), g.branch()
+    cut = short("Slice", short.const(table, np.uint32), short.const([0]), short("Reshape", words, short.const([1])))
+    return g.if_(g("LessOrEqual", words, g.const(len(table))), short, short("Cast", cut, to=U64),
+                 long, compute(long, words))
 
 
 def _full(g: BodyBuilder, w: Words, v, like: str) -> str:
@@ -76,20 +112,25 @@ def _full(g: BodyBuilder, w: Words, v, like: str) -> str:
     return v if not isinstance(v, int) else g("Expand", w.tensor(v), g("Shape", like))
 
 
-def interleaved(g: BodyBuilder, words: list[str], count: str, per_value: int) -> list[str]:
-    """The words of each call in order, call after call, cut to the words of ``count`` values; as one [count]
-    tensor (``per_value`` 1) or two (the first and second word of each value)."""
-    flat = g("Reshape", g("Concat", *[g("Unsqueeze", x, g.const([1])) for x in words], axis=1), g.const([-1]))
+def interleaved(g: BodyBuilder, flat: str, count: str, per_value: int) -> list[str]:
+    """The words of ``count`` values from a stream of at least as many words (``flat``, [n] UINT64), as one
+    [count] tensor (``per_value`` 1) or two (the first and second word of each value)."""
     if per_value == 1:
         return [g("Slice", flat, g.const([0]), g("Reshape", count, g.const([1])))]
-    pairs = g("Reshape", flat, g.const([-1, 2]))
-    return [g("Slice", g("Squeeze", g("Slice", pairs, g.const([k]), g.const([k + 1]), g.const([1])), g.const([1])),
-              g.const([0]), g("Reshape", count, g.const([1]))) for k in (0, 1)]
+    two = g("Mul", g("Reshape", count, g.const([1])), g.const([2]))
+    pairs = g("Reshape", g("Slice", flat, g.const([0]), two), g.const([-1, 2]))
+    return [g("Squeeze", g("Slice", pairs, g.const([k]), g.const([k + 1]), g.const([1])), g.const([1]))
+            for k in (0, 1)]
 
 
 def mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
-    """The first ``words`` tempered MT19937 words ([words] UINT64): a Loop of one regeneration and tempering
-    per 624 words (the state, a constant for the seed, carried)."""
+    """The first ``words`` tempered MT19937 words ([words] UINT64)."""
+    return tabled(g, words, mt_words(TABLE_WORDS, global_seed), lambda b, words: _mersenne(b, words, global_seed))
+
+
+def _mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
+    """The first ``words`` tempered MT19937 words: a Loop of one regeneration and tempering per 624 words (the
+    state, a constant for the seed, carried)."""
     body = g.branch()
     w = Words(body)
     state = "mt_state_in"
