@@ -57,10 +57,11 @@ def _maps(step_ids, parent_ids, max_seq_len):
 
 @script(ov_ext, default_opset=op)
 def _composed(r, identity, shift):
-    # One doubling step: R_t o R_t+shift, the identity past the end (shift: [1]).
-    later = op.Concat(op.Slice(r, shift, op.Constant(value_ints=[9223372036854775807])),
-                      op.Slice(identity, op.Constant(value_ints=[0]), shift), axis=0)
-    return op.GatherElements(r, later, axis=2)
+    # One doubling step on beam-first maps ([W, T, B]): R_t o R_t+shift, the identity past the end (shift: [1]).
+    axis = op.Constant(value_ints=[1])
+    later = op.Concat(op.Slice(r, shift, op.Constant(value_ints=[9223372036854775807]), axis),
+                      op.Slice(identity, op.Constant(value_ints=[0]), shift, axis), axis=1)
+    return op.GatherElements(r, later, axis=0)
 
 
 @script(ov_ext, default_opset=op)
@@ -127,11 +128,13 @@ def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
     steps = op.Cast(op.Ceil(op.Div(op.Log(op.Max(op.Sub(maps, op.Constant(value_floats=[1.0])),
                                                  op.Constant(value_floats=[1.0]))),
                                    op.Log(op.Constant(value_floats=[2.0])))), to=INT64.dtype)
-    r = q
+    r = op.Transpose(q, perm=[2, 0, 1])  # (beam-first: onnxruntime's GatherElements is ~1.6x faster on axis 0)
+    beams_first = op.Transpose(identity, perm=[2, 0, 1])
     for i in range(op.ReduceSum(steps, keepdims=0)):  # (one loop-carried value: onnxscript orders several by
         shift = op.Pow(op.Constant(value_ints=[2]), i)  # set iteration, which changes from process to process)
-        r = _composed(r, identity, shift)
-    return _tree_gather(step_ids, end_token, _checked_paths(parent_ids, r, inside), inside)
+        r = _composed(r, beams_first, shift)
+    paths = op.Transpose(r, perm=[1, 2, 0])
+    return _tree_gather(step_ids, end_token, _checked_paths(parent_ids, paths, inside), inside)
 
 
 HELPERS = (_maps, _composed, _checked_paths, _ended, _tree_where, _tree_gather)
@@ -150,12 +153,13 @@ class Unrolled(Overload):
     def build(self, g: BodyBuilder) -> str:
         q, identity, inside = g.fresh("maps"), g.fresh("identity"), g.fresh("inside")
         _call(g, _maps, ["step_ids", "parent_ids", "max_seq_len"], [q, identity, inside])
-        r = q
+        # beam-first maps ([W, T, B]): onnxruntime's GatherElements is ~1.6x faster on axis 0 than on the last
+        r, beams_first = g("Transpose", q, perm=[2, 0, 1]), g("Transpose", identity, perm=[2, 0, 1])
         for k in range(self.steps):  # (constant slice bounds: nothing computed at run time but the gather)
-            later = g("Concat", g("Slice", r, g.const([2**k]), g.const([2**63 - 1])),
-                      g("Slice", identity, g.const([0]), g.const([2**k])), axis=0)
-            r = g("GatherElements", r, later, axis=2)
-        paths = _call(g, _checked_paths, ["parent_ids", r, inside])
+            later = g("Concat", g("Slice", r, g.const([2**k]), g.const([2**63 - 1]), g.const([1])),
+                      g("Slice", beams_first, g.const([0]), g.const([2**k]), g.const([1])), axis=1)
+            r = g("GatherElements", r, later, axis=0)
+        paths = _call(g, _checked_paths, ["parent_ids", g("Transpose", r, perm=[1, 2, 0]), inside])
         return _call(g, _tree_where if self.where else _tree_gather, ["step_ids", "end_token", paths, inside])
 
 
