@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 import onnx
-from onnxscript import FLOAT, INT32, INT64, script
+from onnxscript import FLOAT, INT32, INT64, UINT8, script
 
 from ...domain import op, ov_ext
 from ..base import NAT, Overload, words
@@ -39,7 +39,10 @@ def _maps(step_ids, parent_ids, max_seq_len):
     msl = op.Cast(max_seq_len, to=INT64.dtype)
     lengths = op.Add(op.Where(op.Less(msl, zero), t_len, op.Min(msl, t_len)), shapes_agree)
     times = op.Reshape(op.Range(zero, t_len, one), op.Constant(value_ints=[-1, 1, 1]))
-    inside = op.Expand(op.Less(times, op.Reshape(lengths, op.Constant(value_ints=[1, -1, 1]))), shape)
+    # (the lengths expanded over the beams before the comparison: a bool Expand takes twice as long)
+    row = op.Concat(op.Constant(value_ints=[1]), op.Slice(shape, op.Constant(value_ints=[1]),
+                                                          op.Constant(value_ints=[3])), axis=0)
+    inside = op.Less(times, op.Expand(op.Reshape(lengths, op.Constant(value_ints=[1, -1, 1])), row))
     iota = op.Cast(op.Reshape(op.Range(zero, beams, one), op.Constant(value_ints=[1, 1, -1])), to=INT32.dtype)
     identity = op.Expand(iota, shape)
     # Q_t = parent_ids[t + 1] where t + 1 < L: parent_ids (INT32: onnxruntime's GatherElements takes 4 ns
@@ -76,7 +79,8 @@ def _checked_paths(parent_ids, paths, inside):
     at = op.Concat(op.Xor(first, first), op.Slice(inside, op.Constant(value_ints=[1]),
                                                   op.Shape(raw, start=0, end=1)), axis=0)  # 1 <= t < L
     outside = op.Or(op.Less(raw, zero), op.GreaterOrEqual(raw, beams))
-    if op.ReduceSum(op.Cast(op.And(at, outside), to=INT64.dtype), keepdims=0) > zero:
+    # (any: ReduceMax of uint8, ~20x faster than ReduceSum of int64 in onnxruntime)
+    if op.ReduceMax(op.Cast(op.And(at, outside), to=UINT8.dtype), keepdims=0) > op.Cast(zero, to=UINT8.dtype):
         followed = op.GatherElements(outside, paths, axis=2)  # (bool: every type)
         bad = op.ReduceSum(op.Cast(op.And(at, followed), to=INT64.dtype), keepdims=0)
         parent_ids_in_range = op.Gather(op.Constant(value_ints=[0]), op.Reshape(op.Min(bad, one),
@@ -122,7 +126,7 @@ def _tree_gather(step_ids, end_token, paths, inside):
 def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
     # GatherTree-1(step_ids: T [MAX_TIME, BATCH, BEAM], parent_ids: T [..], max_seq_len: T [BATCH],
     #              end_token: T scalar) -> T [MAX_TIME, BATCH, BEAM]
-    # General body: the doubling steps in a Loop, ceil(log2(MAX_TIME - 1)) of them.
+    # General body: the doubling steps in a Loop, ceil(log2(MAX_TIME - 1)) of them (two per iteration).
     q, identity, inside = _maps(step_ids, parent_ids, max_seq_len)
     maps = op.Cast(op.Shape(step_ids, start=0, end=1), to=FLOAT.dtype)
     steps = op.Cast(op.Ceil(op.Div(op.Log(op.Max(op.Sub(maps, op.Constant(value_floats=[1.0])),
@@ -130,9 +134,12 @@ def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
                                    op.Log(op.Constant(value_floats=[2.0])))), to=INT64.dtype)
     r = op.Transpose(q, perm=[2, 0, 1])  # (beam-first: onnxruntime's GatherElements is ~1.6x faster on axis 0)
     beams_first = op.Transpose(identity, perm=[2, 0, 1])
-    for i in range(op.ReduceSum(steps, keepdims=0)):  # (one loop-carried value: onnxscript orders several by
-        shift = op.Pow(op.Constant(value_ints=[2]), i)  # set iteration, which changes from process to process)
-        r = _composed(r, beams_first, shift)
+    # two steps per iteration (shifts 4^i and 2 * 4^i: onnxruntime's Loop costs about a step per iteration; a
+    # step past the end composes with the identity: no change)
+    pairs = op.Div(op.Add(op.ReduceSum(steps, keepdims=0), op.Constant(value_int=1)), op.Constant(value_int=2))
+    for i in range(pairs):  # (one loop-carried value: onnxscript orders several by
+        shift = op.Pow(op.Constant(value_ints=[4]), i)  # set iteration, which changes from process to process)
+        r = _composed(_composed(r, beams_first, shift), beams_first, op.Mul(shift, op.Constant(value_ints=[2])))
     paths = op.Transpose(r, perm=[1, 2, 0])
     return _tree_gather(step_ids, end_token, _checked_paths(parent_ids, paths, inside), inside)
 
