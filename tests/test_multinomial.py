@@ -61,6 +61,22 @@ def test_multinomial_matches_the_reference(ov_reference, case):
         assert_same(got, want, how)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("known", [True, False])
+def test_samples_without_replacement_unrolled_or_looped(dtype, known):
+    # num_samples known: the steps unrolled (Sampler ..._n12); at run time: a Loop; both the reference's samples
+    rng = np.random.default_rng(7)
+    probs = (rng.random((3, 400)) ** 8).astype(dtype)  # (many tiny probabilities: cdf steps that round)
+    inputs = [probs, np.array(12, np.int64)]
+    attrs = {"convert_type": I64, "with_replacement": 0, "log_probs": 0, "global_seed": 5, "op_seed": 9}
+    want = multinomial_reference(*inputs, **attrs)
+    model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
+    overloads = {f.overload for f in model.functions if f.name == "Multinomial"}
+    assert any(o.endswith("_n12") for o in overloads) == known, overloads
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
 def test_where_the_draws_do_not_matter_openvino_agrees(ov_reference):
     """A class with all the probability: every sample is it (with replacement); every class of positive
     probability, as many samples: a permutation (without). The CPU plugin, whose draws differ, agrees."""

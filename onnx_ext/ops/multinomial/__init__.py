@@ -9,8 +9,9 @@ type F for the same seeds, shape [batch, num_samples]; each sample the first cla
 none); without replacement, after each sample its probability p is taken out: cdf[k] -= p from the chosen class on,
 then cdf /= 1 - p.
 
-Bodies: ``Sampler`` (``{type}_{rep|norep}[_log]_g{global_seed}_o{op_seed}``): with replacement one comparison of
-every sample with every cdf value and an ArgMax; without, a Loop over the samples carrying the cdf.
+Bodies: ``Sampler`` (``{type}_{rep|norep}[_log]_g{global_seed}_o{op_seed}[_n{samples}]``): with replacement one
+comparison of every sample with every cdf value and an ArgMax; without, the steps unrolled (num_samples known, at
+most ``UNROLLED``: ``_n{samples}``) or a Loop over the samples carrying the cdf.
 Errors at run time: ``num_samples_non_negative``, ``num_samples_within_classes`` (without replacement).
 """
 
@@ -38,6 +39,8 @@ __all__ = ["SPEC", "Sampler", "multinomial_reference"]
 TYPES = ("f16", "bf16", "f32", "f64")
 F32 = onnx.TensorProto.FLOAT
 I64 = onnx.TensorProto.INT64
+#: Samples without replacement, num_samples known, unrolled (~20 nodes each) up to this many; more: a Loop.
+UNROLLED = 16
 
 
 def check_attributes(attrs: dict) -> dict:
@@ -81,13 +84,14 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
 class Sampler(Overload):
     """Multinomial-13 of one probs type, with or without replacement, log or plain probabilities and seeds."""
 
-    SPELLING = "{type}_{index}_{replacement}[_{log_probs}]_g{global_seed}_o{op_seed}"
+    SPELLING = "{type}_{index}_{replacement}[_{log_probs}]_g{global_seed}_o{op_seed}[_n{samples}]"
     type: Annotated[str, words(TYPES)]
     index: Annotated[int, words({"i32": onnx.TensorProto.INT32, "i64": onnx.TensorProto.INT64})]
     replacement: Annotated[bool, words({"rep": True, "norep": False})]
     log_probs: Annotated[bool, words({"log": True})] = False
     global_seed: Annotated[int, NAT] = 0
     op_seed: Annotated[int, NAT] = 0
+    samples: Annotated[int, NAT] = 0  # without replacement: the steps unrolled (num_samples known), 0: a Loop
 
     def build(self, g: BodyBuilder) -> str:
         et = from_ov(self.type)
@@ -111,7 +115,7 @@ class Sampler(Overload):
                     to=onnx.TensorProto.INT32)
             samples = g("ArgMax", hit, axis=2, keepdims=0)
         else:
-            samples = _without_replacement(g, et, ct, u, cdf, n)
+            samples = _without_replacement(g, et, ct, u, cdf, n, self.samples)
         return g("Cast", samples, to=self.index)
 
     def _uniforms(self, g: BodyBuilder, et: ElementType, dims: str) -> str:
@@ -136,34 +140,28 @@ def _round(b: BodyBuilder, et: ElementType, x: str) -> str:
     return x if et.ov in ("f32", "f64") else b("Cast", b("Cast", x, to=et.onnx), to=F32)
 
 
-def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str) -> str:
-    """A Loop over the samples carrying the cdf [B, C]: the first class with u <= cdf (none: 0, cdf unchanged),
-    then its probability p taken out (cdf[k] -= p for k >= the class, cdf /= 1 - p, in the probs' type)."""
+def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int) -> str:
+    """The samples [B, n]: ``samples`` steps unrolled (num_samples known), else (0) a Loop over the samples carrying
+    the cdf [B, C] (onnxruntime's Loop costs several times its body's kernels on a [8, 32000] cdf)."""
+    # the class indices [B, C] (INT32: onnxruntime compares [B, C] with [B, 1] ~3x faster than [1, C] with [B, 1])
+    classes = g("Expand", g("Cast", g("Range", g.const(0), g("ReduceSum", g("Shape", cdf, start=1, end=2), keepdims=0),
+                                       g.const(1)), to=onnx.TensorProto.INT32), g("Shape", cdf))
+    if samples:
+        taken = []
+        for j in range(samples):
+            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes)
+            taken.append(k)
+        return g("Concat", *taken, axis=1)
     b = g.branch()
-    cdf_in = "mn_cdf_in"
-    uj = b("Gather", u, b("Reshape", "mn_step", b.const([1])), axis=1)  # [B, 1]
-    hit = b("Cast", b("LessOrEqual", uj, cdf_in), to=onnx.TensorProto.INT32)
-    k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
-    found = b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
-    at_k = b("GatherElements", cdf_in, k, axis=1)
-    dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
-    zero, one = b.const(0.0, dtype), b.const(1.0, dtype)
-    before = b("Where", b("Greater", k, b.const(0)),  # cdf[k - 1], 0 at k = 0
-               b("GatherElements", cdf_in, b("Max", b("Sub", k, b.const(1)), b.const(0)), axis=1), zero)
-    p = _round(b, et, b("Sub", at_k, before))
-    divisor = _round(b, et, b("Sub", one, p))
-    # no class found: nothing taken out (p 0, divisor 1: the cdf unchanged, exactly)
-    p, divisor = b("Where", found, p, zero), b("Where", found, divisor, one)
-    classes = b("Range", b.const(0), b("ReduceSum", b("Shape", cdf_in, start=1, end=2), keepdims=0), b.const(1))
-    later = b("GreaterOrEqual", b("Unsqueeze", classes, b.const([0])), k)
-    shifted = b("Where", later, _round(b, et, b("Sub", cdf_in, p)), cdf_in)
-    b("Identity", _round(b, et, b("Div", shifted, divisor)), out="mn_cdf_out")
+    k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", "mn_step", b.const([1])), axis=1), "mn_cdf_in",
+                              classes)
+    b("Identity", cdf_out, out="mn_cdf_out")
     b("Identity", b.const(True, np.bool_), out="mn_cond_out")
     b("Squeeze", k, b.const([1]), out="mn_sample")
     info = onnx.helper.make_tensor_value_info
     graph = onnx.helper.make_graph(
         b.nodes, g.fresh("mn_sample_step"),
-        [info("mn_step", I64, []), info("mn_cond_in", onnx.TensorProto.BOOL, []), info(cdf_in, ct, None)],
+        [info("mn_step", I64, []), info("mn_cond_in", onnx.TensorProto.BOOL, []), info("mn_cdf_in", ct, None)],
         [info("mn_cond_out", onnx.TensorProto.BOOL, None), info("mn_cdf_out", ct, None), info("mn_sample", I64, None)])
     final, stacked = g.fresh("mn_final"), g.fresh("mn_samples")
     g.nodes.append(onnx.helper.make_node("Loop", [g("Squeeze", n, g.const([0])), "", cdf], [final, stacked],
@@ -173,12 +171,37 @@ def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: 
     return g("Transpose", stacked, perm=[1, 0])
 
 
+def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str) -> tuple[str, str]:
+    """One sample ([B, 1] INT64) for the uniforms ``uj`` [B, 1] (``classes``: the class indices [B, C]): the first
+    class with u <= cdf (none: 0, cdf unchanged); and the cdf with its probability p taken out (cdf[k] -= p for k >=
+    the class, cdf /= 1 - p, in the probs' type)."""
+    hit = b("Cast", b("LessOrEqual", uj, cdf), to=F32)  # (ArgMax of float: ~1.5x faster than of int32)
+    k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
+    found = b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+    at_k = b("GatherElements", cdf, k, axis=1)
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
+    zero, one = b.const(0.0, dtype), b.const(1.0, dtype)
+    before = b("Where", b("Greater", k, b.const(0)),  # cdf[k - 1], 0 at k = 0
+               b("GatherElements", cdf, b("Max", b("Sub", k, b.const(1)), b.const(0)), axis=1), zero)
+    p = _round(b, et, b("Sub", at_k, before))
+    divisor = _round(b, et, b("Sub", one, p))
+    # no class found: nothing taken out (p 0, divisor 1: the cdf unchanged, exactly)
+    p, divisor = b("Where", found, p, zero), b("Where", found, divisor, one)
+    later = b("Cast", b("GreaterOrEqual", classes, b("Cast", k, to=onnx.TensorProto.INT32)), to=ct)
+    # p where the class is k or later, else 0 (x - 0 is x: the cdf before k unchanged; a Where costs ~3x this)
+    shifted = _round(b, et, b("Sub", cdf, b("Mul", later, p)))
+    return k, _round(b, et, b("Div", shifted, divisor))
+
+
 def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     et = operands[0].type
     if et is None or et.ov not in TYPES:
         return "general"
+    n = operands[1].value
+    n = int(np.asarray(n).reshape(-1)[0]) if n is not None else 0
+    unrolled = n if not attrs["with_replacement"] and 0 < n <= UNROLLED else 0
     return Sampler(et.ov, attrs["convert_type"], bool(attrs["with_replacement"]), bool(attrs["log_probs"]),
-                   seed(attrs["global_seed"]), seed(attrs["op_seed"])).name
+                   seed(attrs["global_seed"]), seed(attrs["op_seed"]), unrolled).name
 
 
 def openvino_node(attrs: dict, inputs: list):
