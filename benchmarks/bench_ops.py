@@ -256,7 +256,7 @@ def main(argv=None) -> int:
                        "out_elements": sc.out_elements, "nodes": nodes, "ops": ops, "checks": checks,
                        "overloads": overloads, "convert_s": convert_s, "target": ttext, "target_ratio": tr,
                        "met": bool(met), "note": "; ".join(filter(None, [sc.note] + notes)),
-                       "same_graph": same_graph, "samples_s": samples, **s}
+                       "same_graph": same_graph, "samples_s": samples, "load_avg": list(os.getloadavg()), **s}
                 results.append(row)
                 r11 = s["ratio"].get("range11_over_ours")
                 r11 = f" range11/ours {r11:.0f}x" if r11 is not None else ""

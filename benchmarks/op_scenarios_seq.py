@@ -99,24 +99,26 @@ SCENARIOS["dft"] = dft_scenarios
 
 
 def gather_tree_scenarios():
-    """GatherTree-1: beam 4 x 64 steps (a batch of 8 and of 1; i32 as translation models give it)."""
+    """GatherTree-1: beams of 4 and 8 x 64 and 256 steps (a batch of 8 and of 1; i32 as translation models give
+    it), MAX_TIME at run time or static."""
     from openvino import opset1
 
     out = []
-    for name, batch, t_len, dynamic in [("beam4x64", 8, 64, True), ("beam4x64-static", 8, 64, False),
-                                        ("beam4x64-b1", 1, 64, True), ("beam4x256", 8, 256, True),
-                                        ("beam4x256-static", 8, 256, False)]:
-        step = RNG.integers(0, 30000, (t_len, batch, 4)).astype(np.int32)
-        parent = RNG.integers(0, 4, (t_len, batch, 4)).astype(np.int32)
+    for name, batch, t_len, beams, dynamic in [
+            ("beam4x64", 8, 64, 4, True), ("beam4x64-static", 8, 64, 4, False), ("beam4x64-b1", 1, 64, 4, True),
+            ("beam4x256", 8, 256, 4, True), ("beam4x256-static", 8, 256, 4, False),
+            ("beam4x256-b1", 1, 256, 4, True), ("beam8x256", 8, 256, 8, True)]:
+        step = RNG.integers(0, 30000, (t_len, batch, beams)).astype(np.int32)
+        parent = RNG.integers(0, beams, (t_len, batch, beams)).astype(np.int32)
         msl = RNG.integers(t_len // 2, t_len + 1, batch).astype(np.int32)
 
         def ov_model(shape=step.shape, dynamic=dynamic):
-            dims = [-1, -1, 4] if dynamic else list(shape)
+            dims = [-1, -1, shape[2]] if dynamic else list(shape)
             s, p = _param("step_ids", dims, np.int32), _param("parent_ids", dims, np.int32)
             m = _param("max_seq_len", [-1] if dynamic else [shape[1]], np.int32)
             return _model(opset1.gather_tree(s, p, m, opset1.constant(np.int32(2))), [s, p, m])
 
-        out.append(Scenario("GatherTree", name, f"i32 [{t_len}, {batch}, 4], end_token 2 constant"
+        out.append(Scenario("GatherTree", name, f"i32 [{t_len}, {batch}, {beams}], end_token 2 constant"
                             + ("" if dynamic else ", static shapes"), False, ov_model, None,
                             {"step_ids": step, "parent_ids": parent, "max_seq_len": msl},
                             out_elements=step.size, vs="openvino"))
@@ -166,13 +168,15 @@ SCENARIOS["ctc"] = ctc_scenarios
 def random_uniform_scenarios():
     """RandomUniform-8 with the shape a run-time input: a diffusion model's latent noise [1, 4, 64, 64] (seeds
     0 and 0, as OpenVINO's PyTorch frontend writes torch.rand: a non-deterministic stream; and seeded, exact
-    Philox or MT19937), and 1M seeded values."""
+    Philox or MT19937: sliced from the body's table of the stream's first words), and 1M seeded values (computed:
+    more words than the table)."""
     from openvino.utils.node_factory import NodeFactory
 
     out = []
     for name, dims, seeds, alignment in [("latent-noise-unseeded", (1, 4, 64, 64), (0, 0), "tensorflow"),
                                          ("latent-noise-philox", (1, 4, 64, 64), (42, 7), "tensorflow"),
                                          ("latent-noise-mt19937", (1, 4, 64, 64), (42, 0), "pytorch"),
+                                         ("latent-1280x1024-philox", (1, 4, 128, 160), (42, 7), "tensorflow"),
                                          ("1M-philox", (1000, 1000), (42, 7), "tensorflow")]:
         def ov_model(seeds=seeds, alignment=alignment, rank=len(dims)):
             shape = _param("shape", [rank], np.int64)
@@ -184,7 +188,9 @@ def random_uniform_scenarios():
 
         out.append(Scenario("RandomUniform", name, f"f32 {list(dims)}, seeds {seeds}, {alignment}", False, ov_model,
                             None, {"shape": np.array(dims, np.int64)}, out_elements=int(np.prod(dims)),
-                            vs="openvino", of_largest=2.0 if seeds == (0, 0) else None))
+                            vs="openvino", of_largest=2.0 if seeds == (0, 0) else None,
+                            note="" if seeds == (0, 0) else "up to 65,536 words sliced from the body's table of the "
+                            "stream, more computed" + (": computed" if np.prod(dims) > 65536 else ": sliced")))
     return out
 
 

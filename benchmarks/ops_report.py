@@ -76,6 +76,7 @@ def markdown(results: list[dict], info: dict) -> str:
         f"onnxruntime {info['onnxruntime']}, onnx {info['onnx']}, onnxscript {info.get('onnxscript', '?')}, "
         f"OpenVINO {info.get('openvino', 'not installed')}, numpy {info['numpy']}, Python {info['python']}; "
         f"{info['date']}.",
+        *([""] + [f"Re-measured: {note}" for note in info["remeasured"]] if info.get("remeasured") else []),
         "",
         "(a) ours = converter output (domain node + function body) in onnxruntime; (b) native = nearest native "
         "ONNX op(s) in onnxruntime; (c) OpenVINO CPU plugin on the IR; (d) ONNX Range-11 function body (Loop). "

@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import OpInputError
 from ..base import Bodies, OpSpec, Operand
-from .bodies import HELPERS, GatherTree, Unrolled, doubling_steps
+from .bodies import HELPERS, GatherTree, Looped, Unrolled, doubling_steps
 
 __all__ = ["SPEC", "GatherTree", "Unrolled", "gather_tree_reference"]
 
@@ -93,7 +93,7 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     step, et = operands[0].shape, operands[0].type
     if step is not None and len(step) == 3 and isinstance(step[0], int):
         return Unrolled(doubling_steps(step[0]), et is not None and et.ov in _WHERE).name
-    return "general"
+    return Looped().name if et is not None and et.ov in _WHERE else "general"
 
 
 def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
@@ -121,7 +121,7 @@ SPEC = OpSpec(
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
     output_shape=output_shape,
-    bodies=Bodies(GatherTree, {"general": GatherTree}, [Unrolled]),
+    bodies=Bodies(GatherTree, {"general": GatherTree}, [Unrolled, Looped]),
     helpers=HELPERS,
     public=GatherTree,
     reference=gather_tree_reference,

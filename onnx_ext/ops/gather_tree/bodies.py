@@ -1,5 +1,5 @@
-"""GatherTree-1's bodies: the helpers (onnxscript), the general body (the doubling steps in a Loop) and
-``Unrolled`` (MAX_TIME known: the steps unrolled).
+"""GatherTree-1's bodies: the helpers (onnxscript), the general body (the doubling steps in a Loop), ``Looped``
+(the same for element types with a Where kernel) and ``Unrolled`` (MAX_TIME known: the steps unrolled).
 
 Back-tracking is a composition of maps: the beam at time t of the path ending at beam j is
 a[t] = Q_t(Q_t+1(...Q_T-1(j))), Q_t = parent_ids[t + 1] (the identity past the sequence's length).
@@ -123,10 +123,10 @@ def _tree_gather(step_ids, end_token, paths, inside):
 
 
 @script(ov_ext, default_opset=op)
-def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
-    # GatherTree-1(step_ids: T [MAX_TIME, BATCH, BEAM], parent_ids: T [..], max_seq_len: T [BATCH],
-    #              end_token: T scalar) -> T [MAX_TIME, BATCH, BEAM]
-    # General body: the doubling steps in a Loop, ceil(log2(MAX_TIME - 1)) of them (two per iteration).
+def _looped_paths(step_ids, parent_ids, max_seq_len):
+    # The checked paths and `inside` with MAX_TIME unknown: the doubling steps in a Loop, ceil(log2(MAX_TIME - 1))
+    # of them, two per iteration (shifts 4^i and 2 * 4^i: onnxruntime's Loop costs about a step per iteration;
+    # a step past the end composes with the identity: no change).
     q, identity, inside = _maps(step_ids, parent_ids, max_seq_len)
     maps = op.Cast(op.Shape(step_ids, start=0, end=1), to=FLOAT.dtype)
     steps = op.Cast(op.Ceil(op.Div(op.Log(op.Max(op.Sub(maps, op.Constant(value_floats=[1.0])),
@@ -134,17 +134,24 @@ def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
                                    op.Log(op.Constant(value_floats=[2.0])))), to=INT64.dtype)
     r = op.Transpose(q, perm=[2, 0, 1])  # (beam-first: onnxruntime's GatherElements is ~1.6x faster on axis 0)
     beams_first = op.Transpose(identity, perm=[2, 0, 1])
-    # two steps per iteration (shifts 4^i and 2 * 4^i: onnxruntime's Loop costs about a step per iteration; a
-    # step past the end composes with the identity: no change)
     pairs = op.Div(op.Add(op.ReduceSum(steps, keepdims=0), op.Constant(value_int=1)), op.Constant(value_int=2))
     for i in range(pairs):  # (one loop-carried value: onnxscript orders several by
         shift = op.Pow(op.Constant(value_ints=[4]), i)  # set iteration, which changes from process to process)
         r = _composed(_composed(r, beams_first, shift), beams_first, op.Mul(shift, op.Constant(value_ints=[2])))
-    paths = op.Transpose(r, perm=[1, 2, 0])
-    return _tree_gather(step_ids, end_token, _checked_paths(parent_ids, paths, inside), inside)
+    paths = _checked_paths(parent_ids, op.Transpose(r, perm=[1, 2, 0]), inside)
+    return paths, inside
 
 
-HELPERS = (_maps, _composed, _checked_paths, _ended, _tree_where, _tree_gather)
+@script(ov_ext, default_opset=op)
+def GatherTree(step_ids, parent_ids, max_seq_len, end_token):
+    # GatherTree-1(step_ids: T [MAX_TIME, BATCH, BEAM], parent_ids: T [..], max_seq_len: T [BATCH],
+    #              end_token: T scalar) -> T [MAX_TIME, BATCH, BEAM]
+    # General body: the doubling steps in a Loop; end_token gathered (any type).
+    paths, inside = _looped_paths(step_ids, parent_ids, max_seq_len)
+    return _tree_gather(step_ids, end_token, paths, inside)
+
+
+HELPERS = (_maps, _composed, _checked_paths, _looped_paths, _ended, _tree_where, _tree_gather)
 
 
 @dataclass(frozen=True)
@@ -168,6 +175,19 @@ class Unrolled(Overload):
             r = g("GatherElements", r, later, axis=0)
         paths = _call(g, _checked_paths, ["parent_ids", g("Transpose", r, perm=[1, 2, 0]), inside])
         return _call(g, _tree_where if self.where else _tree_gather, ["step_ids", "end_token", paths, inside])
+
+
+@dataclass(frozen=True)
+class Looped(Overload):
+    """GatherTree-1 with MAX_TIME unknown and an element type Where has a kernel for: the general body's Loop,
+    then one GatherElements of step_ids and Where (the general body gathers end_token too: two)."""
+
+    SPELLING = "looped"
+
+    def build(self, g: BodyBuilder) -> str:
+        paths, inside = g.fresh("paths"), g.fresh("inside")
+        _call(g, _looped_paths, ["step_ids", "parent_ids", "max_seq_len"], [paths, inside])
+        return _call(g, _tree_where, ["step_ids", "end_token", paths, inside])
 
 
 def _call(g: BodyBuilder, fn, inputs: list[str], outputs: list[str] | None = None) -> str:
