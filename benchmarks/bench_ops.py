@@ -207,6 +207,27 @@ def summarize(samples: dict[str, dict[str, list[float]]]) -> dict:
     return {"median_s": med, "ratio": ratios}
 
 
+def merged(path: Path, results: list[dict], info: dict) -> tuple[list[dict], dict]:
+    """The rows of ``path`` with those of the ops in ``results`` replaced (in the old rows' place), and its
+    machine record noting the re-measurement."""
+    old = json.loads(path.read_text())
+    ops = {r["op"] for r in results}
+    rows, placed = [], False
+    for r in old["results"]:
+        if r["op"] not in ops:
+            rows.append(r)
+        elif not placed:
+            rows.extend(results)
+            placed = True
+    if not placed:
+        rows.extend(results)
+    machine = old["machine"]
+    machine.setdefault("remeasured", []).append(
+        f"{', '.join(sorted(ops))} on {info['date']}, load average {info['load_avg'][0]:.1f} at start, "
+        f"{info['load_avg_end'][0]:.1f} at the end")
+    return rows, machine
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ops", default="gather,strided_slice,broadcast,range",
@@ -220,6 +241,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-openvino", action="store_true")
     p.add_argument("--list", action="store_true")
     p.add_argument("--render", metavar="JSON", help="only rewrite the .md and .png from a results .json")
+    p.add_argument("--merge", action="store_true", help="replace only the measured ops' rows in an existing "
+                   "results file (--out/--tag), noting when and under what load they were re-measured")
     args = p.parse_args(argv)
     if args.render:
         render(Path(args.render))
@@ -271,6 +294,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     info["load_avg_end"] = os.getloadavg()
+    if args.merge and (out / f"{args.tag}.json").exists():
+        results, info = merged(out / f"{args.tag}.json", results, info)
     (out / f"{args.tag}.json").write_text(json.dumps({"machine": info, "results": results}, indent=1, default=float))
     (out / f"{args.tag}.md").write_text(markdown(results, info))
     plot(results, out / f"{args.tag}.png")
