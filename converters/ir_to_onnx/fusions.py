@@ -150,7 +150,9 @@ class RotaryEmbedding(pattern.RewriteRuleClassBase):
         ids = op.Reshape(op.Range(op.Constant(value_int=0), count, op.Constant(value_int=1)), rows)
         table = op.Constant(value_ints=[-1, half])
         cos, sin = op.Reshape(op.Cos(freqs), table), op.Reshape(op.Sin(freqs), table)
-        flat = op.Reshape(y, op.Constant(value_ints=[0, 0, -1]))
+        norm = y.producer()  # y = Reshape(z, [0, 0, H, D]) (z's batch and length), or a norm of it (Qwen3)
+        z = y if norm.op_type == "SimplifiedLayerNormalization" else norm.inputs[0]
+        flat = _flat(op, z)
         rotated = op.RotaryEmbedding(flat, ids, cos, sin, interleaved=0, _domain=MS_DOMAIN)
         return op.Transpose(op.Reshape(rotated, op.Constant(value_ints=[0, 0, -1, head])), perm=[0, 2, 1, 3])
 
@@ -229,18 +231,29 @@ class Attention(pattern.RewriteRuleClassBase):
         return out, present_k, present_v
 
 
+#: Ops whose output is [B, S, hidden] when they take it (as the rewrites use them).
+_BSD_OPS = ("RotaryEmbedding", "GroupQueryAttention")
+
+
+def _flat(op, z):
+    """``z`` ([B, S, ...]) as [B, S, -1]: itself when the op that makes it gives that already."""
+    node = z.producer()
+    if node is not None and node.op_type in _BSD_OPS and node.domain == MS_DOMAIN:
+        return z
+    return op.Reshape(z, op.Constant(value_ints=[0, 0, -1]))
+
+
 def _bsd(op, x):
     """[B, N, S, D] -> [B, S, N*D]: when x is ``Transpose(Reshape(z, [0, 0, N, D]), [0, 2, 1, 3])``,
-    ``Reshape(z, [0, 0, -1])`` (z's batch and length are x's), else a Transpose and a Reshape."""
+    z as [B, S, -1] (z's batch and length are x's), else a Transpose and a Reshape."""
     node = x.producer()
-    flat = op.Constant(value_ints=[0, 0, -1])
     if node is not None and node.op_type == "Transpose" and list(node.attributes.get_ints("perm", [])) == [0, 2, 1, 3]:
         inner = node.inputs[0].producer()
         if inner is not None and inner.op_type == "Reshape" and inner.attributes.get_int("allowzero", 0) == 0:
             target = _ints(inner.inputs[1])
             if target is not None and len(target) == 4 and target[:2] == [0, 0]:
-                return op.Reshape(inner.inputs[0], flat)
-    return op.Reshape(op.Transpose(x, perm=[0, 2, 1, 3]), flat)
+                return _flat(op, inner.inputs[0])
+    return _flat(op, op.Transpose(x, perm=[0, 2, 1, 3]))
 
 
 class TransposeBack(pattern.RewriteRuleClassBase):
@@ -255,10 +268,15 @@ class TransposeBack(pattern.RewriteRuleClassBase):
 
     def check(self, context, inner, outer, **_):
         a, b = _ints(inner), _ints(outer)
-        ok = a is not None and b is not None and a[:2] == [0, 0] and b[:2] == [0, 0] and len(b) == 3
+        ok = a is not None and b is not None and a[:2] == [0, 0] and b[:2] == [0, 0] and len(b) == 3 and len(a) == 4
+        self._head = a[3] if ok else None
         return ok and all(n.attributes.get_int("allowzero", 0) == 0 for n in context.nodes if n.op_type == "Reshape")
 
     def rewrite(self, op, z, outer, **_):
+        node = z.producer()
+        if node is not None and node.op_type == "GroupQueryAttention" and _ints(outer)[2] in (
+                -1, node.attributes.get_int("num_heads") * self._head):
+            return op.Identity(z)  # [B, S, H*D] already
         return op.Reshape(z, outer)
 
 
@@ -392,7 +410,7 @@ def _split(graph: ir.Graph, nodes: list[ir.Node], made: list[ir.Node], sizes: ir
 #: The ops the rewrites emit.
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
-             "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin")
+             "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
@@ -439,6 +457,7 @@ def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Fusio
     if not report.total:
         return model, report
     ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
+    ir.passes.common.IdentityEliminationPass()(ir_model)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
     ir.passes.common.CommonSubexpressionEliminationPass()(ir_model)  # the RoPE tables, once for all layers
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
