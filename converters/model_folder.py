@@ -71,7 +71,7 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
     model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations)
     shared_buffer = False
     if contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
-        model, fusions = fuse_for_onnxruntime(model)
+        model, weights, fusions = fuse_for_onnxruntime(model, weights)
         shared_buffer = fusions.shared_cache_buffers
     genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")

@@ -282,6 +282,8 @@ def test_no_contrib_form_is_standard_onnx(llm_cache, tmp_path):
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
     assert {o.domain for o in model.opset_import} <= {"", "org.openvinotoolkit.onnx_ext"}
     assert "DequantizeLinear" in {n.op_type for n in model.graph.node}
+    # a Concat cache: onnxruntime-genai must not hand in preallocated buffers
+    assert json.loads((out / "genai_config.json").read_text())["search"]["past_present_share_buffer"] is False
     ids, mask = gen.left_padded(_prompts([7], seed=3), pad=0)
     want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 4)
     got = gen.greedy_onnxruntime(out / "model.onnx", ids, mask, 4)

@@ -375,12 +375,35 @@ def _rank(value: ir.Value) -> int | None:
 
 def _merge_matmuls(graph: ir.Graph, nodes: list[ir.Node]) -> None:
     first = nodes[0]
-    weight = ir.node("Concat", [n.inputs[1] for n in nodes], {"axis": 1})
-    fused = ir.node("MatMul", [first.inputs[0], weight.outputs[0]])
+    transposes = [n.inputs[1].producer() for n in nodes]
+    if all(t is not None and t.op_type == "Transpose" and list(t.attributes.get_ints("perm", [])) == [1, 0]
+           for t in transposes):  # the IR's [N, K] weights: concatenated as they are, then transposed
+        stacked = ir.node("Concat", [t.inputs[0] for t in transposes], {"axis": 0})
+        weight = [stacked, ir.node("Transpose", [stacked.outputs[0]], {"perm": [1, 0]})]
+    else:
+        weight = [ir.node("Concat", [n.inputs[1] for n in nodes], {"axis": 1})]
+    fused = ir.node("MatMul", [first.inputs[0], weight[-1].outputs[0]])
+    widths = [_width(n.inputs[1]) for n in nodes]
+    if all(isinstance(w, int) for w in widths):
+        sizes = ir.Value(name=f"{first.outputs[0].name}/split", const_value=ir.tensor(np.array(widths, np.int64)))
+        graph.register_initializer(sizes)
+        _split(graph, nodes, [*weight, fused], sizes)
+        return
     # the widths: Shapes of constants, which onnxruntime folds at load with the Concat
-    widths = [ir.node("Shape", [n.inputs[1]], {"start": 1, "end": 2}) for n in nodes]
-    sizes = ir.node("Concat", [w.outputs[0] for w in widths], {"axis": 0})
-    _split(graph, nodes, [weight, fused, *widths, sizes], sizes.outputs[0])
+    shapes = [ir.node("Shape", [n.inputs[1]], {"start": 1, "end": 2}) for n in nodes]
+    sizes = ir.node("Concat", [w.outputs[0] for w in shapes], {"axis": 0})
+    _split(graph, nodes, [*weight, fused, *shapes, sizes], sizes.outputs[0])
+
+
+def _width(b: ir.Value) -> int | None:
+    """The last dim of a MatMul's 2-D B, declared or that of a transposed weight's first."""
+    if b.shape is not None and isinstance(b.shape[-1], int):
+        return b.shape[-1]
+    node = b.producer()
+    if node is not None and node.op_type == "Transpose" and node.inputs[0].shape is not None:
+        dim = node.inputs[0].shape[0]
+        return dim if isinstance(dim, int) else None
+    return None
 
 
 def _merge_nbits(graph: ir.Graph, nodes: list[ir.Node]) -> None:
@@ -402,6 +425,24 @@ def _split(graph: ir.Graph, nodes: list[ir.Node], made: list[ir.Node], sizes: ir
     graph.insert_before(nodes[0], [*made, split])
     for node, out in zip(nodes, split.outputs):
         node.outputs[0].replace_all_uses_with(out, replace_graph_outputs=True)
+        graph.remove(node, safe=True)
+
+
+def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol]) -> None:
+    """Concats of weights (the merged layers') computed now, into new weights (the file holds each weight once,
+    and onnxruntime folds nothing at load). The weights they replace go when nothing else reads them."""
+    stand_ins = {v.name: v for v in graph.inputs if v.name in weights}
+    for node in [n for n in graph if n.op_type == "Concat" and n.domain == ""]:
+        parts = [v.const_value if v.const_value is not None else weights.get(v.name) for v in node.inputs]
+        if any(p is None for p in parts) or not any(v.name in stand_ins for v in node.inputs):
+            continue
+        name = f"{node.inputs[0].name}/merged"
+        tensor = ir.tensor(np.concatenate([p.numpy() for p in parts], axis=node.attributes.get_int("axis")),
+                           name=name)
+        value = ir.Value(name=name, shape=tensor.shape, type=ir.TensorType(tensor.dtype))
+        graph.inputs.append(value)
+        weights[name] = stand_ins[name] = tensor
+        node.outputs[0].replace_all_uses_with(value)
         graph.remove(node, safe=True)
 
 
@@ -432,9 +473,10 @@ class Fusions:
         return sum(self.counts.values())
 
 
-def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Fusions]:
-    """``model`` with the patterns above fused, and what was. ``model`` may lack its large initializers
-    (``convert.convert_model``'s): they stay what they are, graph inputs the rewrites do not touch."""
+def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.ModelProto, list, Fusions]:
+    """``model`` with the patterns above fused, its weights, and what was fused. ``model`` may lack its large
+    initializers, ``weights`` (``convert.convert_model``'s): graph inputs for the rewrites; the merged layers'
+    are concatenated into new weights, which replace them in the list returned."""
     graph = model.graph
     declared = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
         {o for n in graph.node for o in n.output}
@@ -446,24 +488,36 @@ def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, Fusio
     finally:
         del graph.input[len(graph.input) - len(stand_ins):]
     _weight_shapes(ir_model.graph, model, set(missing))
+    by_name = {w.name: w for w in weights}
+    for value in ir_model.graph.inputs:
+        if value.name in by_name and value.shape is None:
+            value.shape, value.dtype = ir.Shape(by_name[value.name].shape), by_name[value.name].dtype
     report = Fusions()
     names = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
              "GroupQueryAttention", "attention output")
-    for name, rules in zip(names, RULES):
-        report.counts[name] = rules.apply_to_model(ir_model)
+    functions = dict(ir_model.functions)  # the domain's functions hold none of the patterns: not searched
+    ir_model.functions.clear()
+    try:
+        for name, rules in zip(names, RULES):
+            report.counts[name] = rules.apply_to_model(ir_model)
+    finally:
+        ir_model.functions.update(functions)
     if report.counts["GroupQueryAttention"]:
         report.shared_cache_buffers = _share_cache_buffers(ir_model.graph)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
     if not report.total:
-        return model, report
+        return model, list(weights), report
+    _concatenate_weights(ir_model.graph, by_name)
     ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
     ir.passes.common.IdentityEliminationPass()(ir_model)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
     ir.passes.common.CommonSubexpressionEliminationPass()(ir_model)  # the RoPE tables, once for all layers
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
+    stand_ins = set(missing) | set(by_name)  # the weights' stand-in inputs go
+    ir_model.graph.inputs[:] = [v for v in ir_model.graph.inputs if v.name not in stand_ins]
     fused = ir.serde.serialize_model(ir_model)
-    del fused.graph.input[len(fused.graph.input) - len(stand_ins):]
-    return fused, report
+    used = {x for n in fused.graph.node for x in n.input} & stand_ins
+    return fused, [by_name[name] for name in by_name if name in used], report
 
 
 def _weight_shapes(graph: ir.Graph, model: onnx.ModelProto, missing: set[str]) -> None:
