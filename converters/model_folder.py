@@ -5,8 +5,8 @@ recognised by its ``openvino_model.xml``; it also holds ``config.json``, usually
 ``generation_config.json``, the tokenizer files and OpenVINO tokenizer IRs. ``convert_folder`` writes:
 
 - ``model.onnx`` + ``model.onnx.data``: the IR converted (its state as graph inputs/outputs:
-  ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py), RMSNorms fused into
-  onnxruntime's SimplifiedLayerNormalization unless ``contrib=False`` (ir_to_onnx/fusions.py);
+  ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py), the attention, RoPE,
+  RMSNorms and q/k/v fused into onnxruntime's contrib ops unless ``contrib=False`` (ir_to_onnx/fusions.py);
 - ``genai_config.json``: onnxruntime-genai's description of the decoder, filled from ``config.json``
   and ``generation_config.json``, checked against the IR (layers, heads, head size, vocabulary);
 - every other file of the folder copied (config, tokenizer), except the OpenVINO IRs: the tokenizer
@@ -69,9 +69,11 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
     if int8_activations and not contrib:
         raise FolderError("int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False")
     model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations)
-    if contrib:  # onnxruntime's fused forms (SimplifiedLayerNormalization)
-        model, _ = fuse_for_onnxruntime(model)
-    genai = genai_config(config, generation, model, src, attention_heads(ir_model))
+    shared_buffer = False
+    if contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
+        model, weights, fusions = fuse_for_onnxruntime(model, weights)
+        shared_buffer = fusions.shared_cache_buffers
+    genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
                     and not p.name.startswith("openvino_")
                     and p.name not in (ONNX_NAME, ONNX_NAME + ".data", GENAI_CONFIG))
@@ -202,7 +204,8 @@ def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: 
         "length_penalty": float(generation.get("length_penalty", 1.0)),
         "max_length": int(context), "min_length": 0, "no_repeat_ngram_size": 0,
         "num_beams": 1, "num_return_sequences": 1,
-        # false: the graph concatenates its cache (present grows each step); true needs GroupQueryAttention
+        # true: the caches feed GroupQueryAttention only, which writes into preallocated buffers; false: the
+        # graph concatenates its cache (present grows each step)
         "past_present_share_buffer": shared_buffer,
         "repetition_penalty": float(generation.get("repetition_penalty", 1.0)),
         "temperature": float(generation.get("temperature", 1.0)),

@@ -152,9 +152,16 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
         unlisted = coverage.unlisted_ops(read_ir(src / "openvino_model.xml"), model)
         fused = {k for k, ops in unlisted.items() if ops <= set(FUSED_OPS)}  # the fusions after the translation
         assert not {k: v for k, v in unlisted.items() if k not in fused}
-        counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:2]}
-        # the RMSNorms: 2 per layer and the final one, those after the first with their residual Add
-        assert counts == {"SimplifiedLayerNormalization": 1, "SkipSimplifiedLayerNormalization": 4}, counts
+        counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:4]}
+        # the RMSNorms: 2 per layer and the final one, those after the first with their residual Add (Qwen3's q/k
+        # norms alone); per layer one GroupQueryAttention and q and k rotated (Phi-3's RoPE, on a slice of the
+        # head, stays decomposed)
+        assert counts == {"SimplifiedLayerNormalization": 1 + 4 * (family == "qwen3"),
+                          "SkipSimplifiedLayerNormalization": 4, "GroupQueryAttention": 2,
+                          "RotaryEmbedding": 0 if family == "phi3" else 4}, counts
+        makers = {o: n.op_type for n in model.graph.node for o in n.output}
+        assert "Softmax" not in makers.values() and \
+            {makers[o.name] for o in model.graph.output if o.name.startswith("present.")} == {"GroupQueryAttention"}
         if precision != "fp32":  # compact: 4-bit linear layers as MatMulNBits, 8-bit ones dequantized at load
             ops = {n.op_type for n in model.graph.node}
             assert ("MatMulNBits" in ops) == (precision == "int4") and "DequantizeLinear" not in ops, sorted(ops)
@@ -201,7 +208,8 @@ def test_folder_holds_what_genai_needs(llm_cache):
     assert genai["model"]["context_length"] == config["max_position_embeddings"]
     assert (genai["model"]["eos_token_id"], genai["model"]["pad_token_id"]) == (config["eos_token_id"], 0)
     assert decoder["inputs"]["position_ids"] == "position_ids"
-    assert genai["search"]["past_present_share_buffer"] is False and genai["search"]["do_sample"] is False
+    # the caches feed GroupQueryAttention only: onnxruntime-genai hands them in as preallocated buffers
+    assert genai["search"]["past_present_share_buffer"] is True and genai["search"]["do_sample"] is False
 
 
 def test_tokenizer_round_trip_in_genai(llm_cache):
@@ -274,6 +282,8 @@ def test_no_contrib_form_is_standard_onnx(llm_cache, tmp_path):
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
     assert {o.domain for o in model.opset_import} <= {"", "org.openvinotoolkit.onnx_ext"}
     assert "DequantizeLinear" in {n.op_type for n in model.graph.node}
+    # a Concat cache: onnxruntime-genai must not hand in preallocated buffers
+    assert json.loads((out / "genai_config.json").read_text())["search"]["past_present_share_buffer"] is False
     ids, mask = gen.left_padded(_prompts([7], seed=3), pad=0)
     want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 4)
     got = gen.greedy_onnxruntime(out / "model.onnx", ids, mask, 4)
@@ -305,7 +315,7 @@ def test_int8_activations_option(precision, llm_cache, tmp_path, monkeypatch):
     run = _cli("--int8-activations", src, out)
     assert run.returncode == 0, run.stderr
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
-    layers = 2 * 7 + 1  # q, k, v, o, gate, up, down per layer; the lm_head
+    layers = 2 * 4 + 1  # qkv (merged), o, gate_up (merged), down per layer; the lm_head
     want_bits = [4] * (layers - 1) + [8] if precision == "int4" else [8] * layers
     assert sorted(_nbits(model)) == sorted((b, 4) for b in want_bits)
     assert sorted(b for b, _ in _nbits(onnx.load(str(exact / "model.onnx"), load_external_data=False))) == \

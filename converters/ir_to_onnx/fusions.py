@@ -1,34 +1,72 @@
 """onnxruntime's fused forms of what an IR writes decomposed (the contrib form only: onnxruntime's own ops).
 
-Rewrites on the converted graph with onnxscript's pattern rewriter (``onnxscript.rewriter.pattern``):
+Rewrites on the converted graph, with onnxscript's pattern rewriter (``onnxscript.rewriter.pattern``) and
+onnx_ir passes, in this order:
 
 - RMSNorm, as OpenVINO writes it from PyTorch's ``x * rsqrt(mean(x^2) + eps) * w``:
   ``Mul(w, Mul(x, Div(1, Sqrt(Add(ReduceMean(Pow(x, 2), [-1]), eps)))))`` -> onnxruntime's
   ``SimplifiedLayerNormalization(x, w, axis=-1, epsilon=eps)`` (f32 statistics): one kernel for seven,
   within a few ulps of the decomposed form;
 - the residual Add before such a norm -> ``com.microsoft.SkipSimplifiedLayerNormalization(a, b, w)``, whose
-  fourth output is the sum that the residual stream goes on with.
+  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes);
+- RoPE as the IR writes it (``x * cos + rotate_half(x) * sin`` on ``Transpose(y, [0, 2, 1, 3])``, cos and sin
+  of ``Concat(f, f)``, f the [batch, length, head size / 2] angles the model computes from ``position_ids``)
+  -> ``com.microsoft.RotaryEmbedding`` on y as [batch, length, hidden]. Its cos/sin caches are the cosines and
+  sines of f itself, one row per token ([batch * length, head size / 2]), and its position ids index those
+  rows (``b * length + s``): the model's own positions (a left-padded batch included) and angles, computed
+  by the same Cos/Sin kernels;
+- the attention as the IR writes ScaledDotProductAttention after a Concat KV cache
+  (``present = Concat(past, new)``, the KV heads repeated by Unsqueeze/Broadcast/Reshape,
+  ``Softmax(Q K^T * scale + mask) V``) -> ``com.microsoft.GroupQueryAttention`` with ``kv_num_heads``, the
+  IR's float mask (causality and padding, built from ``attention_mask``) as its ``attention_bias`` and
+  ``causal=0``: it attends exactly as the IR does, for any padding. ``seqlens_k`` is ``total - 1`` for every
+  row and ``total_sequence_length`` the width of ``attention_mask`` (past + new), so the new keys and values
+  go right after the past, as the Concat puts them. Where the graph reads the past length from a cache's
+  shape, it reads ``attention_mask``'s width minus ``input_ids``' instead: then the cache inputs feed
+  nothing but the attention and onnxruntime-genai can hand them in as preallocated buffers
+  (``past_present_share_buffer``). onnxruntime's kernel takes a step of several tokens after a past at
+  batch 1 only (a prompt, then one token a step, as generation runs, is any batch);
+- linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
+  weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
+  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
-(0 fusions on a converted Llama). Attention stays decomposed (MatMul, Softmax, a Concat cache).
+(0 fusions on a converted Llama: its patterns are those of torch.export's graphs).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import numpy as np
 import onnx
 import onnx_ir as ir
 from onnxscript.rewriter import pattern
 
-
-def _rms_norm(op, x, two, axes, eps, one, w):
-    inverse = op.Div(one, op.Sqrt(op.Add(op.ReduceMean(op.Pow(x, two), axes, keepdims=1), eps)))
-    return op.Mul(w, op.Mul(x, inverse))
+MS_DOMAIN = "com.microsoft"
+EXT_DOMAIN = "org.openvinotoolkit.onnx_ext"
 
 
 def _scalar(value) -> float | None:
     const = value.const_value if value is not None else None
     array = None if const is None else const.numpy().reshape(-1)
     return float(array[0]) if array is not None and array.size == 1 else None
+
+
+def _ints(value) -> list[int] | None:
+    const = value.const_value if value is not None else None
+    if const is None:
+        return None
+    array = const.numpy()
+    return [int(x) for x in array.reshape(-1)] if array.dtype.kind in "iu" else None
+
+
+# --- RMSNorm ---------------------------------------------------------------------------------------------
+
+
+def _rms_norm(op, x, two, axes, eps, one, w):
+    inverse = op.Div(one, op.Sqrt(op.Add(op.ReduceMean(op.Pow(x, two), axes, keepdims=1), eps)))
+    return op.Mul(w, op.Mul(x, inverse))
 
 
 def _is_rms_norm(context, x, two, axes, eps, one, w, **_) -> bool:
@@ -52,17 +90,393 @@ def _skip_simplified_layer_norm(op, a, b, w, normed, **_):
     return out[0], out[3]  # the normalised sum, and the sum (the residual stream goes on)
 
 
-MS_DOMAIN = "com.microsoft"
+# --- RoPE ------------------------------------------------------------------------------------------------
+
+
+def _reshape_target(value) -> list[int] | None:
+    """The constant target shape of the Reshape that makes ``value`` (through a SimplifiedLayerNormalization
+    over the last axis: Qwen3's q/k norm), or None."""
+    node = value.producer()
+    if node is not None and node.op_type == "SimplifiedLayerNormalization":
+        node = node.inputs[0].producer()
+    if node is None or node.op_type != "Reshape" or len(node.inputs) < 2:
+        return None
+    return _ints(node.inputs[1])
+
+
+class RotaryEmbedding(pattern.RewriteRuleClassBase):
+    """``Add(Mul(x, cos), Mul(Concat(-x[..., h:], x[..., :h]), sin))`` on ``x = Transpose(y, [0, 2, 1, 3])``
+    -> ``RotaryEmbedding`` on y as [B, S, H*D] (see the module)."""
+
+    def __init__(self):
+        super().__init__("RotaryEmbedding", remove_nodes=False)  # cos and sin feed every layer
+
+    def pattern(self, op, y, freqs, hi_start, hi_end, hi_axes, lo_start, lo_end, lo_axes, minus_one, cos_axes,
+                sin_axes):
+        x = op.Transpose(y, perm=[0, 2, 1, 3])
+        emb_cos = op.Concat(freqs, freqs, axis=-1)
+        emb_sin = op.Concat(freqs, freqs, axis=-1)
+        cos = op.Unsqueeze(op.Cos(emb_cos), cos_axes)
+        sin = op.Unsqueeze(op.Sin(emb_sin), sin_axes)
+        high = op.Mul(op.Slice(x, hi_start, hi_end, hi_axes, _allow_other_inputs=True), minus_one)
+        low = op.Slice(x, lo_start, lo_end, lo_axes, _allow_other_inputs=True)
+        return op.Add(op.Mul(x, cos), op.Mul(op.Concat(high, low, axis=-1), sin))
+
+    def check(self, context, y, hi_start, hi_end, hi_axes, lo_start, lo_end, lo_axes, minus_one, cos_axes,
+              sin_axes, **_):
+        target = _reshape_target(y)
+        if target is None or len(target) != 4 or target[3] <= 0 or target[3] % 2:
+            return pattern.MatchResult().fail("y is not a Reshape to [B, S, H, D] with a constant D")
+        head = target[3]
+        half = head // 2
+        slices = [_ints(v) for v in (hi_start, hi_end, hi_axes, lo_start, lo_end, lo_axes)]
+        if None in slices or any(len(s) != 1 for s in slices):
+            return pattern.MatchResult().fail("Slices with non-constant bounds")
+        (hs,), (he,), (ha,), (ls,), (le,), (la,) = slices
+        for node in context.nodes:  # steps, when given, are 1
+            if node.op_type == "Slice" and len(node.inputs) > 4 and _ints(node.inputs[4]) != [1]:
+                return pattern.MatchResult().fail("Slice with a step")
+        if not (hs == half and he >= head and ls == 0 and le == half and ha in (3, -1) and la in (3, -1)):
+            return pattern.MatchResult().fail("not rotate_half over the head size")
+        if _scalar(minus_one) != -1 or _ints(cos_axes) != [1] or _ints(sin_axes) != [1]:
+            return pattern.MatchResult().fail("not -x2, or cos/sin not unsqueezed on the head axis")
+        self._head, self._half = head, half
+        return True
+
+    def rewrite(self, op, y, freqs, **_):
+        head, half = self._head, self._half
+        rows = op.Shape(freqs, start=0, end=2)  # [B, S]: one row of angles per token
+        count = op.ReduceProd(rows, keepdims=0)
+        ids = op.Reshape(op.Range(op.Constant(value_int=0), count, op.Constant(value_int=1)), rows)
+        table = op.Constant(value_ints=[-1, half])
+        cos, sin = op.Reshape(op.Cos(freqs), table), op.Reshape(op.Sin(freqs), table)
+        norm = y.producer()  # y = Reshape(z, [0, 0, H, D]) (z's batch and length), or a norm of it (Qwen3)
+        z = y if norm.op_type == "SimplifiedLayerNormalization" else norm.inputs[0]
+        flat = _flat(op, z)
+        rotated = op.RotaryEmbedding(flat, ids, cos, sin, interleaved=0, _domain=MS_DOMAIN)
+        return op.Transpose(op.Reshape(rotated, op.Constant(value_ints=[0, 0, -1, head])), perm=[0, 2, 1, 3])
+
+
+# --- attention with a Concat cache -> GroupQueryAttention --------------------------------------------
+
+
+def _repeated_heads(op, present, axes, shape, target, repeat: str):
+    """The KV heads repeated for the query heads (GQA) as the IR writes it (``repeat``: by the domain's
+    Broadcast or by Expand), or not at all (MHA: ``repeat`` "none")."""
+    if repeat == "none":
+        return present
+    unsqueezed = op.Unsqueeze(present, axes)
+    if repeat == "expand":
+        broadcast = op.Expand(unsqueezed, shape)
+    else:
+        broadcast = op.Broadcast(unsqueezed, shape, _domain=EXT_DOMAIN, _allow_other_attributes=True)
+    return op.Reshape(broadcast, target, _allow_other_attributes=True)
+
+
+class Attention(pattern.RewriteRuleClassBase):
+    """The IR's ScaledDotProductAttention after a Concat cache -> ``GroupQueryAttention`` (see the module)."""
+
+    def __init__(self, repeat: str):
+        super().__init__(f"GroupQueryAttention-{repeat}", remove_nodes=False)  # the mask feeds every layer
+        self._repeat = repeat
+
+    def pattern(self, op, q, k_new, v_new, past_k, past_v, k_axes, k_shape, k_target, v_axes, v_shape, v_target,
+                scale, mask):
+        present_k = op.Concat(past_k, k_new, axis=-2)
+        present_v = op.Concat(past_v, v_new, axis=-2)
+        keys = _repeated_heads(op, present_k, k_axes, k_shape, k_target, self._repeat)
+        values = _repeated_heads(op, present_v, v_axes, v_shape, v_target, self._repeat)
+        scores = op.Add(op.Mul(op.MatMul(q, op.Transpose(keys, perm=[0, 1, 3, 2])), scale), mask)
+        return op.MatMul(op.Softmax(scores, axis=-1), values), present_k, present_v
+
+    def check(self, context, past_k, past_v, k_target=None, v_target=None, scale=None, mask=None, **_):
+        graph = context.graph_or_function
+        names = {v.name: v for v in graph.inputs}
+        if past_k not in graph.inputs or past_v not in graph.inputs:
+            return pattern.MatchResult().fail("the past is not a graph input")
+        if "attention_mask" not in names or "input_ids" not in names:
+            return pattern.MatchResult().fail("no attention_mask / input_ids input")
+        shape = past_k.shape
+        if past_k.dtype != ir.DataType.FLOAT or shape is None or len(shape) != 4 or \
+                not all(isinstance(shape[i], int) for i in (1, 3)):
+            return pattern.MatchResult().fail("past key not f32 [B, KV, P, D] with static KV and D")
+        kv_heads, head = shape[1], shape[3]
+        heads = kv_heads
+        if k_target is not None:
+            k_dims, v_dims = _ints(k_target), _ints(v_target)
+            if k_dims is None or v_dims is None or len(k_dims) != 4 or k_dims != v_dims or k_dims[1] <= 0 or \
+                    k_dims[3] != head or k_dims[1] % kv_heads:
+                return pattern.MatchResult().fail("the repeated heads are not [B, H, T, D]")
+            heads = k_dims[1]
+        if (k_target is None) != (v_target is None):
+            return pattern.MatchResult().fail("keys and values repeated differently")
+        if _scalar(scale) is None or mask is None or mask.dtype not in (None, ir.DataType.FLOAT):
+            return pattern.MatchResult().fail("scale not constant, or mask not f32")
+        if mask.shape is not None and len(mask.shape) != 4:
+            return pattern.MatchResult().fail("mask not 4-D")
+        self._heads, self._kv_heads, self._head = heads, kv_heads, head
+        self._mask_input, self._ids_input = names["attention_mask"], names["input_ids"]
+        return True
+
+    def rewrite(self, op, q, k_new, v_new, past_k, past_v, scale, mask, **_):
+        total = op.Shape(self._mask_input, start=1, end=2)  # past + new: the mask's width
+        total32 = op.Cast(op.Squeeze(total), to=ir.DataType.INT32)
+        batch = op.Shape(self._mask_input, start=0, end=1)
+        seqlens = op.Expand(op.Sub(total32, op.Constant(value=ir.tensor(np.int32(1)))), batch)
+        out, present_k, present_v = op.GroupQueryAttention(
+            _bsd(op, q), _bsd(op, k_new), _bsd(op, v_new), past_k, past_v, seqlens, total32, None, None, None, mask,
+            num_heads=self._heads, kv_num_heads=self._kv_heads, scale=_scalar(scale), causal=0,
+            _domain=MS_DOMAIN, _outputs=3)
+        out = op.Transpose(op.Reshape(out, op.Constant(value_ints=[0, 0, -1, self._head])), perm=[0, 2, 1, 3])
+        return out, present_k, present_v
+
+
+#: Ops whose output is [B, S, hidden] when they take it (as the rewrites use them).
+_BSD_OPS = ("RotaryEmbedding", "GroupQueryAttention")
+
+
+def _flat(op, z):
+    """``z`` ([B, S, ...]) as [B, S, -1]: itself when the op that makes it gives that already."""
+    node = z.producer()
+    if node is not None and node.op_type in _BSD_OPS and node.domain == MS_DOMAIN:
+        return z
+    return op.Reshape(z, op.Constant(value_ints=[0, 0, -1]))
+
+
+def _bsd(op, x):
+    """[B, N, S, D] -> [B, S, N*D]: when x is ``Transpose(Reshape(z, [0, 0, N, D]), [0, 2, 1, 3])``,
+    z as [B, S, -1] (z's batch and length are x's), else a Transpose and a Reshape."""
+    node = x.producer()
+    if node is not None and node.op_type == "Transpose" and list(node.attributes.get_ints("perm", [])) == [0, 2, 1, 3]:
+        inner = node.inputs[0].producer()
+        if inner is not None and inner.op_type == "Reshape" and inner.attributes.get_int("allowzero", 0) == 0:
+            target = _ints(inner.inputs[1])
+            if target is not None and len(target) == 4 and target[:2] == [0, 0]:
+                return _flat(op, inner.inputs[0])
+    return _flat(op, op.Transpose(x, perm=[0, 2, 1, 3]))
+
+
+class TransposeBack(pattern.RewriteRuleClassBase):
+    """``Reshape(Transpose(Reshape(z, [0, 0, N, D]), [0, 2, 1, 3]), ...)`` after ``Transpose(., [0, 2, 1, 3])``:
+    the attention's output back to [B, S, H*D] as the IR does it, when GroupQueryAttention gave it so:
+    ``Transpose(Transpose(a))`` is ``a`` and ``Reshape(Reshape(z, [0, 0, N, D]), [0, 0, K])`` is
+    ``Reshape(z, [0, 0, K])``."""
+
+    def pattern(self, op, z, inner, outer):
+        x = op.Transpose(op.Reshape(z, inner), perm=[0, 2, 1, 3])
+        return op.Reshape(op.Transpose(x, perm=[0, 2, 1, 3]), outer)
+
+    def check(self, context, inner, outer, **_):
+        a, b = _ints(inner), _ints(outer)
+        ok = a is not None and b is not None and a[:2] == [0, 0] and b[:2] == [0, 0] and len(b) == 3 and len(a) == 4
+        self._head = a[3] if ok else None
+        return ok and all(n.attributes.get_int("allowzero", 0) == 0 for n in context.nodes if n.op_type == "Reshape")
+
+    def rewrite(self, op, z, outer, **_):
+        node = z.producer()
+        if node is not None and node.op_type == "GroupQueryAttention" and _ints(outer)[2] in (
+                -1, node.attributes.get_int("num_heads") * self._head):
+            return op.Identity(z)  # [B, S, H*D] already
+        return op.Reshape(z, outer)
+
+
+def _share_cache_buffers(graph: ir.Graph) -> bool:
+    """Past lengths read from the caches' shapes (``Gather(Shape(past), 2)``) read as ``attention_mask``'s
+    width minus ``input_ids``' instead; True when the caches then feed GroupQueryAttention only."""
+    inputs = {v.name: v for v in graph.inputs}
+    pasts = [v for name, v in inputs.items() if name.startswith("past_key_values.")]
+    if not pasts or "attention_mask" not in inputs or "input_ids" not in inputs:
+        return False
+    for past in pasts:
+        for node in [u.node for u in past.uses()]:
+            if node.op_type == "Shape" and not node.attributes and _past_length_gathers(node):
+                _read_length_from_mask(graph, node, inputs["attention_mask"], inputs["input_ids"])
+    return all(u.node.op_type == "GroupQueryAttention" and u.node.domain == MS_DOMAIN
+               for past in pasts for u in past.uses())
+
+
+def _past_length_gathers(shape: ir.Node) -> list[ir.Node] | None:
+    """The Gathers of dim 2 (the past length) that are all ``shape``'s uses, or None."""
+    gathers = [u.node for u in shape.outputs[0].uses()]
+    for g in gathers:
+        if g.op_type != "Gather" or g.domain not in ("", EXT_DOMAIN) or len(g.inputs) < 2 or \
+                _ints(g.inputs[1]) != [2] or (len(g.inputs) > 2 and _ints(g.inputs[2]) != [0]) or \
+                g.attributes.get_int("axis", 0) != 0 or g.attributes.get_int("batch_dims", 0) != 0:
+            return None
+    return gathers
+
+
+def _read_length_from_mask(graph: ir.Graph, shape: ir.Node, mask: ir.Value, ids: ir.Value) -> None:
+    for gather in _past_length_gathers(shape):
+        index = gather.inputs[1].const_value.numpy()
+        one = ir.Value(name=f"{gather.outputs[0].name}/dim1", const_value=ir.tensor(np.ones_like(index)))
+        graph.register_initializer(one)
+        nodes = [ir.node("Shape", [mask]), ir.node("Shape", [ids])]
+        nodes += [ir.node("Gather", [nodes[0].outputs[0], one]), ir.node("Gather", [nodes[1].outputs[0], one])]
+        nodes.append(ir.node("Sub", [nodes[2].outputs[0], nodes[3].outputs[0]]))
+        graph.insert_before(gather, nodes)
+        gather.outputs[0].replace_all_uses_with(nodes[-1].outputs[0])
+        graph.remove(gather, safe=True)
+    graph.remove(shape, safe=True)
+
+
+# --- linear layers on one input -> one MatMul / MatMulNBits ---------------------------------------------
+
+
+def _constant(value: ir.Value, weights: set[str], memo: dict) -> bool:
+    """Whether ``value`` is computed from constants only (onnxruntime folds it at load)."""
+    if value.name in memo:
+        return memo[value.name]
+    node = value.producer()
+    if value.const_value is not None or value.name in weights:
+        result = True
+    elif node is None or node.op_type in ("RandomNormal", "RandomUniform", "Multinomial") or \
+            any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        result = False
+    else:
+        result = all(v is None or _constant(v, weights, memo) for v in node.inputs)
+    memo[value.name] = result
+    return result
+
+
+def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
+    """MatMuls (2-D constant B) and MatMulNBits (constant B, scales, zero points; no bias, no g_idx) that read
+    the same input with the same attributes -> one on the concatenated weights and a Split."""
+    memo: dict = {}
+    groups: dict = {}
+    for node in graph:
+        if node.op_type == "MatMul" and node.domain == "" and _rank(node.inputs[1]) == 2 and \
+                _constant(node.inputs[1], weights, memo):
+            key = ("MatMul", node.inputs[0])
+        elif node.op_type == "MatMulNBits" and node.domain == MS_DOMAIN and len(node.inputs) <= 4 and \
+                all(v is not None and _constant(v, weights, memo) for v in node.inputs[1:]):
+            attrs = tuple(sorted((k, a.value) for k, a in node.attributes.items() if k != "N"))
+            key = ("MatMulNBits", node.inputs[0], attrs, len(node.inputs))
+        else:
+            continue
+        groups.setdefault(key, []).append(node)
+    merged = 0
+    for key, nodes in groups.items():
+        if len(nodes) > 1:
+            (_merge_matmuls if key[0] == "MatMul" else _merge_nbits)(graph, nodes)
+            merged += len(nodes)
+    return merged
+
+
+def _rank(value: ir.Value) -> int | None:
+    """The rank of ``value``: declared, or that of a Transpose's perm (the IR's transposed weights)."""
+    if value.shape is not None:
+        return len(value.shape)
+    node = value.producer()
+    if node is not None and node.op_type == "Transpose" and "perm" in node.attributes:
+        return len(node.attributes.get_ints("perm"))
+    return None
+
+
+def _merge_matmuls(graph: ir.Graph, nodes: list[ir.Node]) -> None:
+    first = nodes[0]
+    transposes = [n.inputs[1].producer() for n in nodes]
+    if all(t is not None and t.op_type == "Transpose" and list(t.attributes.get_ints("perm", [])) == [1, 0]
+           for t in transposes):  # the IR's [N, K] weights: concatenated as they are, then transposed
+        stacked = ir.node("Concat", [t.inputs[0] for t in transposes], {"axis": 0})
+        weight = [stacked, ir.node("Transpose", [stacked.outputs[0]], {"perm": [1, 0]})]
+    else:
+        weight = [ir.node("Concat", [n.inputs[1] for n in nodes], {"axis": 1})]
+    fused = ir.node("MatMul", [first.inputs[0], weight[-1].outputs[0]])
+    widths = [_width(n.inputs[1]) for n in nodes]
+    if all(isinstance(w, int) for w in widths):
+        sizes = ir.Value(name=f"{first.outputs[0].name}/split", const_value=ir.tensor(np.array(widths, np.int64)))
+        graph.register_initializer(sizes)
+        _split(graph, nodes, [*weight, fused], sizes)
+        return
+    # the widths: Shapes of constants, which onnxruntime folds at load with the Concat
+    shapes = [ir.node("Shape", [n.inputs[1]], {"start": 1, "end": 2}) for n in nodes]
+    sizes = ir.node("Concat", [w.outputs[0] for w in shapes], {"axis": 0})
+    _split(graph, nodes, [*weight, fused, *shapes, sizes], sizes.outputs[0])
+
+
+def _width(b: ir.Value) -> int | None:
+    """The last dim of a MatMul's 2-D B, declared or that of a transposed weight's first."""
+    if b.shape is not None and isinstance(b.shape[-1], int):
+        return b.shape[-1]
+    node = b.producer()
+    if node is not None and node.op_type == "Transpose" and node.inputs[0].shape is not None:
+        dim = node.inputs[0].shape[0]
+        return dim if isinstance(dim, int) else None
+    return None
+
+
+def _merge_nbits(graph: ir.Graph, nodes: list[ir.Node]) -> None:
+    first = nodes[0]
+    concats = [ir.node("Concat", [n.inputs[i] for n in nodes], {"axis": 0}) for i in range(1, len(first.inputs))]
+    widths = [n.attributes.get_int("N") for n in nodes]
+    attrs = {k: a.value for k, a in first.attributes.items()}
+    attrs["N"] = sum(widths)
+    fused = ir.node("MatMulNBits", [first.inputs[0], *(c.outputs[0] for c in concats)], attrs, domain=MS_DOMAIN)
+    sizes = ir.Value(name=f"{first.outputs[0].name}/split", const_value=ir.tensor(np.array(widths, np.int64)))
+    graph.register_initializer(sizes)
+    _split(graph, nodes, [*concats, fused], sizes)
+
+
+def _split(graph: ir.Graph, nodes: list[ir.Node], made: list[ir.Node], sizes: ir.Value) -> None:
+    """``made`` (the merged layer first among them) before ``nodes``, whose outputs a Split of it replaces."""
+    fused = next(n for n in made if n.op_type in ("MatMul", "MatMulNBits"))
+    split = ir.node("Split", [fused.outputs[0], sizes], {"axis": -1}, num_outputs=len(nodes))
+    graph.insert_before(nodes[0], [*made, split])
+    for node, out in zip(nodes, split.outputs):
+        node.outputs[0].replace_all_uses_with(out, replace_graph_outputs=True)
+        graph.remove(node, safe=True)
+
+
+def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol]) -> None:
+    """Concats of weights (the merged layers') computed now, into new weights (the file holds each weight once,
+    and onnxruntime folds nothing at load). The weights they replace go when nothing else reads them."""
+    stand_ins = {v.name: v for v in graph.inputs if v.name in weights}
+    for node in [n for n in graph if n.op_type == "Concat" and n.domain == ""]:
+        parts = [v.const_value if v.const_value is not None else weights.get(v.name) for v in node.inputs]
+        if any(p is None for p in parts) or not any(v.name in stand_ins for v in node.inputs):
+            continue
+        name = f"{node.inputs[0].name}/merged"
+        tensor = ir.tensor(np.concatenate([p.numpy() for p in parts], axis=node.attributes.get_int("axis")),
+                           name=name)
+        value = ir.Value(name=name, shape=tensor.shape, type=ir.TensorType(tensor.dtype))
+        graph.inputs.append(value)
+        weights[name] = stand_ins[name] = tensor
+        node.outputs[0].replace_all_uses_with(value)
+        graph.remove(node, safe=True)
+
+
+# --- all of it ---------------------------------------------------------------------------------------------
+
 #: The ops the rewrites emit.
-FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "Reshape", "Constant")
-#: Applied in turn: the residual Add joins a norm the first made.
+FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
+             "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
+             "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity")
+#: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
-         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True))
+         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
+         pattern.RewriteRuleSet([RotaryEmbedding.rule()], commute=True),
+         pattern.RewriteRuleSet([Attention.rule(r) for r in ("broadcast", "expand", "none")], commute=True),
+         pattern.RewriteRuleSet([TransposeBack.rule()]))
 
 
-def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
-    """``model`` with the patterns above fused, and how many were. ``model`` may lack its large initializers
-    (``convert.convert_model``'s): they stay what they are, graph inputs the rewrites do not touch."""
+@dataclass
+class Fusions:
+    """What ``fuse_for_onnxruntime`` did: rewrites per rule, linear layers merged, whether the KV cache inputs
+    feed GroupQueryAttention only (onnxruntime-genai's ``past_present_share_buffer``)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    shared_cache_buffers: bool = False
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.ModelProto, list, Fusions]:
+    """``model`` with the patterns above fused, its weights, and what was fused. ``model`` may lack its large
+    initializers, ``weights`` (``convert.convert_model``'s): graph inputs for the rewrites; the merged layers'
+    are concatenated into new weights, which replace them in the list returned."""
     graph = model.graph
     declared = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
         {o for n in graph.node for o in n.output}
@@ -73,11 +487,44 @@ def fuse_for_onnxruntime(model: onnx.ModelProto) -> tuple[onnx.ModelProto, int]:
         ir_model = ir.serde.deserialize_model(model)
     finally:
         del graph.input[len(graph.input) - len(stand_ins):]
-    count = sum(rules.apply_to_model(ir_model) for rules in RULES)
-    if not count:
-        return model, 0
+    _weight_shapes(ir_model.graph, model, set(missing))
+    by_name = {w.name: w for w in weights}
+    for value in ir_model.graph.inputs:
+        if value.name in by_name and value.shape is None:
+            value.shape, value.dtype = ir.Shape(by_name[value.name].shape), by_name[value.name].dtype
+    report = Fusions()
+    names = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
+             "GroupQueryAttention", "attention output")
+    functions = dict(ir_model.functions)  # the domain's functions hold none of the patterns: not searched
+    ir_model.functions.clear()
+    try:
+        for name, rules in zip(names, RULES):
+            report.counts[name] = rules.apply_to_model(ir_model)
+    finally:
+        ir_model.functions.update(functions)
+    if report.counts["GroupQueryAttention"]:
+        report.shared_cache_buffers = _share_cache_buffers(ir_model.graph)
+    report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
+    if not report.total:
+        return model, list(weights), report
+    _concatenate_weights(ir_model.graph, by_name)
     ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
+    ir.passes.common.IdentityEliminationPass()(ir_model)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
+    ir.passes.common.CommonSubexpressionEliminationPass()(ir_model)  # the RoPE tables, once for all layers
+    ir.passes.common.RemoveUnusedNodesPass()(ir_model)
+    stand_ins = set(missing) | set(by_name)  # the weights' stand-in inputs go
+    ir_model.graph.inputs[:] = [v for v in ir_model.graph.inputs if v.name not in stand_ins]
     fused = ir.serde.serialize_model(ir_model)
-    del fused.graph.input[len(fused.graph.input) - len(stand_ins):]
-    return fused, count
+    used = {x for n in fused.graph.node for x in n.input} & stand_ins
+    return fused, [by_name[name] for name in by_name if name in used], report
+
+
+def _weight_shapes(graph: ir.Graph, model: onnx.ModelProto, missing: set[str]) -> None:
+    """The stand-in inputs' shapes and types from the model's value_info, where it has them (2-D weights)."""
+    infos = {v.name: v for v in model.graph.value_info}
+    for value in graph.inputs:
+        if value.name in missing and value.name in infos:
+            t = infos[value.name].type.tensor_type
+            value.shape = ir.Shape([d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim])
+            value.dtype = ir.DataType(t.elem_type)

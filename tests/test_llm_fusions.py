@@ -1,0 +1,108 @@
+"""converters/ir_to_onnx/fusions.py on a one-layer attention block written as the IR's translation writes it
+(q/k/v MatMuls, RoPE after the heads' Transpose, a Concat cache, KV heads repeated by Unsqueeze/Expand/Reshape,
+Softmax(Q K^T * scale + mask) V): fused into RotaryEmbedding, GroupQueryAttention and one merged MatMul, and
+equal to the unfused graph in onnxruntime (a left-padded prompt, then a step with a past). No LLM export needed:
+this runs in the default environment; tests/test_llm.py checks whole models against OpenVINO."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from converters.ir_to_onnx.fusions import fuse_for_onnxruntime
+
+H, KV, D = 4, 2, 8
+HIDDEN = H * D
+
+
+def _attention_block() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    inits = {"wq": rng.standard_normal((HIDDEN, H * D)), "wk": rng.standard_normal((HIDDEN, KV * D)),
+             "wv": rng.standard_normal((HIDDEN, KV * D)), "wo": rng.standard_normal((H * D, HIDDEN)),
+             "inv_freq": (1e4 ** -(np.arange(D // 2) * 2 / D)).reshape(1, D // 2, 1)}
+    inits = [numpy_helper.from_array(v.astype(np.float32) * (0.3 if k.startswith("w") else 1), k)
+             for k, v in inits.items()]
+    ints = {"q_shape": [0, 0, H, D], "kv_shape": [0, 0, KV, D], "rep": [1, 1, H // KV, 1, 1], "rep_shape": [0, H, -1, D],
+            "out_shape": [0, 0, H * D], "one": [1], "two": [2], "half": [D // 2], "zero": [0], "big": [2 ** 62],
+            "axis3": [3], "step": [1]}
+    inits += [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
+    inits += [numpy_helper.from_array(np.array(-1, np.float32), "minus_one"),
+              numpy_helper.from_array(np.array(D ** -0.5, np.float32), "scale")]
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "wq"], ["q3"]), n("MatMul", ["x", "wk"], ["k3"]), n("MatMul", ["x", "wv"], ["v3"]),
+             n("Cast", ["position_ids"], ["pos_f"], to=TensorProto.FLOAT), n("Unsqueeze", ["pos_f", "one"], ["pos_u"]),
+             n("MatMul", ["inv_freq", "pos_u"], ["freqs_t"]), n("Transpose", ["freqs_t"], ["freqs"], perm=[0, 2, 1]),
+             n("Concat", ["freqs", "freqs"], ["emb"], axis=-1), n("Cos", ["emb"], ["cos0"]), n("Sin", ["emb"], ["sin0"]),
+             n("Unsqueeze", ["cos0", "one"], ["cos"]), n("Unsqueeze", ["sin0", "one"], ["sin"])]
+    for name, shape in (("q", "q_shape"), ("k", "kv_shape"), ("v", "kv_shape")):
+        nodes += [n("Reshape", [f"{name}3", shape], [f"{name}4"]),
+                  n("Transpose", [f"{name}4"], [f"{name}t"], perm=[0, 2, 1, 3])]
+    for name in ("q", "k"):  # rotate_half, as OpenVINO writes PyTorch's
+        nodes += [n("Slice", [f"{name}t", "half", "big", "axis3", "step"], [f"{name}_hi"]),
+                  n("Mul", [f"{name}_hi", "minus_one"], [f"{name}_neg"]),
+                  n("Slice", [f"{name}t", "zero", "half", "axis3", "step"], [f"{name}_lo"]),
+                  n("Concat", [f"{name}_neg", f"{name}_lo"], [f"{name}_rot"], axis=-1),
+                  n("Mul", [f"{name}t", "cos"], [f"{name}_c"]), n("Mul", [f"{name}_rot", "sin"], [f"{name}_s"]),
+                  n("Add", [f"{name}_c", f"{name}_s"], [f"{name}_r"])]
+    for name, new in (("key", "k_r"), ("value", "vt")):
+        nodes += [n("Concat", [f"past_key_values.0.{name}", new], [f"present.0.{name}"], axis=-2),
+                  n("Unsqueeze", [f"present.0.{name}", "two"], [f"{name}_u"]),
+                  n("Expand", [f"{name}_u", "rep"], [f"{name}_e"]),
+                  n("Reshape", [f"{name}_e", "rep_shape"], [f"{name}_all"])]
+    nodes += [n("Transpose", ["key_all"], ["key_t"], perm=[0, 1, 3, 2]), n("MatMul", ["q_r", "key_t"], ["qk"]),
+              n("Mul", ["qk", "scale"], ["qk_s"]), n("Add", ["qk_s", "bias"], ["scores"]),
+              n("Softmax", ["scores"], ["probs"], axis=-1), n("MatMul", ["probs", "value_all"], ["att"]),
+              n("Transpose", ["att"], ["att_t"], perm=[0, 2, 1, 3]), n("Reshape", ["att_t", "out_shape"], ["att3"]),
+              n("MatMul", ["att3", "wo"], ["y"])]
+    f32, i64 = TensorProto.FLOAT, TensorProto.INT64
+    inputs = [helper.make_tensor_value_info("input_ids", i64, ["B", "S"]),
+              helper.make_tensor_value_info("attention_mask", i64, ["B", "T"]),
+              helper.make_tensor_value_info("position_ids", i64, ["B", "S"]),
+              helper.make_tensor_value_info("x", f32, ["B", "S", HIDDEN]),
+              helper.make_tensor_value_info("bias", f32, ["B", 1, "S", "T"]),
+              helper.make_tensor_value_info("past_key_values.0.key", f32, ["B", KV, "P", D]),
+              helper.make_tensor_value_info("past_key_values.0.value", f32, ["B", KV, "P", D])]
+    outputs = [helper.make_tensor_value_info("y", f32, None),
+               helper.make_tensor_value_info("present.0.key", f32, ["B", KV, "T", D]),
+               helper.make_tensor_value_info("present.0.value", f32, ["B", KV, "T", D])]
+    graph = helper.make_graph(nodes, "attention", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def _feeds(batch: int, past: int, new: int, pad: int, rng) -> dict:
+    total = past + new
+    mask = np.ones((batch, total), np.int64)
+    mask[0, :pad] = 0  # row 0 left-padded
+    positions = np.maximum(np.cumsum(mask, axis=1) - 1, 0)[:, past:]
+    allowed = (np.arange(total)[None, :] <= np.arange(past, total)[:, None])[None] & (mask[:, None, :] == 1)
+    return {"input_ids": np.zeros((batch, new), np.int64), "attention_mask": mask, "position_ids": positions,
+            "x": rng.standard_normal((batch, new, HIDDEN)).astype(np.float32),
+            "bias": np.where(allowed, 0, -65504).astype(np.float32)[:, None],
+            "past_key_values.0.key": rng.standard_normal((batch, KV, past, D)).astype(np.float32),
+            "past_key_values.0.value": rng.standard_normal((batch, KV, past, D)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("batch, past, new", [(2, 0, 6), (2, 6, 1), (1, 4, 3)])
+def test_fused_attention_equals_the_decomposed_one(batch, past, new):
+    model = _attention_block()
+    fused, weights, report = fuse_for_onnxruntime(model)
+    ops = [node.op_type for node in fused.graph.node]
+    assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), "Softmax" in ops) == (1, 2, False), ops
+    # q, k, v as one; the rotary angles; the output
+    assert ops.count("MatMul") == 3 and report.counts["linear layers merged"] == 3
+    assert report.shared_cache_buffers and weights == []
+    gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
+    attrs = {a.name: helper.get_attribute_value(a) for a in gqa.attribute}
+    assert (attrs["num_heads"], attrs["kv_num_heads"], attrs["causal"]) == (H, KV, 0)
+    rng = np.random.default_rng(past)
+    feeds = _feeds(batch, past, new, pad=2 if past == 0 else 0, rng=rng)
+    run = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+           for m in (model, fused)]
+    valid = feeds["attention_mask"][:, past:] == 1  # the rows of pad tokens attend to nothing: any output
+    np.testing.assert_allclose(run[1][0][valid], run[0][0][valid], rtol=1e-5, atol=1e-5)
+    for got, want in zip(run[1][1:], run[0][1:]):  # the caches
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert got.shape == (batch, KV, past + new, D)
