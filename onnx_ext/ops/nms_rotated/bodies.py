@@ -231,7 +231,7 @@ def _nmsr_select(b, s, limit, iou_threshold, score_threshold):
     limit = op.Where(op.Less(limit, op.Constant(value_int=0)), mm, limit)
     limit = op.Where(op.Less(iou_threshold, op.Constant(value_float=0.0)), op.Min(limit, op.Constant(value_int=1)),
                      limit)
-    in_order = op.GatherElements(op.Reshape(alive, shape), order, axis=2)
+    in_order = op.GatherElements(op.Reshape(alive, shape, allowzero=1), order, axis=2)
     count = op.CumSum(in_order, op.Constant(value_int=2))
     chosen = op.And(op.Greater(in_order, op.Constant(value_float=0.0)),
                     op.LessOrEqual(count, op.Cast(limit, to=FLOAT.dtype)))
