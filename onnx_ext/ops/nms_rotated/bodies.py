@@ -149,28 +149,26 @@ def _nmsr_iou(box_i, box_j):
 
 @script(ov_ext, default_opset=op)
 def _nmsr_pairs(b, usable):
-    # b [N, M, 5], usable [N, M] -> [Q, 3] rows (image, i, j), i < j, of the boxes whose circumscribed circles
-    # meet (a margin for the rounding of the corners: 2^-10 of the radii, 2^-16 of the centres' magnitude)
-    cx = op.Gather(b, op.Constant(value_int=0), axis=2)
-    cy = op.Gather(b, op.Constant(value_int=1), axis=2)
+    # b [N, M, 5], usable [N, M] -> [Q, 3] rows (image, i, j), i < j, of the usable boxes whose circumscribed
+    # circles meet (with a margin for the rounding of the corners: 2^-10 of the radii, 2^-16 of the centres'
+    # magnitude); the others' centres are NaN, which meets nothing
+    nan = op.Constant(value_float=float("nan"))
+    cx = op.Where(usable, op.Gather(b, op.Constant(value_int=0), axis=2), nan)
+    cy = op.Where(usable, op.Gather(b, op.Constant(value_int=1), axis=2), nan)
     w = op.Gather(b, op.Constant(value_int=2), axis=2)
     h = op.Gather(b, op.Constant(value_int=3), axis=2)
-    radius = op.Mul(op.Sqrt(op.Add(op.Mul(w, w), op.Mul(h, h))), op.Constant(value_float=0.5))
-    size = op.Add(op.Abs(cx), op.Abs(cy))
+    radius = op.Mul(op.Sqrt(op.Add(op.Mul(w, w), op.Mul(h, h))), op.Constant(value_float=0.5 + 2.0**-11))
+    reach = op.Add(radius, op.Mul(op.Add(op.Abs(cx), op.Abs(cy)), op.Constant(value_float=2.0**-16)))
     i_axis = op.Constant(value_ints=[2])
     j_axis = op.Constant(value_ints=[1])
     dx = op.Sub(op.Unsqueeze(cx, i_axis), op.Unsqueeze(cx, j_axis))
     dy = op.Sub(op.Unsqueeze(cy, i_axis), op.Unsqueeze(cy, j_axis))
-    reach = op.Add(op.Mul(op.Add(op.Unsqueeze(radius, i_axis), op.Unsqueeze(radius, j_axis)),
-                          op.Constant(value_float=1.0 + 2.0**-10)),
-                   op.Mul(op.Add(op.Unsqueeze(size, i_axis), op.Unsqueeze(size, j_axis)),
-                          op.Constant(value_float=2.0**-16)))
-    near = op.LessOrEqual(op.Add(op.Mul(dx, dx), op.Mul(dy, dy)), op.Mul(reach, reach))
+    both = op.Add(op.Unsqueeze(reach, i_axis), op.Unsqueeze(reach, j_axis))
+    near = op.LessOrEqual(op.Add(op.Mul(dx, dx), op.Mul(dy, dy)), op.Mul(both, both))
     m = op.Slice(op.Shape(b), op.Constant(value_ints=[1]), op.Constant(value_ints=[2]))
     index = op.Range(op.Constant(value_int=0), op.ReduceSum(m, keepdims=0), op.Constant(value_int=1))
     later = op.Less(op.Unsqueeze(index, op.Constant(value_ints=[1])), op.Unsqueeze(index, op.Constant(value_ints=[0])))
-    both = op.And(op.Unsqueeze(usable, i_axis), op.Unsqueeze(usable, j_axis))
-    return op.Transpose(op.NonZero(op.And(op.And(near, later), both)), perm=[1, 0])
+    return op.Transpose(op.NonZero(op.And(near, later)), perm=[1, 0])
 
 
 @script(ov_ext, default_opset=op)
