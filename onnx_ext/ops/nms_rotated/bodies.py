@@ -149,26 +149,44 @@ def _nmsr_iou(box_i, box_j):
 
 @script(ov_ext, default_opset=op)
 def _nmsr_pairs(b, usable):
-    # b [N, M, 5], usable [N, M] -> [Q, 3] rows (image, i, j), i < j, of the usable boxes whose circumscribed
-    # circles meet (with a margin for the rounding of the corners: 2^-10 of the radii, 2^-16 of the centres'
-    # magnitude); the others' centres are NaN, which meets nothing
-    nan = op.Constant(value_float=float("nan"))
-    cx = op.Where(usable, op.Gather(b, op.Constant(value_int=0), axis=2), nan)
-    cy = op.Where(usable, op.Gather(b, op.Constant(value_int=1), axis=2), nan)
-    w = op.Gather(b, op.Constant(value_int=2), axis=2)
-    h = op.Gather(b, op.Constant(value_int=3), axis=2)
+    # b [N, M, 5], usable [N, M] -> [Q, 3] rows (image, i, j), i < j, of the usable boxes of an image whose
+    # circumscribed circles meet (with a margin for the rounding of the corners: 2^-10 of the radii, 2^-16 of the
+    # centres' magnitude). The usable boxes of all images are tested against each other by blocks of rows of
+    # about 2^20 pairs (memory), a pair of two images never meets.
+    where = op.Transpose(op.NonZero(usable), perm=[1, 0])  # [U, 2] (image, box)
+    image = op.Gather(where, op.Constant(value_int=0), axis=1)
+    box = op.Gather(where, op.Constant(value_int=1), axis=1)
+    m = op.Slice(op.Shape(b), op.Constant(value_ints=[1]), op.Constant(value_ints=[2]))
+    kept = op.Gather(op.Reshape(b, op.Constant(value_ints=[-1, 5])), op.Add(op.Mul(image, op.ReduceSum(m, keepdims=0)),
+                                                                            box))
+    cx = op.Gather(kept, op.Constant(value_int=0), axis=1)
+    cy = op.Gather(kept, op.Constant(value_int=1), axis=1)
+    w = op.Gather(kept, op.Constant(value_int=2), axis=1)
+    h = op.Gather(kept, op.Constant(value_int=3), axis=1)
     radius = op.Mul(op.Sqrt(op.Add(op.Mul(w, w), op.Mul(h, h))), op.Constant(value_float=0.5 + 2.0**-11))
     reach = op.Add(radius, op.Mul(op.Add(op.Abs(cx), op.Abs(cy)), op.Constant(value_float=2.0**-16)))
-    i_axis = op.Constant(value_ints=[2])
-    j_axis = op.Constant(value_ints=[1])
-    dx = op.Sub(op.Unsqueeze(cx, i_axis), op.Unsqueeze(cx, j_axis))
-    dy = op.Sub(op.Unsqueeze(cy, i_axis), op.Unsqueeze(cy, j_axis))
-    both = op.Add(op.Unsqueeze(reach, i_axis), op.Unsqueeze(reach, j_axis))
-    near = op.LessOrEqual(op.Add(op.Mul(dx, dx), op.Mul(dy, dy)), op.Mul(both, both))
-    m = op.Slice(op.Shape(b), op.Constant(value_ints=[1]), op.Constant(value_ints=[2]))
-    index = op.Range(op.Constant(value_int=0), op.ReduceSum(m, keepdims=0), op.Constant(value_int=1))
-    later = op.Less(op.Unsqueeze(index, op.Constant(value_ints=[1])), op.Unsqueeze(index, op.Constant(value_ints=[0])))
-    return op.Transpose(op.NonZero(op.And(near, later)), perm=[1, 0])
+    u = op.Size(image)
+    index = op.Range(op.Constant(value_int=0), u, op.Constant(value_int=1))
+    block = op.Max(op.Div(op.Constant(value_int=2**20), op.Max(u, op.Constant(value_int=1))), op.Constant(value_int=1))
+    blocks = op.Div(op.Sub(op.Add(u, block), op.Constant(value_int=1)), block)
+    found = op.Cast(op.ConstantOfShape(op.Constant(value_ints=[0, 2])), to=INT64.dtype)
+    rows_axis = op.Constant(value_ints=[1])
+    for k in range(blocks):
+        start = op.Mul(k, block)
+        rows = op.Range(start, op.Min(op.Add(start, block), u), op.Constant(value_int=1))
+        dx = op.Sub(op.Unsqueeze(op.Gather(cx, rows), rows_axis), cx)
+        dy = op.Sub(op.Unsqueeze(op.Gather(cy, rows), rows_axis), cy)
+        both = op.Add(op.Unsqueeze(op.Gather(reach, rows), rows_axis), reach)
+        near = op.LessOrEqual(op.Add(op.Mul(dx, dx), op.Mul(dy, dy)), op.Mul(both, both))
+        later = op.Less(op.Unsqueeze(rows, rows_axis), index)
+        same = op.Equal(op.Unsqueeze(op.Gather(image, rows), rows_axis), image)
+        local = op.Transpose(op.NonZero(op.And(op.And(near, later), same)), perm=[1, 0])
+        found = op.Concat(found, op.Add(local, op.Concat(op.Reshape(start, op.Constant(value_ints=[1])),
+                                                         op.Constant(value_ints=[0]), axis=0)), axis=0)
+    first = op.Gather(found, op.Constant(value_int=0), axis=1)
+    second = op.Gather(found, op.Constant(value_int=1), axis=1)
+    return op.Concat(op.Unsqueeze(op.Gather(image, first), rows_axis), op.Unsqueeze(op.Gather(box, first), rows_axis),
+                     op.Unsqueeze(op.Gather(box, second), rows_axis), axis=1)
 
 
 @script(ov_ext, default_opset=op)
