@@ -2,9 +2,10 @@
 element type (boxes and scores go to f32 first, as the reference reads them).
 
 Per image, the boxes that are a candidate of some class (score > score_threshold) and have an area are paired
-when their circumscribed circles can meet (a cheap [M, M] test with a margin for rounding: boxes further apart
-have an intersection of exactly 0 in the reference too); only those pairs get the rotated IoU (``_nmsr_iou``:
-the reference's corners, edge crossings and corners inside the other box, then the area of their convex hull).
+when their circumscribed circles can meet (a cheap test by blocks of rows, with a margin for rounding: boxes
+further apart have an intersection of exactly 0 in the reference too); only those pairs get the rotated IoU
+(``_nmsr_iou``: the reference's corners, edge crossings and corners inside the other box, then the area of their
+convex hull).
 The pairs whose IoU is above iou_threshold suppress, in each class, the one of the two that comes later in that
 class's order (score descending, then index). The greedy pass over all (image, class) problems at once is the
 fixed point of alive[j] = candidate[j] and no alive earlier i suppresses j (Jacobi from all alive: exact after as
