@@ -205,7 +205,8 @@ def test_bad_attributes_name_the_attribute(case, problem):
     ([(1, 5, 4), (1, 2, 5), (), (), ()], ["f32", "f32", "i64", "f32", "f32"], r"boxes must be \[N, M, 5\]"),
     ([(1, 5, 5), (2, 5), (), (), ()], ["f32", "f32", "i64", "f32", "f32"], r"scores must be \[N, C, M\]"),
     ([(1, 5, 5), (1, 2, 6), (), (), ()], ["f32", "f32", "i64", "f32", "f32"], "do not match"),
-    ([(1, 5, 5), (1, 2, 5), (), (), ()], ["f32", "f32", "f32", "f32", "f32"], "max_output_boxes_per_class must be an integer"),
+    ([(1, 5, 5), (1, 2, 5), (), (), ()], ["f32", "f32", "f32", "f32", "f32"],
+     "max_output_boxes_per_class must be an integer"),
     ([(1, 5, 5), (1, 2, 5), (), (), ()], ["f32", "f32", "i64", "i32", "f32"], "iou_threshold must be floating-point"),
     ([(1, 5, 5), (1, 2, 5), (), (), (2,)], ["f32", "f32", "i64", "f32", "f32"], "score_threshold must be a scalar"),
 ])
