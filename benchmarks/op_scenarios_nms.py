@@ -199,6 +199,41 @@ def generate_proposals_scenarios():
     return out
 
 
+def rotated_head(objects: int, per_object: int, classes: int, size: float) -> tuple[np.ndarray, np.ndarray]:
+    """[1, objects * per_object, 5] rotated boxes (x_ctr, y_ctr, w, h, angle) as an aerial-image detector (DOTA)
+    gives them: a few jittered detections around each object, 10 to 80 pixels, any angle; sigmoid class scores,
+    the object's class high."""
+    centre = RNG.random((objects, 1, 2)) * size + RNG.normal(0, 3, (objects, per_object, 2))
+    extent = RNG.uniform(10, 80, (objects, 1, 2)) * RNG.uniform(0.9, 1.1, (objects, per_object, 2))
+    angle = RNG.uniform(-np.pi / 2, np.pi / 2, (objects, 1, 1)) + RNG.normal(0, 0.05, (objects, per_object, 1))
+    boxes = np.concatenate([centre, extent, angle], -1).reshape(1, -1, 5)
+    logits = RNG.standard_normal((1, classes, objects * per_object)) * 2 - 3
+    owner = RNG.integers(0, classes, objects).repeat(per_object)
+    logits[0, owner, np.arange(objects * per_object)] += 5
+    return boxes.astype(np.float32), (1 / (1 + np.exp(-logits))).astype(np.float32)
+
+
+def nms_rotated_scenarios():
+    """NMSRotated-13 as a rotated detector's head (DOTA, 1024 x 1024) uses it: 1,000 boxes (250 objects x 4
+    detections) x 3 classes, and 4,000 x 15 classes; score 0.05, IoU 0.1, up to 1,000 per class."""
+    out = []
+    for name, what, (objects, classes) in [
+        ("dota-1000x3", "1 x 1,000 rotated boxes x 3 classes, IoU 0.1, score 0.05", (250, 3)),
+        ("dota-4000x15", "1 x 4,000 rotated boxes x 15 classes, IoU 0.1, score 0.05", (1000, 15)),
+    ]:
+        boxes, scores = rotated_head(objects, 4, classes, 1024.0)
+
+        def ov_model(boxes=boxes, scores=scores):
+            pb, ps = _param("boxes", list(boxes.shape), np.float32), _param("scores", list(scores.shape), np.float32)
+            limits = [opset1.constant(np.array(v, t)).output(0) for v, t in ((1000, np.int64), (0.1, np.float32),
+                                                                             (0.05, np.float32))]
+            node = NodeFactory("opset13").create("NMSRotated", [pb.output(0), ps.output(0), *limits], {})
+            return ov.Model(node.outputs(), [pb, ps], "bench")
+
+        out.append(Scenario("NMSRotated", name, what, True, ov_model, None, {"boxes": boxes, "scores": scores},
+                            out_elements=objects * 3, vs="openvino"))
+    return out
+
 SCENARIOS = {"detection_output": detection_output_scenarios, "proposal": proposal_scenarios,
              "multiclass_nms": multiclass_nms_scenarios, "matrix_nms": matrix_nms_scenarios,
-             "generate_proposals": generate_proposals_scenarios}
+             "generate_proposals": generate_proposals_scenarios, "nms_rotated": nms_rotated_scenarios}

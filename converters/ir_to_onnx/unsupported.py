@@ -14,7 +14,6 @@ _STRINGS = ("a string tensor to or from its UTF-8 bytes (begins, ends, symbols):
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "nmsrotated": _DETECTION,
     "experimentaldetectrondetectionoutput": _DETECTION,
 }
 

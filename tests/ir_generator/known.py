@@ -11,6 +11,9 @@ KNOWN: list[tuple[str, str, str]] = [
      "integer data: the average rounds otherwise than OpenVINO's CPU plugin (no reference evaluate)"),
     (r"^EmbeddingBagOffsetsSum-3\[\$form=empty_bag\]f16", r"values differ", "f16 sums: to be analysed"),
     (r"^NonMaxSuppression-\d+\[box_encoding=center", r"values differ", "center box encoding: to be analysed"),
+    (r"^NonMaxSuppression-(5|9)\[.*\$max=0", r"output 2: 1 of 1 values differ",
+     "max_output_boxes_per_class 0: OpenVINO's CPU plugin (no reference evaluate here) returns before it writes "
+     "valid_outputs, which holds whatever memory was there (NMSRotated-13 too); the rows are empty, as ours"),
     (r":dyn_rank:", r"shape \(|run-error|must have the same|Non-zero status code",
      "data of dynamic rank made by a Reshape to a runtime shape: the IR writes its port with no <dim>, "
      "which the converter reads as a scalar (ranks.py has no rule for a shape of unknown length)"),

@@ -136,3 +136,16 @@ def experimental_detectron_generate_proposals_single_image(ctx: Context, layer) 
     values = [ctx.input(i) for i in range(4)]
     domain_node(ctx, "ExperimentalDetectronGenerateProposalsSingleImage", values, [ctx.out(i) for i in range(2)],
                 **attrs)
+
+
+@translator("NMSRotated", since=13, until=13, emits=("onnx_ext.NMSRotated",))
+def nms_rotated(ctx: Context, layer) -> None:
+    if ctx.n_inputs() != 5:
+        raise ctx.error(f"takes 5 inputs, the layer has {ctx.n_inputs()}")
+    index_type = attr.element(ctx, layer, "output_type", "i64")
+    if index_type is None or index_type.ov not in ("i32", "i64"):
+        raise ctx.error(f"output_type must be i32 or i64, got {index_type.ov if index_type else 'dynamic'}")
+    attrs = _booleans(ctx, layer, {"sort_result_descending": True, "clockwise": True})
+    attrs["output_type"] = index_type.onnx
+    values = [ctx.input(i) for i in range(5)]
+    domain_node(ctx, "NMSRotated", values, [ctx.out(i) for i in range(3)], **attrs)

@@ -266,6 +266,26 @@ def multiclass_nms(c):
     return _nms_inputs(c, c.attrs["$rois"])
 
 
+
+def _rotated_boxes(c, n, m, scale=10.0):
+    """[n, m, 5] rotated boxes (x_ctr, y_ctr, w, h, angle) that overlap in pairs (each odd one a turned, shifted
+    copy of the one before), angles in [-pi, pi] with pi / 2 among them."""
+    centre = c.rng.uniform(0, scale, (n, m, 2))
+    size = c.rng.uniform(0.5, 0.4 * scale, (n, m, 2))
+    angle = c.rng.uniform(-np.pi, np.pi, (n, m, 1))
+    angle[:, ::3] = np.pi / 2
+    centre[:, 1::2] = centre[:, 0::2][:, : m // 2] + 0.3
+    return np.concatenate([centre, size, angle], -1)
+
+
+@spec("NMSRotated", grid={"sort_result_descending": [True, False], "clockwise": [True, False],
+                          "output_type": ["i64", "i32"], "$iou": [0.3, 0.0]},
+      cover=("output_type",), types={"T": TWO_FLOATS, "I": INDEX}, bodies=False)
+def nms_rotated(c):
+    n, m, k = 2, 8, 3
+    return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), c.index(5),
+            c.const(c.attrs["$iou"], "f32"), c.const(0.1, "f32")]
+
 # --- element-wise and decoding ------------------------------------------------------------------------------
 
 @spec("GatherTree", types={"T": ("i32", "f32", "i64", "f16", "f64", "bf16") + tuple(t for t in INTEGERS

@@ -1,0 +1,115 @@
+"""NMSRotated-13 (greedy NMS of rotated boxes, as detectron2's ``nms_rotated``): the op's record (attributes and
+their checks, output types and shapes) and its numpy reference (``reference.py``); body in ``bodies.py``;
+semantics and the corners decided in docs/ops/nms_rotated.md.
+
+OpenVINO: NMSRotated(boxes [N, M, 5] (x_ctr, y_ctr, w, h, angle in radians), scores [N, C, M],
+max_output_boxes_per_class, iou_threshold, score_threshold) -> selected_indices [R, 3] (batch, class, box) and
+valid_outputs [1] of ``output_type`` (an ONNX element type here: INT64 or INT32), selected_scores [R, 3]
+(batch, class, score) f32 whatever the inputs' type (OpenVINO's op; the spec says the thresholds' type).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import onnx
+
+from ...errors import OpAttributeError, OpInputError
+from ...types import from_onnx, from_ov
+from ..base import Attr, Bodies, OpSpec, Operand
+from ..multiclass_nms import INDEX_TYPES
+from .bodies import HELPERS, NMSRotated
+from .reference import nms_rotated_reference
+
+__all__ = ["SPEC", "nms_rotated_reference"]
+
+ATTRIBUTES = {
+    "sort_result_descending": Attr("int", 1),
+    "output_type": Attr("int", onnx.TensorProto.INT64),
+    "clockwise": Attr("int", 1),
+}
+_SCALARS = ("max_output_boxes_per_class", "iou_threshold", "score_threshold")
+
+
+def check_attributes(attrs: dict) -> dict:
+    for name in ("sort_result_descending", "clockwise"):
+        if attrs[name] not in (0, 1):
+            raise OpAttributeError("NMSRotated", name, f"is {attrs[name]}: a boolean is 0 or 1")
+    if attrs["output_type"] not in INDEX_TYPES:
+        raise OpAttributeError("NMSRotated", "output_type", f"is {attrs['output_type']}: must be INT64 "
+                                                            f"({onnx.TensorProto.INT64}) or INT32 "
+                                                            f"({onnx.TensorProto.INT32})")
+    return attrs
+
+
+def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
+    boxes, scores = operands[0], operands[1]
+    for name, operand in zip(("boxes", "scores", *_SCALARS), operands):
+        if operand.type is None:
+            continue
+        integral = name == "max_output_boxes_per_class"
+        if integral and not operand.type.is_integer:
+            raise OpInputError("NMSRotated", f"{name} must be an integer, got {operand.type.ov}")
+        if not integral and not operand.type.is_float:
+            raise OpInputError("NMSRotated", f"{name} must be floating-point, got {operand.type.ov}")
+        if name in _SCALARS and operand.rank is not None and (operand.rank > 1 or operand.rank == 1 and isinstance(
+                operand.shape[0], int) and operand.shape[0] != 1):
+            raise OpInputError("NMSRotated", f"{name} must be a scalar or hold one value, got shape "
+                                             f"{list(operand.shape)}")
+    if None not in (boxes.type, scores.type) and boxes.type != scores.type:
+        raise OpInputError("NMSRotated", f"scores must have boxes' type {boxes.type.ov}, got {scores.type.ov}")
+    if boxes.rank is not None and (boxes.rank != 3 or isinstance(boxes.shape[2], int) and boxes.shape[2] != 5):
+        raise OpInputError("NMSRotated", f"boxes must be [N, M, 5] (x_ctr, y_ctr, w, h, angle), got shape "
+                                         f"{list(boxes.shape)}")
+    if scores.rank is not None and scores.rank != 3:
+        raise OpInputError("NMSRotated", f"scores must be [N, C, M], got shape {list(scores.shape)}")
+    if boxes.rank == 3 and scores.rank == 3:
+        for b, s in ((0, 0), (1, 2)):
+            bd, sd = boxes.shape[b], scores.shape[s]
+            if isinstance(bd, int) and isinstance(sd, int) and bd != sd:
+                raise OpInputError("NMSRotated", f"boxes {list(boxes.shape)} and scores {list(scores.shape)} "
+                                                 f"do not match")
+
+
+def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
+    # R is known when nothing can be selected (an image, a class, a box or the limit is 0)
+    boxes, scores, limit = operands[0], operands[1], operands[2]
+    dims = [*(scores.shape if scores.rank == 3 else ()), *(boxes.shape[:2] if boxes.rank == 3 else ())]
+    empty = 0 in dims or (limit.value is not None and limit.value.size == 1 and int(limit.value.reshape(-1)[0]) == 0)
+    return (0 if empty else None, 3), (0 if empty else None, 3), (1,)
+
+
+def openvino_node(attrs: dict, inputs: list):
+    """The native NMSRotated-13."""
+    from openvino.utils.node_factory import NodeFactory
+
+    native = dict(sort_result_descending=bool(attrs["sort_result_descending"]), clockwise=bool(attrs["clockwise"]),
+                  output_type=INDEX_TYPES[attrs["output_type"]])
+    return NodeFactory("opset13").create("NMSRotated", inputs, native)
+
+
+def reference(boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold, **attrs):
+    return nms_rotated_reference(boxes, scores, max_output_boxes_per_class, iou_threshold, score_threshold,
+                                 sort_result_descending=bool(attrs["sort_result_descending"]),
+                                 output_type=INDEX_TYPES[attrs["output_type"]], clockwise=bool(attrs["clockwise"]))
+
+
+SPEC = OpSpec(
+    name="NMSRotated",
+    inputs=("boxes", "scores", *_SCALARS),
+    min_inputs=5,
+    attributes=ATTRIBUTES,
+    check_attributes=check_attributes,
+    check_operands=check_operands,
+    select_body=lambda attrs, operands: "general",
+    output_type=lambda attrs, operands: (from_onnx(attrs["output_type"]), from_ov("f32"),
+                                         from_onnx(attrs["output_type"])),
+    output_shape=output_shape,
+    bodies=Bodies(NMSRotated, {"general": NMSRotated}),
+    helpers=HELPERS,
+    public=NMSRotated,
+    reference=reference,
+    openvino=openvino_node,
+    outputs=("selected_indices", "selected_scores", "valid_outputs"),
+    min_opset=16,  # ScatterND's reduction
+)
