@@ -34,6 +34,7 @@ SPECS["MulticlassNms"] = import_module(".multiclass_nms", __package__).SPEC
 SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
 SPECS["GenerateProposals"] = import_module(".generate_proposals", __package__).SPEC
 SPECS["ExperimentalDetectronGenerateProposalsSingleImage"] = import_module(".ed_generate_proposals", __package__).SPEC
+SPECS["ExperimentalDetectronDetectionOutput"] = import_module(".experimental_detectron.detection_output", __package__).SPEC
 
 
 def spec(op_type: str) -> OpSpec:
