@@ -15,7 +15,6 @@ NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
     "nmsrotated": _DETECTION,
-    "experimentaldetectrondetectionoutput": _DETECTION,
 }
 
 

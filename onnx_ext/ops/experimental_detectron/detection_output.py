@@ -322,7 +322,7 @@ def ExperimentalDetectronDetectionOutput(rois, deltas, scores, im_info, score_th
     ok = op.Equal(c, op.Reshape(op.Constant(value_int=num_classes), op.Constant(value_ints=[1])))
     ok = op.And(ok, op.Equal(op.Shape(r), op.Concat(n, four, axis=0)))
     ok = op.And(ok, op.Equal(op.Shape(deltas), op.Concat(n, op.Mul(c, four), axis=0)))
-    ok = op.And(ok, op.Equal(op.Size(im_info), op.Constant(value_int=3)))
+    ok = op.And(ok, op.Equal(op.ReduceProd(op.Shape(im_info), keepdims=0), op.Constant(value_int=3)))
     ok = op.ReduceMin(op.Cast(ok, to=INT64.dtype), keepdims=0)
     scores_have_num_classes_deltas_4_per_class_rois_4_and_im_info_3 = op.Gather(
         op.Constant(value_ints=[0]), op.Reshape(op.Sub(one, ok), op.Constant(value_ints=[1])))
