@@ -19,6 +19,9 @@ SPEC = SPECS["ExperimentalDetectronDetectionOutput"]
 NAME = SPEC.name
 TYPES = [np.float32, np.float32, np.float16, ml_dtypes.bfloat16, np.float64]
 INFO = [[100.0, 100.0, 1.0]]
+#: Mask R-CNN's attributes (its IR), for 3 classes.
+ATTRS = dict(score_threshold=0.05, nms_threshold=0.5, max_delta_log_wh=4.135166645050049, num_classes=3,
+             post_nms_count=2000, max_detections_per_image=100, deltas_weights=[10.0, 10.0, 5.0, 5.0])
 
 
 def head_inputs(rng, rois: int, classes: int, ties: bool, dtype=np.float32) -> list:
@@ -99,8 +102,7 @@ def test_mask_rcnn_box_head_matches_openvino_cpu(ov_reference):
     rng = np.random.default_rng(5)
     inputs = head_inputs(rng, 1000, 81, ties=False)
     inputs[2] = (inputs[2] * (rng.random((1000, 81)) < 0.2)).astype(np.float32)  # 20% of pairs score
-    attrs = dict(score_threshold=0.05, nms_threshold=0.5, num_classes=81, post_nms_count=2000,
-                 max_detections_per_image=100, deltas_weights=[10.0, 10.0, 5.0, 5.0])
+    attrs = dict(ATTRS, num_classes=81)
     assert (SPEC.run_reference(*inputs, **SPEC.normalize(attrs))[2] > 0).all()
     check_case(ov_reference, inputs, attrs, False)
 
@@ -117,7 +119,7 @@ def test_equal_scores_keep_the_rois_order_then_the_classes():
     rois = np.array([[0, 0, 9, 9], [50, 0, 59, 9], [0, 50, 9, 59]], np.float32)
     scores = np.array([[0, 0.5, 0.5], [0, 0.9, 0.7], [0, 0.5, 0.5]], np.float32)
     inputs = [rois, np.zeros((3, 12), np.float32), scores, np.array(INFO, np.float32)]
-    attrs = dict(score_threshold=0.1, nms_threshold=0.5, num_classes=3, deltas_weights=[1.0] * 4)
+    attrs = dict(ATTRS, score_threshold=0.1, deltas_weights=[1.0] * 4)
     for how, (boxes, classes, probs) in _run(inputs, dict(attrs, max_detections_per_image=6)).items():
         # all six fit: class by class, each best first (equal scores: lower ROI first)
         assert classes.tolist() == [1, 1, 1, 2, 2, 2], how
@@ -129,14 +131,25 @@ def test_equal_scores_keep_the_rois_order_then_the_classes():
         assert boxes.tolist() == rois[[1, 1, 0, 0]].tolist(), how
 
 
+def test_classes_full_before_the_last_block_stop_the_nms():
+    # 200 ROIs of 3 classes: more candidates than a block of the body's NMS (64); every class has its 2 boxes
+    # after the first block, and the detections still name their class
+    inputs = head_inputs(np.random.default_rng(6), 200, 3, ties=False)
+    attrs = dict(ATTRS, post_nms_count=2, max_detections_per_image=8)
+    want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
+    assert want[1].tolist() == [1, 1, 2, 2, 0, 0, 0, 0]
+    model = node_model(NAME, inputs, attrs, [(np.float32, 2), (np.int32, 1), (np.float32, 1)])
+    for how, got in run_three_ways(model, inputs).items():
+        assert_outputs(got, want, how)
+
+
 def test_skipped_rois_score_0_and_a_negative_threshold_keeps_them():
     # ROI 1 has no width: its boxes, areas and scores are 0 in every class; score_threshold -1 makes it a
     # candidate (a zero box), nms_threshold -1 lets one box per class through
     rois = np.array([[0, 0, 9, 9], [20, 0, 20, 9]], np.float32)
     scores = np.array([[0, 0.6], [0, 0.8]], np.float32)
     inputs = [rois, np.zeros((2, 8), np.float32), scores, np.array(INFO, np.float32)]
-    attrs = dict(score_threshold=-1.0, nms_threshold=0.5, num_classes=2, deltas_weights=[1.0] * 4,
-                 max_detections_per_image=3)
+    attrs = dict(ATTRS, score_threshold=-1.0, num_classes=2, deltas_weights=[1.0] * 4, max_detections_per_image=3)
     for how, (boxes, classes, probs) in _run(inputs, attrs).items():
         assert probs.tolist() == [np.float32(0.6), 0, 0] and classes.tolist() == [1, 1, 0], how
         assert boxes.tolist() == [[0, 0, 9, 9], [0, 0, 0, 0], [0, 0, 0, 0]], how
@@ -148,13 +161,9 @@ def test_no_rois_give_zeros():
     # OpenVINO's CPU plugin leaves the outputs unset on 0 ROIs (it writes whatever memory held)
     inputs = [np.zeros((0, 4), np.float32), np.zeros((0, 12), np.float32), np.zeros((0, 3), np.float32),
               np.array(INFO, np.float32)]
-    attrs = dict(score_threshold=-1.0, nms_threshold=0.5, num_classes=3, deltas_weights=[1.0] * 4,
-                 max_detections_per_image=2)
+    attrs = dict(ATTRS, score_threshold=-1.0, deltas_weights=[1.0] * 4, max_detections_per_image=2)
     for how, (boxes, classes, probs) in _run(inputs, attrs).items():
         assert boxes.tolist() == [[0] * 4] * 2 and classes.tolist() == [0, 0] and probs.tolist() == [0, 0], how
-
-
-ATTRS = dict(score_threshold=0.05, nms_threshold=0.5, num_classes=3, deltas_weights=[10.0, 10.0, 5.0, 5.0])
 
 
 @pytest.mark.parametrize("case, name", [
@@ -164,6 +173,7 @@ ATTRS = dict(score_threshold=0.05, nms_threshold=0.5, num_classes=3, deltas_weig
     ({"deltas_weights": [1.0, 1.0, 1.0]}, "deltas_weights"), ({"deltas_weights": [1.0, 1.0, float("inf"), 1.0]},
                                                              "deltas_weights"),
     ({"nms_threshold": float("nan")}, "nms_threshold"), ({"score_threshold": None}, "score_threshold"),
+    ({"post_nms_count": None}, "post_nms_count"),
 ])
 def test_bad_attributes_name_the_attribute(case, name):
     attrs = {k: v for k, v in (ATTRS | case).items() if v is not None}

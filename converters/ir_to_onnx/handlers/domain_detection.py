@@ -182,12 +182,10 @@ def roi_feature_extractor(ctx: Context, layer) -> None:
 @translator("ExperimentalDetectronDetectionOutput", since=6, until=6,
             emits=("onnx_ext.ExperimentalDetectronDetectionOutput",))
 def detectron_detection_output(ctx: Context, layer) -> None:
-    attrs = {name: attr.number(ctx, layer, name) for name in ("score_threshold", "nms_threshold")}
-    attrs |= {"max_delta_log_wh": attr.number(ctx, layer, "max_delta_log_wh", math.log(1000.0 / 16.0)),
-              "num_classes": attr.integer(ctx, layer, "num_classes"),
-              "post_nms_count": attr.integer(ctx, layer, "post_nms_count", 2000),
-              "max_detections_per_image": attr.integer(ctx, layer, "max_detections_per_image", 100),
-              "class_agnostic_box_regression": int(attr.boolean(layer, "class_agnostic_box_regression", False)),
+    attrs = {name: attr.number(ctx, layer, name) for name in ("score_threshold", "nms_threshold", "max_delta_log_wh")}
+    attrs |= {name: attr.integer(ctx, layer, name) for name in ("num_classes", "post_nms_count",
+                                                                "max_detections_per_image")}
+    attrs |= {"class_agnostic_box_regression": int(attr.boolean(layer, "class_agnostic_box_regression", False)),
               "deltas_weights": attr.numbers(ctx, layer, "deltas_weights")}
     outputs = [ctx.out(i) for i in range(len(layer.outputs))]
     if len(outputs) != 3:

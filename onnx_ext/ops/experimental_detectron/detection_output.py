@@ -117,10 +117,10 @@ def detection_output_reference(rois, deltas, scores, im_info, **attrs):
 ATTRIBUTES = {
     "score_threshold": Attr("float"),
     "nms_threshold": Attr("float"),
-    "max_delta_log_wh": Attr("float", math.log(1000.0 / 16.0)),
+    "max_delta_log_wh": Attr("float"),
     "num_classes": Attr("int"),
-    "post_nms_count": Attr("int", 2000),
-    "max_detections_per_image": Attr("int", 100),
+    "post_nms_count": Attr("int"),
+    "max_detections_per_image": Attr("int"),
     "class_agnostic_box_regression": Attr("int", 0),
     "deltas_weights": Attr("floats"),
 }
@@ -259,6 +259,10 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
                                                      keepdims=0), post))
         more = op.And(room, op.Less(start, count))
         go = op.Greater(op.ReduceSum(op.Cast(more, to=INT64.dtype), keepdims=0), zero)
+    # the columns never reached (every class full) are not kept
+    undecided = op.Sub(op.Reshape(k, op.Constant(value_ints=[1])),
+                       op.Slice(op.Shape(kept), op.Constant(value_ints=[1]), op.Constant(value_ints=[2])))
+    kept = op.Concat(kept, op.Cast(op.ConstantOfShape(op.Concat(c, undecided, axis=0)), to=BOOL.dtype), axis=1)
     rank = op.CumSum(op.Cast(kept, to=INT64.dtype), one, exclusive=1)
     return op.And(kept, op.Or(unlimited, op.Less(rank, post)))
 
