@@ -348,7 +348,8 @@ def ExperimentalDetectronDetectionOutput(rois, deltas, scores, im_info, score_th
     k = op.ReduceMax(op.Concat(count, first, axis=0), keepdims=1)
     key = op.Where(candidate, st, op.Constant(value_float=float("-inf")))
     top, order = op.TopK(key, k, axis=1, largest=1, sorted=1)  # equal scores: lower ROI first
-    d = op.Transpose(op.Reshape(op.Add(op.Cast(deltas, to=FLOAT.dtype), checked), op.Concat(n, c, four, axis=0)), perm=[1, 0, 2])
+    d = op.Reshape(op.Add(op.Cast(deltas, to=FLOAT.dtype), checked), op.Concat(n, c, four, axis=0))
+    d = op.Transpose(d, perm=[1, 0, 2])
     d = op.Slice(d, op.Constant(value_ints=[1]), big, first)
     boxes, areas = _eddo_refine(op.Gather(r, order, axis=0),
                                 op.GatherND(d, op.Unsqueeze(order, op.Constant(value_ints=[2])), batch_dims=1),
