@@ -193,6 +193,48 @@ def experimental_detectron_scenarios():
     return out
 
 
+def mask_rcnn_box_head(rois: int, classes: int, objects: int = 30):
+    """Mask R-CNN's box head output for one image: ``rois`` proposals jittered around ``objects`` objects of random
+    classes (many overlapping boxes per object), softmax scores peaked on the object's class, small deltas."""
+    centre = RNG.uniform(100, 700, (objects, 2))
+    size = RNG.uniform(30, 300, (objects, 2))
+    label = RNG.integers(1, classes, objects)
+    owner = RNG.integers(0, objects, rois)
+    jitter = RNG.normal(0, 0.15, (rois, 4)) * np.tile(size[owner], 2)
+    boxes = np.concatenate([centre[owner] - size[owner] / 2, centre[owner] + size[owner] / 2], 1) + jitter
+    logits = RNG.normal(0, 1, (rois, classes))
+    logits[np.arange(rois), label[owner]] += RNG.uniform(0, 8, rois)
+    logits[:, 0] += RNG.uniform(0, 4, rois)
+    scores = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    deltas = RNG.normal(0, 0.5, (rois, 4 * classes))
+    return boxes.astype(np.float32), deltas.astype(np.float32), scores.astype(np.float32)
+
+
+def detection_output_scenarios():
+    """ExperimentalDetectronDetectionOutput-6 as Mask R-CNN's IR has it: 1000 ROIs x 81 classes, score_threshold
+    0.05, NMS 0.5, post_nms_count 2000, 100 detections (no ONNX op does the job: against the CPU plugin only)."""
+    rois, deltas, scores = mask_rcnn_box_head(1000, 81)
+    attrs = {"score_threshold": 0.05, "nms_threshold": 0.5, "max_delta_log_wh": float(np.log(1000 / 16)),
+             "num_classes": 81, "post_nms_count": 2000, "max_detections_per_image": 100,
+             "class_agnostic_box_regression": False, "deltas_weights": [10.0, 10.0, 5.0, 5.0]}
+
+    def ov_model():
+        import openvino as ov
+        from openvino import opset1
+
+        params = [_param("rois", [1000, 4], np.float32), _param("deltas", [1000, 324], np.float32),
+                  _param("scores", [1000, 81], np.float32)]
+        info = opset1.constant(np.array([[800, 1344, 1]], np.float32))
+        node = NodeFactory("opset6").create("ExperimentalDetectronDetectionOutput",
+                                            [p.output(0) for p in params] + [info.output(0)], attrs)
+        return ov.Model(node.outputs(), params, "bench")
+
+    return [Scenario("ExperimentalDetectronDetectionOutput", "mask-rcnn-1000x81",
+                     "Mask R-CNN box head: 1000 ROIs x 81 classes, 30 objects, 100 detections", False, ov_model, None,
+                     {"rois": rois, "deltas": deltas, "scores": scores}, out_elements=100 * 6, vs="openvino")]
+
+
 SCENARIOS = {"prior_box": prior_box_scenarios, "prior_box_clustered": prior_box_clustered_scenarios,
              "region_yolo": region_yolo_scenarios, "roi_pooling": roi_pooling_scenarios,
-             "experimental_detectron": experimental_detectron_scenarios}
+             "experimental_detectron": experimental_detectron_scenarios,
+             "experimental_detectron_detection_output": detection_output_scenarios}

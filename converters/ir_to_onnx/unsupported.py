@@ -6,7 +6,6 @@ coverage table say which is which.
 
 from __future__ import annotations
 
-_DETECTION = "a detection post-processing head whose semantics ONNX has no op for"
 _STRINGS = ("a string tensor to or from its UTF-8 bytes (begins, ends, symbols): ONNX has string tensors but "
             "no standard op that reads or writes their bytes (onnxruntime-extensions' custom ops do)")
 
@@ -14,7 +13,6 @@ _STRINGS = ("a string tensor to or from its UTF-8 bytes (begins, ends, symbols):
 NO_ONNX_EQUIVALENT: dict[str, str] = {
     "stringtensorpack": _STRINGS,
     "stringtensorunpack": _STRINGS,
-    "experimentaldetectrondetectionoutput": _DETECTION,
 }
 
 

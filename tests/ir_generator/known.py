@@ -29,6 +29,9 @@ KNOWN: list[tuple[str, str, str]] = [
      "negative indices on 8/16-bit data: the reference has no evaluate for these types, and the CPU plugin gives 0 "
      "where the reference (f32 matches) counts from the end"),
     (r"^Interpolate-4\[mode=cubic.*antialias=true.*\]i32", r"Resize", "cubic antialias on i32: to be analysed"),
+    (r"^Interpolate-11\[mode=bicubic_pillow,.*cube_coeff=-0\.75", r"values differ",
+     "bicubic_pillow is Pillow's cubic (a = -0.5) whatever cube_coeff says, as OpenVINO's CPU plugin and torch; "
+     "the reference applies cube_coeff (docs/layer-semantics.md)"),
 ]
 
 

@@ -1,7 +1,7 @@
 """Issue 18's detection ops as nodes of the onnx-ext domain: PriorBox-1/-8, PriorBoxClustered-1,
 RegionYolo-1, PSROIPooling-1, DeformablePSROIPooling-1,
 ROIAlignRotated-15, the ExperimentalDetectron
-PriorGridGenerator-6, TopKROIs-6 and ROIFeatureExtractor-6 (one translator each).
+PriorGridGenerator-6, TopKROIs-6, ROIFeatureExtractor-6 and DetectionOutput-6 (one translator each).
 
 Each becomes one node built with ``onnx_ext.model.ir_node`` from what is known of its inputs (types, shapes,
 constants), which picks its overload. Where the inputs decide the output (a PriorBox over static shapes), the
@@ -177,3 +177,17 @@ def roi_feature_extractor(ctx: Context, layer) -> None:
         raise ctx.error(f"has {len(outputs)} outputs: ExperimentalDetectronROIFeatureExtractor makes 2")
     domain_node(ctx, "ExperimentalDetectronROIFeatureExtractor", [ctx.input(i) for i in range(ctx.n_inputs())],
                 outputs, **attrs)
+
+
+@translator("ExperimentalDetectronDetectionOutput", since=6, until=6,
+            emits=("onnx_ext.ExperimentalDetectronDetectionOutput",))
+def detectron_detection_output(ctx: Context, layer) -> None:
+    attrs = {name: attr.number(ctx, layer, name) for name in ("score_threshold", "nms_threshold", "max_delta_log_wh")}
+    attrs |= {name: attr.integer(ctx, layer, name) for name in ("num_classes", "post_nms_count",
+                                                                "max_detections_per_image")}
+    attrs |= {"class_agnostic_box_regression": int(attr.boolean(layer, "class_agnostic_box_regression", False)),
+              "deltas_weights": attr.numbers(ctx, layer, "deltas_weights")}
+    outputs = [ctx.out(i) for i in range(len(layer.outputs))]
+    if len(outputs) != 3:
+        raise ctx.error(f"has {len(outputs)} outputs: ExperimentalDetectronDetectionOutput makes 3")
+    domain_node(ctx, "ExperimentalDetectronDetectionOutput", [ctx.input(i) for i in range(4)], outputs, **attrs)

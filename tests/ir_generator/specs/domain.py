@@ -128,6 +128,24 @@ def ed_roi_feature_extractor(c):
     return [c.feed(boxes), c.data((1, 3, 16, 12)), c.data((1, 3, 8, 6))]
 
 
+@spec("ExperimentalDetectronDetectionOutput", grid={"$nms": [0.5, 0.2], "post_nms_count": [2, 100],
+                                                    "max_detections_per_image": [6, 40],
+                                                    "class_agnostic_box_regression": [False, True]},
+      cover=("class_agnostic_box_regression",),
+      fixed={"num_classes": "4 (the inputs follow it)", "score_threshold": "0.3", "max_delta_log_wh": "2.0",
+             "deltas_weights": "[10, 10, 5, 5] (Mask R-CNN's)", "nms_threshold": "$nms"},
+      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5,
+      no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
+      note="distinct scores (OpenVINO orders the M best's ties as std::partial_sort leaves them)")
+def ed_detection_output(c):
+    c.attrs.update(num_classes=4, score_threshold=0.3, nms_threshold=c.attrs["$nms"], max_delta_log_wh=2.0,
+                   deltas_weights=[10.0, 10.0, 5.0, 5.0])
+    start = c.rng.uniform(0, 40, (12, 2))
+    rois = np.concatenate([start, start + c.rng.uniform(4, 30, (12, 2))], 1)
+    return [c.feed(rois), c.feed(c.rng.standard_normal((12, 16)) * 0.5), c.feed(_distinct(c, (12, 4))),
+            c.feed([[64.0, 64.0, 1.0]])]
+
+
 # --- detection heads ---------------------------------------------------------------------------------------
 
 _CORNER, _CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CENTER_SIZE"
