@@ -68,7 +68,9 @@ def convolution_backprop_data(c):
     return _deconv_inputs(c, (2, 3), (3, 4))
 
 
-@spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [1, 3]}, where=_deconv_ok,
+# (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
+# evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
+@spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
       cover=("$rank", "$output_shape", "$groups"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
