@@ -117,6 +117,37 @@ def test_transposed_convolution_output_padding(op, stride, dilation, output_padd
         _check(_deconv_model(op, stride, dilation, output_padding, pads, dynamic), tmp_path, "cpu")
 
 
+@pytest.mark.parametrize("op", ["ConvolutionBackpropData", "GroupConvolutionBackpropData"])
+@pytest.mark.parametrize("auto_pad", ["explicit", "same_upper", "same_lower"])
+def test_transposed_convolution_output_shape_beyond_the_full_output(op, auto_pad, tmp_path):
+    """An output_shape larger than the full output (11 x 12 here): negative pads, which no input reaches,
+    zeros around ConvTranspose's output (was refused: "needs negative padding")."""
+    groups = op == "GroupConvolutionBackpropData"
+    w = o8.constant(_R.standard_normal([3, 1, 2, 3, 2] if groups else [3, 4, 3, 2]).astype(np.float32))
+    attrs = {"strides": [1, 1], "dilations": [1, 1], "pads_begin": [1, 0], "pads_end": [0, 0], "auto_pad": auto_pad}
+    x = _input(dynamic=False)
+    shape = o8.constant(np.array([14, 13], np.int64))
+    node = NodeFactory("opset1").create(op, [x.output(0), w.output(0), shape.output(0)], attrs)
+    model = ov.Model(node.outputs(), [x], op)
+    assert list(model.outputs[0].get_shape())[2:] == [14, 13]
+    _check(model, tmp_path, "cpu")
+
+
+@pytest.mark.parametrize("case_id", [
+    "ConvolutionBackpropData-1[strides=2,dilations=2,$pads=[0,0],auto_pad=valid,output_padding=1,$rank=2,"
+    "$output_shape=false]bf16,I=i64:static:plain",
+    "GroupConvolutionBackpropData-1[strides=1,dilations=1,$pads=[0,0],auto_pad=explicit,output_padding=0,$rank=2,"
+    "$output_shape=true,$groups=3]bf16,I=i64:static:plain"])
+def test_transposed_convolution_padded_after_on_bf16(case_id):
+    """The zeros padded after ConvTranspose on bf16, computed in f32: the Pad's pads stay i64 (were cast with
+    the data: refused, "pads typestr: tensor(int64), has unsupported type: tensor(float)")."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
+
+
 @pytest.mark.parametrize("case", [
     pytest.param(("MaxPool", 14, "ceil_torch", "explicit", 2, 2, 2, (1, 1), False), id="max14-ceil-dilated"),
     pytest.param(("MaxPool", 8, "ceil", "explicit", 2, 2, 2, (1, 1), False), id="max8-ceil-dilated"),

@@ -58,8 +58,9 @@ def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, 
         except Exception as e:  # noqa: BLE001
             return outcome("ov-rejects", f"save_model: {e}")
         progress("openvino")
+        spec = SPECS[case.key]
         want, backend = ([], "none") if load_only else \
-            openvino_outputs(xml, feeds, evaluate=not SPECS[case.key].no_evaluate)
+            openvino_outputs(xml, feeds, evaluate=not spec.no_evaluate, static=bool(spec.evaluate_static))
         if isinstance(want, str):
             return outcome("ov-rejects", want)
         result = convert_and_compare(case, xml, feeds, want, backend, progress, load_only)
@@ -71,9 +72,10 @@ def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, 
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def openvino_outputs(xml: Path, feeds: list, evaluate: bool = True) -> tuple[list | str, str]:
+def openvino_outputs(xml: Path, feeds: list, evaluate: bool = True, static: bool = False) -> tuple[list | str, str]:
     """OpenVINO's outputs for the IR and the backend that gave them ("reference", else "cpu"), or
-    a message saying why neither runs it (``evaluate=False``: the CPU plugin only)."""
+    a message saying why neither runs it (``evaluate=False``: the CPU plugin only; ``static``: the
+    reference runs the model reshaped to the feeds' shapes, the CPU plugin where it stays dynamic)."""
     import openvino as ov
 
     from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
@@ -86,6 +88,10 @@ def openvino_outputs(xml: Path, feeds: list, evaluate: bool = True) -> tuple[lis
     try:
         if not evaluate:
             raise RuntimeError("not run: the spec says why (no_evaluate)")
+        if static:
+            model.reshape({p: ov.PartialShape(list(np.shape(f))) for p, f in zip(model.inputs, feeds)})
+            if model.is_dynamic():
+                raise RuntimeError("not run: dynamic once reshaped to the feeds' shapes (evaluate_static)")
         outputs = [ov.Tensor(o.get_element_type(), ov.Shape([0])) for o in model.outputs]
         if model.evaluate(outputs, [to_ov_tensor(np.asarray(f)) for f in feeds]):
             got = [from_ov_tensor(t) for t in outputs]

@@ -72,6 +72,9 @@ class OpSpec:
     bodies: bool = True  # also inside If and Loop bodies
     make: Callable | None = None  # (input Outputs, attrs) -> node, for ops NodeFactory cannot build
     no_evaluate: str = ""  # why OpenVINO's reference must not run it (then its CPU plugin does)
+    # why the reference must only run the model reshaped to the feeds' shapes (then, where that leaves
+    # it dynamic, its CPU plugin decides)
+    evaluate_static: str = ""
     note: str = ""
 
 

@@ -10,7 +10,8 @@ With an ``output_shape`` input OpenVINO derives the pads from static spatial dim
 total = stride * (in - 1) + (k - 1) * dilation + 1 + output_padding - out, split
 evenly with the odd one at the beginning (same_upper: the mirror image of a
 convolution's) or the end (same_lower), or
-(explicit) ``pads_begin`` as written and the rest at the end. Without one,
+(explicit) ``pads_begin`` as written and the rest at the end; an output shape beyond the full
+output leaves zeros at the end (same_* then pad nothing first, as OpenVINO's CPU plugin). Without one,
 same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) and
 ``valid`` is no padding.
 """
@@ -46,7 +47,7 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
     begin, end = [], []
     for i, (size, k, s, d, op, out) in enumerate(zip(spatial, kernel, strides, dilations, output_padding, out_shape)):
         total = s * (size - 1) + (k - 1) * d + 1 + op - out
-        small, big = total // 2, total - total // 2
+        small, big = max(total, 0) // 2, max(total, 0) - max(total, 0) // 2
         if mode == "same_upper":  # the mirror image of a convolution's: the odd one first
             b = big
         elif mode == "same_lower":
@@ -55,8 +56,8 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
             b = given_begin[i]
         begin.append(b)
         end.append(total - b)
-    if any(p < 0 for p in begin + end):
-        raise ctx.error(f"the output shape {out_shape} needs negative padding, which ConvTranspose cannot express")
+    # an output shape larger than the full output: the end padding negative, zeros there (same_* split no
+    # negative padding: OpenVINO's CPU plugin puts all of it at the end); explicit may crop the beginning
     return begin + end
 
 
@@ -66,14 +67,15 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
     output_padding = attr.integers(ctx, layer, "output_padding", [0] * n, count=n)
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
     # onnxruntime refuses output_padding >= stride, and with dilations its shape check fails: the output
-    # padding is taken from the end padding instead, and where it is larger, zeros are padded after
+    # padding is taken from the end padding instead, and where it is larger, zeros are padded after (so too
+    # where the end padding is negative: an output_shape beyond the full output)
     begin, end = pads[:n], pads[n:]
     more = [max(o - e, 0) for o, e in zip(output_padding, end)]
     y = ctx.emit("ConvTranspose", [data.name, filters], data.type, None if any(more) else ctx.out(0),
                  kernel_shape=kernel, strides=strides, dilations=dilations,
                  pads=begin + [max(e - o, 0) for o, e in zip(output_padding, end)], group=group)
-    if any(more):
-        ctx.emit("Pad", [y, ctx.i64([0] * (n + 2) + [0, 0] + more)], data.type, ctx.out(0), mode="constant")
+    if any(more):  # (the pads as they are, not cast with the data where it computes in a wider type)
+        ctx.emit("Pad", [y], data.type, ctx.out(0), extra=[ctx.i64([0] * (n + 2) + [0, 0] + more)], mode="constant")
 
 
 @translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose", "Pad"))

@@ -23,6 +23,7 @@ and ``auto_pad`` as for convolutions (``nn.padding``):
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from onnx_ext.types import from_ov
@@ -114,7 +115,7 @@ def _pad_before_pooling(ctx: Context, x: str, attrs: dict, kernel: list[int], st
     return _pad_first(ctx, x, attrs, kernel, value)
 
 
-@translator("MaxPool", since=1, emits=("Add", "Cast", "Concat", "Div", "Gather", "Identity", "Less", "MaxPool", "Mod",
+@translator("MaxPool", since=1, emits=("Add", "Cast", "Concat", "Div", "Gather", "Greater", "Identity", "Less", "MaxPool", "Mod",
                                        "Mul", "Not", "Or", "ReduceProd", "Shape", "Sub", "Where", *RUN_TIME_PADS))
 def max_pool(ctx: Context, layer) -> None:
     version = op_version(layer)
@@ -143,10 +144,22 @@ def max_pool(ctx: Context, layer) -> None:
     if axis < 0:
         axis += data.rank
     idx = outs[1] if begin is None else _unpadded_indices(ctx, outs[1], x, data, begin)
+    idx = _no_max_first_cell(ctx, idx, outs[0], ct, et, data)
     if axis > 0:  # ONNX counts over the whole tensor: keep the position within dims axis..
         per = ctx.one("ReduceProd", [ctx.one("Shape", [data.name], start=axis)], keepdims=1)
         idx = ctx.one("Mod", [idx, per])
     ctx.cast(idx, _I64, idx_type, ctx.out(1))
+
+
+def _no_max_first_cell(ctx: Context, idx: str, values: str, ct, et, data: Value) -> str:
+    """OpenVINO takes a cell only when it exceeds the type's lowest value (its running max starts there,
+    its index at the plane's first cell): a window of nothing above it (zeros of unsigned data, -inf)
+    gives the plane's first cell, in its reference and its CPU plugin alike."""
+    info = ml_dtypes.finfo(et.numpy) if et.is_float else np.iinfo(et.numpy)
+    above = ctx.emit("Greater", [values, ctx.const(np.array(info.min, ct.numpy), hint="lowest")], ct,
+                     result_type=from_ov("boolean"))
+    plane = ctx.one("ReduceProd", [ctx.one("Shape", [data.name], start=2)], keepdims=1)
+    return ctx.one("Where", [above, idx, ctx.one("Sub", [idx, ctx.one("Mod", [idx, plane])])])
 
 
 def _unpadded_indices(ctx: Context, idx: str, padded: str, data: Value, begin: str) -> str:

@@ -74,7 +74,8 @@ def unsqueeze(ctx: Context, layer) -> None:
 
 
 @translator("Squeeze", since=1,
-            emits=("And", "Cast", "Compress", "Equal", "Identity", "Not", "Reshape", "Shape", "Squeeze"))
+            emits=("Add", "And", "Cast", "Compress", "Equal", "Identity", "Mul", "Not", "Range", "ReduceMax", "Reshape",
+                   "Shape", "Size", "Squeeze", "Unsqueeze"))
 def squeeze(ctx: Context, layer) -> None:
     """OpenVINO squeezes the listed axes whose dim is 1 and skips the others (Squeeze-1
     at run time too); no axes (or an empty list) squeezes every dim of 1."""
@@ -85,8 +86,10 @@ def squeeze(ctx: Context, layer) -> None:
         return
     axes = [] if axes_v is None else [int(a) for a in np.asarray(axes_v.const).reshape(-1)]
     if data.rank is None:
-        inputs = [data.name] + ([ctx.i64(axes)] if axes else [])
-        ctx.one("Squeeze", inputs, ctx.out(0))
+        if axes:
+            _squeeze_unknown_rank(ctx, data, axes)
+        else:
+            ctx.one("Squeeze", [data.name], ctx.out(0))
         return
     shape = data.shape
     if not axes:
@@ -108,6 +111,21 @@ def squeeze(ctx: Context, layer) -> None:
     keep = ctx.one("Not", [ctx.one("And", [mask, is_one])])
     new_shape = ctx.one("Compress", [dims, keep], axis=0)
     ctx.one("Reshape", [data.name, new_shape], ctx.out(0), allowzero=1)
+
+
+def _squeeze_unknown_rank(ctx: Context, data: Value, axes: list[int]) -> None:
+    """The listed axes whose dim is 1 at run time go, the others stay (ONNX's Squeeze fails on them):
+    data of a rank known only at run time, negative axes counted from it."""
+    dims = ctx.one("Shape", [data.name])
+    rank = ctx.one("Size", [dims])
+    listed = ctx.i64(axes)
+    if min(axes) < 0:
+        listed = ctx.one("Add", [listed, ctx.one("Mul", [rank, ctx.i64([int(a < 0) for a in axes])])])
+    positions = ctx.one("Unsqueeze", [ctx.one("Range", [ctx.i64(0), rank, ctx.i64(1)]), ctx.i64([1])])
+    hits = ctx.one("Cast", [ctx.one("Equal", [positions, listed])], to=from_ov("i32").onnx)
+    is_listed = ctx.one("Cast", [ctx.one("ReduceMax", [hits, ctx.i64([1])], keepdims=0)], to=from_ov("boolean").onnx)
+    keep = ctx.one("Not", [ctx.one("And", [is_listed, ctx.one("Equal", [dims, ctx.i64(1)])])])
+    ctx.one("Reshape", [data.name, ctx.one("Compress", [dims, keep], axis=0)], ctx.out(0), allowzero=1)
 
 
 def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:

@@ -68,7 +68,9 @@ def convolution_backprop_data(c):
     return _deconv_inputs(c, (2, 3), (3, 4))
 
 
-@spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [1, 3]}, where=_deconv_ok,
+# (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
+# evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
+@spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
       cover=("$rank", "$output_shape", "$groups"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
@@ -117,7 +119,10 @@ def avg_pool(c):
 
 @spec("MaxPool", grid={**_POOL, "axis": [0, 2], "index_element_type": ["i64", "i32"]}, where=_pool_ok,
       cover=("$rank", "axis", "index_element_type"),
-      types={"T": NUMERIC}, fixed=_CONV_FIXED)
+      types={"T": NUMERIC}, fixed=_CONV_FIXED,
+      evaluate_static="OpenVINO's reference MaxPool with auto_pad same_* on dynamic dims pads wrongly and writes "
+                      "out of bounds (wrong values, workers killed by free(): invalid size); on the model "
+                      "reshaped to the feeds' shapes it agrees with the CPU plugin")
 def max_pool(c):
     r = _window(c, ("kernel", "strides", "dilations"))
     return [c.data((2, 3) + (7, 6, 5)[:r])]
