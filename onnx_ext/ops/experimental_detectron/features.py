@@ -10,7 +10,7 @@ sampling_ratio samples per bin side (ceil(size / output_size) when 0), bilinear,
 its ``output_half_pixel`` mode on corners scaled (and offset) beforehand, which the bodies use: one RoiAlign per
 level on that level's ROIs (the level is found by comparisons with powers of two, exactly where log2 is exact).
 OpenVINO's reference (experimental_detectron_roi_feature_extractor.cpp); no ``evaluate``: the oracle is the CPU
-plugin (docs/ops/experimental_detectron_roi_feature_extractor.md).
+plugin (docs/ops/experimental_detectron.md).
 """
 
 from __future__ import annotations
