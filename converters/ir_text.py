@@ -37,6 +37,9 @@ def element_type(text: str, where: str, *, precision: bool = False) -> ElementTy
     if key in _UNDEFINED_TYPES:
         return None
     key = _ONE_BIT.get(key, key)
+    if key == "string":  # OpenVINO tokenizers' IRs: say why, not "unknown"
+        raise IRError(f"{where}: element type 'string': string tensors do not convert (ONNX has string tensors but "
+                      "no standard op that reads or writes their bytes, as StringTensorPack/Unpack do)")
     try:
         et = from_ov(key)
     except UnknownElementType:

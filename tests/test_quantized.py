@@ -594,6 +594,18 @@ def test_reader_refuses_other_packed_types(text, tmp_path):
         read_ir(xml)
 
 
+def test_reader_says_why_string_tensors_do_not_convert(tmp_path):
+    # an OpenVINO tokenizer's IR: a string Parameter into StringTensorUnpack
+    from converters.ir_reader import read_ir
+
+    text = ops.parameter([2], ov.Type.string, name="text")
+    xml = tmp_path / "s.xml"
+    ov.save_model(ov.Model(list(ov.opset15.string_tensor_unpack(text).outputs()), [text], "s"), str(xml))
+    with pytest.raises(IRError, match=r"layer 0 'text' \(Parameter-opset1\).*element type 'string': string tensors "
+                                      r"do not convert \(ONNX has string tensors but no standard op"):
+        read_ir(xml)
+
+
 @pytest.mark.parametrize("what, tolerance", [("fake-quantize", "0.01"), ("u4-matmul", "0.001")])
 def test_verify_uses_the_quantized_tolerance(what, tolerance, tmp_path):
     """``onnx-ext verify`` compares quantized models within a fraction of max|IR output|."""
