@@ -52,6 +52,55 @@ class Operand:
         return None if self.shape is None else len(self.shape)
 
 
+# --- the attribute checks the ops' ``check_attributes`` share: each raises OpAttributeError naming the op, the
+# attribute, its value and what is allowed; a list attribute is checked entry by entry.
+
+
+def _require(op: str, attrs: dict, names: Sequence[str], ok: Callable[[Any], bool], allowed: str) -> None:
+    for name in names:
+        value = attrs[name]
+        if not ok(value):
+            each = "each entry " if isinstance(value, (list, tuple)) else ""
+            raise OpAttributeError(op, name, f"is {value!r}: {each}must be {allowed}")
+
+
+def _floats(value) -> np.ndarray:
+    return np.asarray(value, np.float64)
+
+
+def require_bool(op: str, attrs: dict, *names: str) -> None:
+    """INT attributes that OpenVINO has as booleans."""
+    _require(op, attrs, names, lambda v: v in (0, 1), "0 or 1 (a boolean)")
+
+
+def require_one_of(op: str, attrs: dict, name: str, allowed: Sequence | Mapping) -> None:
+    _require(op, attrs, (name,), lambda v: v in allowed, f"one of {', '.join(map(repr, allowed))}")
+
+
+def require_version(op: str, attrs: dict, versions: Sequence[int]) -> None:
+    _require(op, attrs, ("version",), lambda v: v in versions, f"one of OpenVINO's {op} versions {tuple(versions)}")
+
+
+def require_index_type(op: str, attrs: dict, *names: str) -> None:
+    """An ONNX element type of indices: INT64 or INT32."""
+    types = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+    _require(op, attrs, names, lambda v: v in types, f"INT64 ({types[0]}) or INT32 ({types[1]})")
+
+
+def require_finite(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool(np.isfinite(_floats(v)).all()), "finite")
+
+
+def require_positive(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool((np.isfinite(_floats(v)) & (_floats(v) > 0)).all()),
+             "positive (and finite)")
+
+
+def require_non_negative(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool((np.isfinite(_floats(v)) & (_floats(v) >= 0)).all()),
+             "finite and not negative")
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """One OpenVINO op as it lives in the domain.

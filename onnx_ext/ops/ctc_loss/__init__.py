@@ -24,8 +24,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool
 from .bodies import HELPERS, CTCLoss, ctc_loss_f64, ctc_loss_f64_noblank, ctc_loss_noblank
 
 __all__ = ["SPEC", "CTCLoss", "ctc_loss_reference", "decoded_target"]
@@ -139,9 +139,7 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
 
 
 def check_attributes(attrs: dict) -> dict:
-    for name in FLAGS:
-        if attrs[name] not in (0, 1):
-            raise OpAttributeError("CTCLoss", name, f"is {attrs[name]}: must be 0 or 1")
+    require_bool("CTCLoss", attrs, *FLAGS)
     return attrs
 
 
