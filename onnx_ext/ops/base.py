@@ -504,10 +504,13 @@ class Bodies(Mapping):
     """Overload name -> body, for one op: its fixed onnxscript functions, which it lists, and the bodies of
     its overload families, built from the decoded name on first use (so that ``attach_functions`` can
     rebuild any overload a node names). ``general``: the op's general body, whose name, inputs and
-    attributes the built bodies take."""
+    attributes the built bodies take. ``listed``: records of the families listed with the fixed bodies (a
+    family of a few overloads, all of which ``function_protos`` gives)."""
 
-    def __init__(self, general: OnnxFunction, fixed: dict[str, OnnxFunction], families: Sequence[type[Overload]] = ()):
+    def __init__(self, general: OnnxFunction, fixed: dict[str, OnnxFunction], families: Sequence[type[Overload]] = (),
+                 listed: Sequence[Overload] = ()):
         self._general, self._fixed, self._families = general, fixed, tuple(families)
+        self._listed = tuple(record.name for record in listed)
         # By record: a model may name thousands of value-specialised overloads; their protos are cached too.
         self._built = lru_cache(maxsize=1024)(self._build)
 
@@ -524,10 +527,10 @@ class Bodies(Mapping):
         return self._built(record)
 
     def __iter__(self):
-        return iter(self._fixed)
+        return iter((*self._fixed, *self._listed))
 
     def __len__(self):
-        return len(self._fixed)
+        return len(self._fixed) + len(self._listed)
 
     def __contains__(self, name) -> bool:
         return name in self._fixed or self.overload(name) is not None
