@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 from hypothesis import settings
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import onnx_ext
+from helpers import model_inputs
 from onnx_ext.types import from_numpy
 
 #: Hypothesis examples for a differential test of these ops: a quarter of the profile's (15 by default,
@@ -25,18 +26,8 @@ def node_model(op: str, inputs: list, attrs: dict, outputs: list, const: list[bo
     """One node of the domain; ``outputs``: (dtype, rank) per output (rank None: unknown; dtype None: no type). Inputs marked
     ``const`` become initializers; runtime inputs have symbolic dims unless ``known_shapes``; None inputs
     are absent optional ones. ``bodies``: attach the function bodies (else the bare node, no overload)."""
-    const = const or [False] * len(inputs)
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(inputs)]
-    graph_inputs, inits = [], []
-    for name, value, is_const in zip(names, inputs, const):
-        if value is None:
-            continue
-        value = np.asarray(value)
-        if is_const:
-            inits.append(numpy_helper.from_array(value, name))
-        else:
-            dims = list(value.shape) if known_shapes else [f"{name}_d{j}" for j in range(value.ndim)]
-            graph_inputs.append(helper.make_tensor_value_info(name, from_numpy(value.dtype).onnx, dims))
+    graph_inputs, inits = model_inputs(names, inputs, const, known_shapes)
     while names and names[-1] == "":
         names.pop()
     out_names = [f"out{i}" for i in range(len(outputs))]
@@ -55,6 +46,17 @@ def node_model(op: str, inputs: list, attrs: dict, outputs: list, const: list[bo
     model = helper.make_model(graph, ir_version=onnx_ext.IR_VERSION, opset_imports=[
         helper.make_opsetid("", onnx_ext.ONNX_OPSET), helper.make_opsetid(onnx_ext.DOMAIN, onnx_ext.DOMAIN_VERSION)])
     return onnx_ext.attach_functions(model) if bodies else model
+
+
+def with_general_body(model: onnx.ModelProto, spec) -> onnx.ModelProto:
+    """``model`` (one node of ``spec``'s op) with the general body (attributes read at run time) in place of the
+    node's overload."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    out.graph.node[0].overload = ""
+    del out.functions[:]
+    out.functions.extend([spec.function_proto(None, onnx_ext.ONNX_OPSET)] + spec.helper_protos(onnx_ext.ONNX_OPSET))
+    return out
 
 
 @lru_cache(maxsize=64)

@@ -17,19 +17,8 @@ def one_node_model(op: str, inputs: list, attrs: dict, const: list[bool] | None 
 
     Runtime inputs get symbolic dims (rank known, sizes not) unless known_shapes.
     """
-    const = const or [False] * len(inputs)
     names = [f"in{i}" if v is not None else "" for i, v in enumerate(inputs)]
-    graph_inputs, inits = [], []
-    for name, value, is_const in zip(names, inputs, const):
-        if value is None:
-            continue
-        value = np.asarray(value)
-        et = from_numpy(value.dtype)
-        if is_const:
-            inits.append(onnx.numpy_helper.from_array(value, name))
-        else:
-            dims = list(value.shape) if known_shapes else [f"{name}_d{j}" for j in range(value.ndim)]
-            graph_inputs.append(helper.make_tensor_value_info(name, et.onnx, dims))
+    graph_inputs, inits = model_inputs(names, inputs, const, known_shapes)
     node = onnx_ext.make_node(op, names, ["out"], name=f"{op}_under_test", **attrs)
     out_et = as_element_type(out_type) if out_type is not None else from_numpy(np.asarray(inputs[0]).dtype)
     out_shape = None if out_rank is None else [f"out_d{j}" for j in range(out_rank)]
@@ -39,6 +28,22 @@ def one_node_model(op: str, inputs: list, attrs: dict, const: list[bool] | None 
     graph = helper.make_graph([node], op, graph_inputs, [out], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", onnx_ext.ONNX_OPSET)])
     return onnx_ext.attach_functions(model)
+
+
+def model_inputs(names: list[str], inputs: list, const: list[bool] | None, known_shapes: bool) -> tuple[list, list]:
+    """The graph inputs and initializers (the ``const`` ones) of a one-node model whose ``inputs`` are named
+    ``names`` (None: an absent optional input); runtime inputs have symbolic dims unless ``known_shapes``."""
+    graph_inputs, inits = [], []
+    for name, value, is_const in zip(names, inputs, const or [False] * len(inputs)):
+        if value is None:
+            continue
+        value = np.asarray(value)
+        if is_const:
+            inits.append(onnx.numpy_helper.from_array(value, name))
+        else:
+            dims = list(value.shape) if known_shapes else [f"{name}_d{j}" for j in range(value.ndim)]
+            graph_inputs.append(helper.make_tensor_value_info(name, from_numpy(value.dtype).onnx, dims))
+    return graph_inputs, inits
 
 
 def feeds_of(model: onnx.ModelProto, inputs: list) -> dict:

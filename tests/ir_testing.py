@@ -26,16 +26,6 @@ _BF16 = np.dtype(ml_dtypes.bfloat16)
 ULPS = {"float64": 4, "float32": 4, "float16": 1, "bfloat16": 1}
 
 
-def skip_unless_slow(request) -> None:
-    """Tests marked slow run only when selected (``-m slow``) or with ONNX_EXT_SLOW=1."""
-    import os
-
-    import pytest
-
-    if "slow" not in (request.config.option.markexpr or "") and os.environ.get("ONNX_EXT_SLOW") != "1":
-        pytest.skip("slow: run with -m slow")
-
-
 def save_ir(model, directory: Path, name: str = "model", *, compress: bool = False, version: int = 11) -> Path:
     """Write ``model`` as IR; version 10 goes through the Serialize pass (never compressed)."""
     import openvino as ov

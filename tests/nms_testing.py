@@ -4,7 +4,12 @@ tie-heavy scores and the comparison of detection rows (ids and scores exactly, b
 from __future__ import annotations
 
 import numpy as np
+import onnx
 from hypothesis import settings
+
+import onnx_ext
+from domain_ops import node_model
+from onnx_ext.ops import SPECS
 
 #: Hypothesis examples per differential test of these ops (each compiles the op on OpenVINO's CPU plugin and
 #: loads onnxruntime sessions): a sixth of the profile's, 10 by default, 100 with HYPOTHESIS_PROFILE=thorough.
@@ -18,6 +23,25 @@ def tied_scores(rng, shape, levels: int, spread=None) -> np.ndarray:
     if spread is not None:
         scores = scores + spread
     return scores.astype(np.float32)
+
+
+def nms_outputs(inputs, attrs) -> list:
+    """``node_model``'s outputs of a MatrixNms or MulticlassNms node: rows of the boxes' type, then indices and
+    counts of its ``output_type``."""
+    index = np.int32 if attrs["output_type"] == onnx.TensorProto.INT32 else np.int64
+    return [(inputs[0].dtype, 2), (index, 2), (index, 1)]
+
+
+def run_f32(op: str, boxes, scores, **attrs) -> list:
+    """The outputs of one f32 node of ``op`` (MatrixNms, MulticlassNms) in onnxruntime, asserted equal to the numpy
+    reference's."""
+    inputs = [np.asarray(boxes, np.float32), np.asarray(scores, np.float32)]
+    model = node_model(op, inputs, attrs, [(np.float32, 2), (np.int64, 2), (np.int64, 1)])
+    got = onnx_ext.run(model, {"in0": inputs[0], "in1": inputs[1]})
+    want = SPECS[op].run_reference(*inputs, **SPECS[op].normalize(attrs))
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w)
+    return got
 
 
 def assert_rows(got, want, what: str, exact: int, ulps: int = 4, atol: float = 0.0):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import EXAMPLES
+from domain_ops import EXAMPLES, with_general_body
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -43,10 +43,8 @@ def deformable_cases(draw):
 
 
 def general_model(model, inputs):
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
+    out = with_general_body(model, SPEC)
     node = out.graph.node[0]
-    node.overload = ""
     if len(inputs) == 2:  # the general body reads offsets: zeros of one class
         zeros = np.zeros((len(inputs[1]), 2, 1, 1), inputs[0].dtype)
         out.graph.initializer.append(onnx.numpy_helper.from_array(zeros, "zero_offsets"))
@@ -54,8 +52,6 @@ def general_model(model, inputs):
         for a in node.attribute:
             if a.name == "part_size":
                 a.i = 1
-    del out.functions[:]
-    out.functions.extend([SPEC.function_proto(None, onnx_ext.ONNX_OPSET)] + SPEC.helper_protos(onnx_ext.ONNX_OPSET))
     return out
 
 

@@ -5,28 +5,18 @@ checks."""
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import EXAMPLES, check_inference, node_model, run_three_ways
+from domain_ops import EXAMPLES, check_inference, node_model, run_three_ways, with_general_body
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
 
 TYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 GRID, TOPK, FEATURES = (SPECS[f"ExperimentalDetectron{n}"] for n in ("PriorGridGenerator", "TopKROIs",
                                                                       "ROIFeatureExtractor"))
-
-
-def with_general_body(model, spec):
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    out.graph.node[0].overload = ""
-    del out.functions[:]
-    out.functions.extend([spec.function_proto(None, onnx_ext.ONNX_OPSET)] + spec.helper_protos(onnx_ext.ONNX_OPSET))
-    return out
 
 
 # --- PriorGridGenerator ---------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import copy
 import multiprocessing as mp
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -442,9 +441,6 @@ SIZES = [pytest.param(1, id="ci"), pytest.param(SLOW_FACTOR, id="large", marks=p
 
 @pytest.fixture(params=SIZES)
 def factor(request):
-    if request.param > 1 and "slow" not in (request.config.option.markexpr or "") \
-            and os.environ.get("ONNX_EXT_SLOW") != "1":
-        pytest.skip("the large fuzz run: select it with -m slow")
     return request.param
 
 

@@ -20,8 +20,7 @@ import openvino.opset11 as o11  # noqa: E402
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
-from ir_testing import (assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir,  # noqa: E402
-                        skip_unless_slow)
+from ir_testing import assert_close, convert, evaluate_ir, evaluate_ir_cpu, run_onnx, save_ir  # noqa: E402
 
 MODES = ("nearest", "linear", "linear_onnx", "cubic", "bilinear_pillow", "bicubic_pillow")
 COORDS = ("half_pixel", "pytorch_half_pixel", "asymmetric", "tf_half_pixel_for_nn", "align_corners")
@@ -135,7 +134,6 @@ def test_pytorch_bicubic_antialias_matches_torch(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(_sweep()), ids=lambda c: "-".join(map(str, c)))
-def test_interpolate_sweep(case, request, tmp_path):
+def test_interpolate_sweep(case, tmp_path):
     """Every combination converts and matches OpenVINO, or is refused with one line saying why."""
-    skip_unless_slow(request)
     _run_case(case, tmp_path)

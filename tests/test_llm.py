@@ -68,12 +68,6 @@ def llm_cache(tmp_path_factory) -> Path:
     return cache_dir(tmp_path_factory, "llm-models")
 
 
-def _skip_slow_unless_selected(request, family: str) -> None:
-    if family != DEFAULT_FAMILY and "slow" not in (request.config.option.markexpr or "") \
-            and os.environ.get("ONNX_EXT_SLOW") != "1":
-        pytest.skip("slow model: run with -m slow")
-
-
 def _folders(family: str, precision: str, cache: Path) -> tuple[Path, Path]:
     """The optimum-intel folder and our conversion of it (converted once per run)."""
     from real_models.build_models import _locked
@@ -97,10 +91,9 @@ def _prompts(lengths: list[int], seed: int) -> list[list[int]]:
 
 
 @pytest.mark.parametrize("family, precision", MODELS)
-def test_signature_is_openvinos_stateless_form(family, precision, llm_cache, request):
+def test_signature_is_openvinos_stateless_form(family, precision, llm_cache):
     """Inputs and outputs (names, order, element types, static dims) as OpenVINO's own
     ``stateful_to_stateless_transformation`` gives them; no state op and no beam_idx left."""
-    _skip_slow_unless_selected(request, family)
     import onnx
     import openvino as ov
     from openvino._offline_transformations import stateful_to_stateless_transformation
@@ -126,8 +119,7 @@ def test_signature_is_openvinos_stateless_form(family, precision, llm_cache, req
 
 @pytest.mark.parametrize("prompt", list(PROMPTS))
 @pytest.mark.parametrize("family, precision", MODELS)
-def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_cache, request, record_property):
-    _skip_slow_unless_selected(request, family)
+def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_cache, record_property):
     from converters.ir_reader import read_ir
     from converters.ir_to_onnx import coverage
 
@@ -170,11 +162,10 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
 
 
 @pytest.mark.parametrize("family, precision", MODELS)
-def test_onnxruntime_genai_generates_openvinos_tokens(family, precision, llm_cache, request):
+def test_onnxruntime_genai_generates_openvinos_tokens(family, precision, llm_cache):
     """The converted folder in onnxruntime-genai, single prompts of 1, 7 and 31 tokens and a batch of two.
     onnxruntime-genai 0.18 attends to the pad tokens of a batch given to ``append_tokens`` (its model
     builder's ONNX does the same): the batch is compared with OpenVINO fed the same, all-ones mask."""
-    _skip_slow_unless_selected(request, family)
     from real_models.llm_models import EOS
 
     src, dst = _folders(family, precision, llm_cache)

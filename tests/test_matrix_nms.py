@@ -12,7 +12,7 @@ from ml_dtypes import bfloat16
 
 import onnx_ext
 from domain_ops import check_inference, node_model, round_trip, run_three_ways
-from nms_testing import EXAMPLES, tied_scores
+from nms_testing import EXAMPLES, nms_outputs, run_f32, tied_scores
 from onnx_ext.ops import SPECS
 from onnx_ext.ops.multiclass_nms import INDEX_TYPES
 
@@ -55,13 +55,8 @@ def matrix_cases(draw, plugin: bool = True):
     return [boxes.astype(dtype), scores.astype(dtype)], attrs
 
 
-def _outputs(inputs, attrs):
-    index = np.int32 if attrs["output_type"] == onnx.TensorProto.INT32 else np.int64
-    return [(inputs[0].dtype, 2), (index, 2), (index, 1)]
-
-
 def check_onnx(inputs, attrs, want):
-    model = node_model("MatrixNms", inputs, attrs, _outputs(inputs, attrs))
+    model = node_model("MatrixNms", inputs, attrs, nms_outputs(inputs, attrs))
     for how, got in run_three_ways(model, inputs).items():
         for k in range(3):
             assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), \
@@ -94,13 +89,7 @@ def test_matrix_nms_corners_match_the_reference(case):
 
 
 def _run(boxes, scores, **attrs):
-    inputs = [np.asarray(boxes, np.float32), np.asarray(scores, np.float32)]
-    model = node_model("MatrixNms", inputs, attrs, [(np.float32, 2), (np.int64, 2), (np.int64, 1)])
-    got = onnx_ext.run(model, {"in0": inputs[0], "in1": inputs[1]})
-    want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
-    for g, w in zip(got, want):
-        assert np.array_equal(g, w)
-    return got
+    return run_f32("MatrixNms", boxes, scores, **attrs)
 
 
 def test_an_image_without_detections_does_not_stop_the_others():

@@ -12,7 +12,7 @@ from ml_dtypes import bfloat16
 
 import onnx_ext
 from domain_ops import check_inference, node_model, round_trip, run_three_ways
-from nms_testing import EXAMPLES, assert_rows, tied_scores
+from nms_testing import EXAMPLES, assert_rows, nms_outputs, run_f32, tied_scores
 from onnx_ext.ops import SPECS
 from onnx_ext.ops.multiclass_nms import INDEX_TYPES
 
@@ -72,13 +72,8 @@ def multiclass_cases(draw, plugin: bool = True):
     return inputs, attrs
 
 
-def _outputs(inputs, attrs):
-    index = np.int32 if attrs["output_type"] == onnx.TensorProto.INT32 else np.int64
-    return [(inputs[0].dtype, 2), (index, 2), (index, 1)]
-
-
 def check_onnx(inputs, attrs, want):
-    model = node_model("MulticlassNms", inputs, attrs, _outputs(inputs, attrs))
+    model = node_model("MulticlassNms", inputs, attrs, nms_outputs(inputs, attrs))
     for how, got in run_three_ways(model, inputs).items():
         assert_rows(got[0], want[0], f"{how} selected_outputs", exact=6)
         for k in (1, 2):
@@ -106,13 +101,8 @@ def test_multiclass_nms_corners_match_the_reference(case):
 
 
 def _run(boxes, scores, **attrs):
-    inputs = [np.asarray(boxes, np.float32)[None], np.asarray(scores, np.float32)[None]]
-    model = node_model("MulticlassNms", inputs, attrs, [(np.float32, 2), (np.int64, 2), (np.int64, 1)])
-    got = onnx_ext.run(model, {"in0": inputs[0], "in1": inputs[1]})
-    want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
-    for g, w in zip(got, want):
-        assert np.array_equal(g, w)
-    return got
+    """One image."""
+    return run_f32("MulticlassNms", np.asarray(boxes)[None], np.asarray(scores)[None], **attrs)
 
 
 def test_iou_equal_to_the_threshold_suppresses():

@@ -23,8 +23,7 @@ import openvino as ov  # noqa: E402  (the test extra installs it)
 import openvino.opset8 as o8  # noqa: E402
 from openvino.utils.node_factory import NodeFactory  # noqa: E402
 
-from ir_testing import (assert_close, convert, evaluate_model, evaluate_model_cpu, run_onnx, save_ir,  # noqa: E402
-                        skip_unless_slow)
+from ir_testing import assert_close, convert, evaluate_model, evaluate_model_cpu, run_onnx, save_ir  # noqa: E402
 
 SHAPE = (2, 3, 9, 11)
 _R = np.random.default_rng(6)
@@ -206,9 +205,8 @@ def _pool_sweep():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(_pool_sweep()), ids=lambda c: "-".join(map(str, c)))
-def test_pooling_sweep(case, request, tmp_path):
+def test_pooling_sweep(case, tmp_path):
     """Every pooling converts and matches OpenVINO."""
-    skip_unless_slow(request)
     for model in _pool_models(case):
         _check(model, tmp_path, _backend(case))
 
@@ -217,6 +215,5 @@ def test_pooling_sweep(case, request, tmp_path):
 @pytest.mark.parametrize("case", list(itertools.product(["Convolution", "GroupConvolution"],
                                                         ["explicit", "same_upper", "same_lower", "valid"], [1, 2],
                                                         [1, 2], [False, True])), ids=lambda c: "-".join(map(str, c)))
-def test_convolution_sweep(case, request, tmp_path):
-    skip_unless_slow(request)
+def test_convolution_sweep(case, tmp_path):
     _check(_conv_model(*case), tmp_path, "cpu")

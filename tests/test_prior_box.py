@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import EXAMPLES
+from domain_ops import EXAMPLES, with_general_body
 from helpers import assert_same, one_node_model, run_three_ways
 from onnx_ext.ops import SPECS
 from onnx_ext.ops.prior_box import number_of_priors
@@ -78,16 +78,6 @@ def prior_box_cases(draw):
     return attrs, layer, image, const
 
 
-def general_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with the general body (attributes read at run time) in place of the node's overload."""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    out.graph.node[0].overload = ""
-    del out.functions[:]
-    out.functions.extend([SPEC.function_proto(None, onnx_ext.ONNX_OPSET)] + SPEC.helper_protos(onnx_ext.ONNX_OPSET))
-    return out
-
-
 @given(prior_box_cases())
 @settings(max_examples=EXAMPLES)
 def test_prior_box_matches_openvino_bit_for_bit(ov_reference, case):
@@ -99,7 +89,7 @@ def test_prior_box_matches_openvino_bit_for_bit(ov_reference, case):
     for how, got in run_three_ways(model, [layer, image]).items():
         assert_same(got, expected, how)
     feeds = {f"in{i}": v for i, (v, c) in enumerate(zip([layer, image], const)) if not c}
-    assert_same(onnx_ext.run(general_model(model), feeds)[0], expected, "general body")
+    assert_same(onnx_ext.run(with_general_body(model, SPEC), feeds)[0], expected, "general body")
 
 
 @given(prior_box_cases(), st.booleans())

@@ -5,13 +5,12 @@ inference; the checks."""
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import EXAMPLES
+from domain_ops import EXAMPLES, with_general_body
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -62,15 +61,6 @@ def psroi_cases(draw, modes=("average", "bilinear")):
     return attrs, data, rois, draw(st.booleans())
 
 
-def general_model(model):
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    out.graph.node[0].overload = ""
-    del out.functions[:]
-    out.functions.extend([SPEC.function_proto(None, onnx_ext.ONNX_OPSET)] + SPEC.helper_protos(onnx_ext.ONNX_OPSET))
-    return out
-
-
 @given(psroi_cases())
 @settings(max_examples=EXAMPLES)
 def test_psroi_pooling_matches_openvino_cpu(ov_reference, case):
@@ -81,7 +71,7 @@ def test_psroi_pooling_matches_openvino_cpu(ov_reference, case):
     model = one_node_model("PSROIPooling", [data, rois], attrs, out_rank=4, known_shapes=known_shapes)
     for how, got in run_three_ways(model, [data, rois]).items():
         assert_close(got, expected, how, **tol)
-    assert_close(onnx_ext.run(general_model(model), {"in0": data, "in1": rois})[0], expected, "general body", **tol)
+    assert_close(onnx_ext.run(with_general_body(model, SPEC), {"in0": data, "in1": rois})[0], expected, "general body", **tol)
 
 
 @given(psroi_cases(), st.booleans())
@@ -119,6 +109,6 @@ def test_psroi_pooling_bad_inputs(mode):
                         (np.array([[0, 0, 0, 1, 1]], np.float32), "channels_are_output_dim_times_bins")):
         x = data if check.startswith("roi") else data[:, :-1]
         model = one_node_model("PSROIPooling", [x, rois], attrs, out_rank=4)
-        for m in (model, general_model(model)):
+        for m in (model, with_general_body(model, SPEC)):
             with pytest.raises(Exception, match=check):
                 onnx_ext.run(m, {"in0": x, "in1": rois})

@@ -21,7 +21,7 @@ import openvino.opset13 as ops  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file  # noqa: E402
-from ir_testing import assert_close, convert, evaluate_ir, run_onnx, skip_unless_slow  # noqa: E402
+from ir_testing import assert_close, convert, evaluate_ir, run_onnx  # noqa: E402
 from real_models.cache import cache_dir  # noqa: E402
 
 CPU_EXACT = {"INFERENCE_PRECISION_HINT": "f32", "LP_TRANSFORMS_MODE": False, "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
@@ -483,7 +483,7 @@ def _sessions(model: onnx.ModelProto) -> dict:
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in DEFAULT_ENCODERS else [pytest.mark.slow])
                                   for n in ENCODERS])
-def test_nncf_encoder_matches_openvino(name, quantized_cache, tmp_path, request):
+def test_nncf_encoder_matches_openvino(name, quantized_cache, tmp_path):
     """NNCF int8 PTQ and int4/int8 weight compression of BERT- and ViT-like encoders. bert-int8 did not
     load in onnxruntime (int8 Q/DQ before the attention's Reshape), bert-int4 was an internal error
     (MatMulNBits' output had no type), and its i8 weights beside u8 activations made onnxruntime's
@@ -496,8 +496,6 @@ def test_nncf_encoder_matches_openvino(name, quantized_cache, tmp_path, request)
     from real_models import build_models as bm
     from real_models import build_quantized as bq
 
-    if name not in DEFAULT_ENCODERS:
-        skip_unless_slow(request)
     xml = _nncf_model(name, quantized_cache)
     layers = bm.layer_inventory(xml)
     ptq = name.endswith("-int8")

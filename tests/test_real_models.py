@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
@@ -62,14 +61,6 @@ def core():
     return ov.Core()
 
 
-def _skip_slow_unless_selected(request, name: str, size: str) -> None:
-    """Large sizes and the slow part of the matrix run only when asked for with ``-m slow``
-    (or ``ONNX_EXT_SLOW=1``)."""
-    if _is_slow(name, size) and "slow" not in (request.config.option.markexpr or "") \
-            and os.environ.get("ONNX_EXT_SLOW") != "1":
-        pytest.skip("slow model: run with -m slow")
-
-
 def _ir(name: str, size: str, cache: Path) -> dict[str, Path]:
     for module in bm.MODELS[name].needs:
         # look, do not import: torchvision needs torchvision_cpu's workaround, which the builders apply
@@ -90,8 +81,7 @@ def _outputs_by_name(onnx_model, compiled):
 
 
 @pytest.mark.parametrize("name, size, flavour", PARAMS)
-def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, request, record_property):
-    _skip_slow_unless_selected(request, name, size)
+def test_real_model_matches_cpu_plugin(name, size, flavour, ir_cache, core, record_property):
     from converters.ir_reader import read_ir
     from converters.ir_to_onnx import coverage
     from converters.ir_to_onnx import ir_to_onnx
@@ -196,9 +186,8 @@ def test_pytorch_ir_slices_with_slice8(ir_cache):
 
 
 @pytest.mark.parametrize("name", SMALL)
-def test_f16_flavour_is_compressed(name, ir_cache, request):
+def test_f16_flavour_is_compressed(name, ir_cache):
     """The f16 IR holds f16 weights decompressed by a Convert, the f32 one none."""
-    _skip_slow_unless_selected(request, name, "small")
     paths = _ir(name, "small", ir_cache)
 
     def f16_consts(xml):
@@ -214,10 +203,9 @@ def test_f16_flavour_is_compressed(name, ir_cache, request):
 
 
 @pytest.mark.parametrize("name", SMALL)
-def test_every_layer_has_a_translator(name, ir_cache, request):
+def test_every_layer_has_a_translator(name, ir_cache):
     from converters.ir_to_onnx import lookup
 
-    _skip_slow_unless_selected(request, name, "small")
     xml = _ir(name, "small", ir_cache)["f16"]
     missing = sorted(f"{t}-{v}" for t, v in bm.layer_inventory(xml) if lookup(t, v) is None)
     assert not missing

@@ -5,13 +5,12 @@ differently); the schema's shape inference; the checks."""
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
-from domain_ops import EXAMPLES
+from domain_ops import EXAMPLES, with_general_body
 from helpers import one_node_model, run_three_ways
 from ir_testing import assert_close
 from onnx_ext.ops import SPECS
@@ -49,15 +48,6 @@ def region_yolo_cases(draw):
     return attrs, data, draw(st.booleans())
 
 
-def general_model(model):
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    out.graph.node[0].overload = ""
-    del out.functions[:]
-    out.functions.extend([SPEC.function_proto(None, onnx_ext.ONNX_OPSET)])
-    return out
-
-
 @given(region_yolo_cases())
 @settings(max_examples=EXAMPLES)
 def test_region_yolo_matches_openvino_cpu(ov_reference, case):
@@ -73,7 +63,7 @@ def test_region_yolo_matches_openvino_cpu(ov_reference, case):
     model = one_node_model("RegionYolo", [data], attrs, out_rank=expected.ndim, known_shapes=known_shapes)
     for how, got in run_three_ways(model, [data]).items():
         assert_close(got, expected, how, ulps)
-    assert_close(onnx_ext.run(general_model(model), {"in0": data})[0], expected, "general body", ulps)
+    assert_close(onnx_ext.run(with_general_body(model, SPEC), {"in0": data})[0], expected, "general body", ulps)
 
 
 @given(region_yolo_cases(), st.booleans())
@@ -122,4 +112,4 @@ def test_region_yolo_bad_inputs():
     with pytest.raises(Exception, match="channels_match_regions"):
         onnx_ext.run(model, {"in0": data})
     with pytest.raises(Exception, match="channels_match_regions"):
-        onnx_ext.run(general_model(model), {"in0": data})
+        onnx_ext.run(with_general_body(model, SPEC), {"in0": data})

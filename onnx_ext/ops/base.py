@@ -52,6 +52,55 @@ class Operand:
         return None if self.shape is None else len(self.shape)
 
 
+# --- the attribute checks the ops' ``check_attributes`` share: each raises OpAttributeError naming the op, the
+# attribute, its value and what is allowed; a list attribute is checked entry by entry.
+
+
+def _require(op: str, attrs: dict, names: Sequence[str], ok: Callable[[Any], bool], allowed: str) -> None:
+    for name in names:
+        value = attrs[name]
+        if not ok(value):
+            each = "each entry " if isinstance(value, (list, tuple)) else ""
+            raise OpAttributeError(op, name, f"is {value!r}: {each}must be {allowed}")
+
+
+def _floats(value) -> np.ndarray:
+    return np.asarray(value, np.float64)
+
+
+def require_bool(op: str, attrs: dict, *names: str) -> None:
+    """INT attributes that OpenVINO has as booleans."""
+    _require(op, attrs, names, lambda v: v in (0, 1), "0 or 1 (a boolean)")
+
+
+def require_one_of(op: str, attrs: dict, name: str, allowed: Sequence | Mapping) -> None:
+    _require(op, attrs, (name,), lambda v: v in allowed, f"one of {', '.join(map(repr, allowed))}")
+
+
+def require_version(op: str, attrs: dict, versions: Sequence[int]) -> None:
+    _require(op, attrs, ("version",), lambda v: v in versions, f"one of OpenVINO's {op} versions {tuple(versions)}")
+
+
+def require_index_type(op: str, attrs: dict, *names: str) -> None:
+    """An ONNX element type of indices: INT64 or INT32."""
+    types = (onnx.TensorProto.INT64, onnx.TensorProto.INT32)
+    _require(op, attrs, names, lambda v: v in types, f"INT64 ({types[0]}) or INT32 ({types[1]})")
+
+
+def require_finite(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool(np.isfinite(_floats(v)).all()), "finite")
+
+
+def require_positive(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool((np.isfinite(_floats(v)) & (_floats(v) > 0)).all()),
+             "positive (and finite)")
+
+
+def require_non_negative(op: str, attrs: dict, *names: str) -> None:
+    _require(op, attrs, names, lambda v: bool((np.isfinite(_floats(v)) & (_floats(v) >= 0)).all()),
+             "finite and not negative")
+
+
 @dataclass(frozen=True)
 class OpSpec:
     """One OpenVINO op as it lives in the domain.
@@ -455,10 +504,13 @@ class Bodies(Mapping):
     """Overload name -> body, for one op: its fixed onnxscript functions, which it lists, and the bodies of
     its overload families, built from the decoded name on first use (so that ``attach_functions`` can
     rebuild any overload a node names). ``general``: the op's general body, whose name, inputs and
-    attributes the built bodies take."""
+    attributes the built bodies take. ``listed``: records of the families listed with the fixed bodies (a
+    family of a few overloads, all of which ``function_protos`` gives)."""
 
-    def __init__(self, general: OnnxFunction, fixed: dict[str, OnnxFunction], families: Sequence[type[Overload]] = ()):
+    def __init__(self, general: OnnxFunction, fixed: dict[str, OnnxFunction], families: Sequence[type[Overload]] = (),
+                 listed: Sequence[Overload] = ()):
         self._general, self._fixed, self._families = general, fixed, tuple(families)
+        self._listed = tuple(record.name for record in listed)
         # By record: a model may name thousands of value-specialised overloads; their protos are cached too.
         self._built = lru_cache(maxsize=1024)(self._build)
 
@@ -475,10 +527,10 @@ class Bodies(Mapping):
         return self._built(record)
 
     def __iter__(self):
-        return iter(self._fixed)
+        return iter((*self._fixed, *self._listed))
 
     def __len__(self):
-        return len(self._fixed)
+        return len(self._fixed) + len(self._listed)
 
     def __contains__(self, name) -> bool:
         return name in self._fixed or self.overload(name) is not None

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import onnx
 
-from ..domain import op
+from ..domain import DOMAIN, op
 
 
 def copy_function(proto: onnx.FunctionProto) -> onnx.FunctionProto:
@@ -44,6 +44,12 @@ class BodyBuilder:
     def __call__(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
         out = out or self.fresh(op_type.lower())
         self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
+        return out
+
+    def call(self, fn, *inputs: str) -> str:
+        """A call of the domain's function ``fn`` (a helper of the op's bodies)."""
+        out = self.fresh(fn.name.lstrip("_"))
+        self.nodes.append(onnx.helper.make_node(fn.name, list(inputs), [out], domain=DOMAIN))
         return out
 
     def const(self, values, dtype=np.int64, out: str | None = None) -> str:

@@ -26,7 +26,8 @@ from onnxscript import FLOAT, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
-from ..base import INT, INTS, Attr, Bodies, OpSpec, Operand, Overload, words
+from ..base import (INT, INTS, Attr, Bodies, OpSpec, Operand, Overload, require_non_negative, require_one_of,
+                    require_positive, words)
 from ..builder import BodyBuilder
 
 __all__ = ["SPEC", "Convolve", "binary_convolution_reference"]
@@ -91,17 +92,10 @@ def _check_shapes(data, kernel, attrs) -> None:
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["mode"] != "xnor-popcount":
-        raise OpAttributeError("BinaryConvolution", "mode", f"is {attrs['mode']!r}: must be 'xnor-popcount'")
-    if attrs["auto_pad"] not in AUTO_PADS:
-        raise OpAttributeError("BinaryConvolution", "auto_pad", f"is {attrs['auto_pad']!r}: must be one of "
-                               f"{AUTO_PADS}")
-    for name in ("strides", "dilations"):
-        if any(v < 1 for v in attrs[name]):
-            raise OpAttributeError("BinaryConvolution", name, f"is {attrs[name]}: entries must be positive")
-    for name in ("pads_begin", "pads_end"):
-        if any(v < 0 for v in attrs[name]):
-            raise OpAttributeError("BinaryConvolution", name, f"is {attrs[name]}: entries must not be negative")
+    require_one_of("BinaryConvolution", attrs, "mode", ("xnor-popcount",))
+    require_one_of("BinaryConvolution", attrs, "auto_pad", AUTO_PADS)
+    require_positive("BinaryConvolution", attrs, "strides", "dilations")
+    require_non_negative("BinaryConvolution", attrs, "pads_begin", "pads_end")
     if len(attrs["strides"]) != len(attrs["dilations"]):
         raise OpAttributeError("BinaryConvolution", "dilations", "must have as many entries as strides")
     return attrs

@@ -57,7 +57,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_version
 from .bodies import HELPERS, MODE_BODIES, Broadcast, ToTarget
 from .reference import broadcast_reference, check_numpy, explicit_shape, int_vector, pdpd_shape
 
@@ -99,8 +99,7 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
 
 def check_attributes(attrs: dict) -> dict:
     version, mode, axis = attrs["version"], attrs["mode"].lower(), attrs["axis"]
-    if version not in VERSIONS:
-        raise OpAttributeError("Broadcast", "version", f"is {version}: OpenVINO Broadcast versions are {VERSIONS}")
+    require_version("Broadcast", attrs, VERSIONS)
     if mode not in MODES[version]:
         raise OpAttributeError("Broadcast", "mode", f"is {attrs['mode']!r}: Broadcast-{version} modes are "
                                f"{', '.join(MODES[version])}")

@@ -21,9 +21,9 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from ...errors import OpAttributeError, OpInputError
+from ...errors import OpInputError
 from ...types import from_onnx
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type
 from .bodies import (HELPERS, CTCGreedyDecoder, CTCGreedyDecoderSeqLen, ctc_greedy_decoder_direct,
                      ctc_seq_len_direct, ctc_seq_len_direct_noblank, ctc_seq_len_noblank)
 
@@ -31,7 +31,6 @@ __all__ = ["SPECS", "ctc_greedy_decoder_reference", "ctc_greedy_decoder_seq_len_
 
 #: Float types ArgMax takes as they are (bf16 goes through f64 in the general bodies).
 _DIRECT = ("f16", "f32", "f64")
-_INDEX_TYPES = (onnx.TensorProto.INT32, onnx.TensorProto.INT64)
 
 
 def _classes(logits: np.ndarray) -> np.ndarray:
@@ -137,20 +136,14 @@ def _check_seq_len(attrs: dict, operands: Sequence[Operand]) -> None:
             raise OpInputError("CTCGreedyDecoderSeqLen", f"sequence_length {bad[0]} is outside [0, {data.shape[1]}]")
 
 
-def _flag(op_name: str, name: str):
-    def check(attrs: dict) -> dict:
-        if attrs[name] not in (0, 1):
-            raise OpAttributeError(op_name, name, f"is {attrs[name]}: must be 0 or 1")
-        return attrs
-
-    return check
+def _check_attrs(attrs: dict) -> dict:
+    require_bool("CTCGreedyDecoder", attrs, "ctc_merge_repeated")
+    return attrs
 
 
 def _check_seq_len_attrs(attrs: dict) -> dict:
-    _flag("CTCGreedyDecoderSeqLen", "merge_repeated")(attrs)
-    for name in ("classes_index_type", "sequence_length_type"):
-        if attrs[name] not in _INDEX_TYPES:
-            raise OpAttributeError("CTCGreedyDecoderSeqLen", name, f"is {attrs[name]}: must be INT32 (6) or INT64 (7)")
+    require_bool("CTCGreedyDecoderSeqLen", attrs, "merge_repeated")
+    require_index_type("CTCGreedyDecoderSeqLen", attrs, "classes_index_type", "sequence_length_type")
     return attrs
 
 
@@ -199,7 +192,7 @@ V1 = OpSpec(
     inputs=("data", "sequence_mask"),
     min_inputs=2,
     attributes={"ctc_merge_repeated": Attr("int", 1)},
-    check_attributes=_flag("CTCGreedyDecoder", "ctc_merge_repeated"),
+    check_attributes=_check_attrs,
     check_operands=_check_v1,
     select_body=lambda attrs, operands: "direct" if _direct(operands[0]) else "general",
     output_type=lambda attrs, operands: operands[0].type,

@@ -24,9 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
-from .bodies import HELPERS, CTCLoss, ctc_loss_f64, ctc_loss_f64_noblank, ctc_loss_noblank
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool
+from .bodies import HELPERS, CTCLoss, Computed
 
 __all__ = ["SPEC", "CTCLoss", "ctc_loss_reference", "decoded_target"]
 
@@ -139,9 +139,7 @@ def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
 
 
 def check_attributes(attrs: dict) -> dict:
-    for name in FLAGS:
-        if attrs[name] not in (0, 1):
-            raise OpAttributeError("CTCLoss", name, f"is {attrs[name]}: must be 0 or 1")
+    require_bool("CTCLoss", attrs, *FLAGS)
     return attrs
 
 
@@ -150,7 +148,7 @@ def check_attributes(attrs: dict) -> dict:
 
 def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     f64 = operands[0].type is not None and operands[0].type.ov == "f64"
-    return ("f64" if f64 else "general") + ("" if len(operands) > 4 else "_noblank")
+    return Computed("f64" if f64 else "f32", len(operands) > 4).name
 
 
 def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
@@ -179,8 +177,8 @@ SPEC = OpSpec(
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
     output_shape=output_shape,
-    bodies=Bodies(CTCLoss, {"general": CTCLoss, "f64": ctc_loss_f64, "general_noblank": ctc_loss_noblank,
-                            "f64_noblank": ctc_loss_f64_noblank}),
+    bodies=Bodies(CTCLoss, {"general": CTCLoss}, [Computed], listed=[Computed("f64"), Computed("f32", False),
+                                                                   Computed("f64", False)]),
     helpers=HELPERS,
     public=CTCLoss,
     reference=ctc_loss_reference,

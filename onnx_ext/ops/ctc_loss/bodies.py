@@ -8,9 +8,15 @@ decoded target (OpenVINO's reference: no path is searched, the loss is -0)."""
 
 from __future__ import annotations
 
-from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
+from dataclasses import dataclass
+from typing import Annotated
+
+import onnx
+from onnxscript import BOOL, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
+from ..base import Overload, words
+from ..builder import BodyBuilder
 
 
 @script(ov_ext, default_opset=op)
@@ -190,32 +196,28 @@ def CTCLoss(logits, logit_length, labels, label_length, blank_index, preprocess_
     return op.CastLike(loss, logits)
 
 
-@script(ov_ext, default_opset=op)
-def ctc_loss_f64(logits, logit_length, labels, label_length, blank_index, preprocess_collapse_repeated: int = 0,
-                 ctc_merge_repeated: int = 1, unique: int = 0):
-    # f64 logits: computed in f64.
-    return _ctc_loss(logits, logit_length, labels, label_length, _blank_of(blank_index),
-                     op.Cast(op.Constant(value_int=ctc_merge_repeated), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=unique), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=preprocess_collapse_repeated), to=BOOL.dtype))
+@dataclass(frozen=True)
+class Computed(Overload):
+    """CTCLoss-4 computed in f32 (``general``: f16, bf16 and f32 logits) or in f64, its blank read from blank_index
+    or, with no such input (``_noblank``), C - 1: the public body's nodes, built."""
+
+    SPELLING = "{compute}[_{has_blank}]"
+    compute: Annotated[str, words({"general": "f32", "f64": "f64"})]
+    has_blank: Annotated[bool, words({"noblank": False})] = True
+
+    def build(self, g: BodyBuilder) -> str:
+        cast = self.compute == "f32"
+        logits = g("Cast", "logits", to=FLOAT.dtype) if cast else "logits"
+        blank = g.call(_blank_of, "blank_index") if self.has_blank else g.call(_last_class, "logits")
+        flags = [g("Cast", _attribute_constant(g, name), to=BOOL.dtype)
+                 for name in ("ctc_merge_repeated", "unique", "preprocess_collapse_repeated")]
+        loss = g.call(_ctc_loss, logits, "logit_length", "labels", "label_length", blank, *flags)
+        return g("CastLike", loss, "logits") if cast else loss
 
 
-@script(ov_ext, default_opset=op)
-def ctc_loss_noblank(logits, logit_length, labels, label_length, blank_index, preprocess_collapse_repeated: int = 0,
-                     ctc_merge_repeated: int = 1, unique: int = 0):
-    # No blank_index input: the blank is C - 1. In f32.
-    loss = _ctc_loss(op.Cast(logits, to=FLOAT.dtype), logit_length, labels, label_length, _last_class(logits),
-                     op.Cast(op.Constant(value_int=ctc_merge_repeated), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=unique), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=preprocess_collapse_repeated), to=BOOL.dtype))
-    return op.CastLike(loss, logits)
-
-
-@script(ov_ext, default_opset=op)
-def ctc_loss_f64_noblank(logits, logit_length, labels, label_length, blank_index,
-                         preprocess_collapse_repeated: int = 0, ctc_merge_repeated: int = 1, unique: int = 0):
-    # No blank_index input, f64 logits.
-    return _ctc_loss(logits, logit_length, labels, label_length, _last_class(logits),
-                     op.Cast(op.Constant(value_int=ctc_merge_repeated), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=unique), to=BOOL.dtype),
-                     op.Cast(op.Constant(value_int=preprocess_collapse_repeated), to=BOOL.dtype))
+def _attribute_constant(g: BodyBuilder, name: str) -> str:
+    """The INT attribute ``name`` of the node as a Constant."""
+    node = onnx.helper.make_node("Constant", [], [g.fresh(name)])
+    node.attribute.append(onnx.AttributeProto(name="value_int", ref_attr_name=name, type=onnx.AttributeProto.INT))
+    g.nodes.append(node)
+    return node.output[0]

@@ -16,15 +16,14 @@ in f64 (``roi_sampling.py``). No ``evaluate``: the oracle is the CPU plugin (doc
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 from onnxscript import DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_finite, require_one_of, require_positive
 from ..psroi_pooling import batch_indices, interpolate, round_away
 from ..roi_sampling import HELPERS as SAMPLING, checked_batch, round_half_away, sample_stacked, stacked_images
 
@@ -88,17 +87,10 @@ def deformable_psroi_pooling_reference(data, rois, offsets=None, **attrs) -> np.
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["mode"] != "bilinear_deformable":
-        raise OpAttributeError("DeformablePSROIPooling", "mode", f"is {attrs['mode']!r}: must be "
-                               "'bilinear_deformable'")
-    for name in ("output_dim", "group_size", "spatial_bins_x", "spatial_bins_y", "part_size"):
-        if attrs[name] < 1:
-            raise OpAttributeError("DeformablePSROIPooling", name, f"is {attrs[name]}: must be positive")
-    if not (math.isfinite(attrs["spatial_scale"]) and attrs["spatial_scale"] > 0):
-        raise OpAttributeError("DeformablePSROIPooling", "spatial_scale",
-                               f"is {attrs['spatial_scale']}: must be positive")
-    if not math.isfinite(attrs["trans_std"]):
-        raise OpAttributeError("DeformablePSROIPooling", "trans_std", f"is {attrs['trans_std']}: must be finite")
+    require_one_of("DeformablePSROIPooling", attrs, "mode", ("bilinear_deformable",))
+    require_positive("DeformablePSROIPooling", attrs, "output_dim", "group_size", "spatial_bins_x", "spatial_bins_y",
+                     "part_size", "spatial_scale")
+    require_finite("DeformablePSROIPooling", attrs, "trans_std")
     return attrs
 
 

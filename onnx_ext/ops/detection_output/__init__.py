@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_one_of, require_positive, require_version
 from .bodies import HELPERS, DetectionOutput, detection_output_plain
 from .reference import CODE_TYPES, CORNER, detection_output_reference, output_rows
 
@@ -49,24 +49,18 @@ def check_attributes(attrs: dict) -> dict:
     def bad(name, problem):
         raise OpAttributeError("DetectionOutput", name, problem)
 
-    if attrs["version"] not in VERSIONS:
-        bad("version", f"is {attrs['version']}: OpenVINO DetectionOutput versions are {VERSIONS}")
-    for name in BOOLEANS:
-        if attrs[name] not in (0, 1):
-            bad(name, f"is {attrs[name]}: a boolean is 0 or 1")
-    if attrs["code_type"] not in CODE_TYPES:
-        bad("code_type", f"is {attrs['code_type']!r}: must be one of {', '.join(CODE_TYPES)}")
+    require_version("DetectionOutput", attrs, VERSIONS)
+    require_bool("DetectionOutput", attrs, *BOOLEANS)
+    require_one_of("DetectionOutput", attrs, "code_type", CODE_TYPES)
     if not attrs["keep_top_k"]:
         bad("keep_top_k", "must hold at least one value")
     if attrs["version"] == 1 and attrs["num_classes"] <= 0:
         bad("num_classes", f"is {attrs['num_classes']}: DetectionOutput-1 needs a number of classes above 0")
     if attrs["version"] == 8 and attrs["num_classes"] != -1:
         bad("num_classes", "is not an attribute of DetectionOutput-8 (it reads the classes from class_preds)")
-    if not attrs["normalized"]:
-        for name in ("input_height", "input_width"):
-            if attrs[name] <= 0:
-                bad(name, f"is {attrs[name]}: the spec wants a positive size (it divides the priors)")
-    if attrs["objectness_score"] < 0:
+    if not attrs["normalized"]:  # the sizes divide the priors
+        require_positive("DetectionOutput", attrs, "input_height", "input_width")
+    if attrs["objectness_score"] < 0:  # NaN and infinities pass, as in OpenVINO
         bad("objectness_score", f"is {attrs['objectness_score']}: the spec wants a non-negative number")
     return attrs
 

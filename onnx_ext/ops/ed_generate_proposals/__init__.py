@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_non_negative
 from ..generate_proposals.reference import ed_generate_proposals_reference
 from .bodies import HELPERS, ExperimentalDetectronGenerateProposalsSingleImage
 
@@ -30,12 +28,7 @@ ATTRIBUTES = {
 
 
 def check_attributes(attrs: dict) -> dict:
-    for name in ("min_size", "nms_threshold"):
-        if not (np.isfinite(attrs[name]) and attrs[name] >= 0):
-            raise OpAttributeError(NAME, name, f"is {attrs[name]}: must be a finite number >= 0")
-    for name in ("pre_nms_count", "post_nms_count"):
-        if attrs[name] < 0:
-            raise OpAttributeError(NAME, name, f"is {attrs[name]}: must not be negative")
+    require_non_negative(NAME, attrs, "min_size", "nms_threshold", "pre_nms_count", "post_nms_count")
     return attrs
 
 

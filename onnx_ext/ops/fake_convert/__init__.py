@@ -22,9 +22,9 @@ import onnx
 from onnxscript import FLOAT, script
 
 from ...domain import op, ov_ext
-from ...errors import OpAttributeError, OpInputError
+from ...errors import OpInputError
 from ...types import from_ov
-from ..base import Attr, Bodies, OpSpec, Operand, Overload, words
+from ..base import Attr, Bodies, OpSpec, Operand, Overload, require_one_of, words
 from ..builder import BodyBuilder
 
 __all__ = ["SPEC", "OnType", "fake_convert_reference"]
@@ -56,9 +56,7 @@ def fake_convert_reference(data, scale, shift=None, destination_type: str = "f8e
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["destination_type"] not in DESTINATIONS:
-        raise OpAttributeError("FakeConvert", "destination_type", f"is {attrs['destination_type']!r}: must be "
-                               f"'f8e4m3' or 'f8e5m2'")
+    require_one_of("FakeConvert", attrs, "destination_type", DESTINATIONS)
     return attrs
 
 

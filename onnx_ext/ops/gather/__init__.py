@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_version
 from .bodies import HELPERS, BatchedRanked, Gather, PlainRanked, gather_plain
 from .on_axis import OnAxis
 
@@ -85,8 +85,7 @@ def _normalize_axis(axis: int, rank: int) -> int:
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["version"] not in VERSIONS:
-        raise OpAttributeError("Gather", "version", f"is {attrs['version']}: OpenVINO Gather versions are {VERSIONS}")
+    require_version("Gather", attrs, VERSIONS)
     if attrs["version"] == 1 and attrs["batch_dims"] != 0:
         raise OpAttributeError("Gather", "batch_dims", "must be 0 for Gather-1 (batch_dims came with Gather-7)")
     return attrs

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 import onnx
 
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_onnx
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type, require_non_negative
 from ..multiclass_nms import INDEX_TYPES
 from .bodies import HELPERS, GenerateProposals
 from .reference import generate_proposals_reference
@@ -34,22 +33,12 @@ ATTRIBUTES = {
 
 
 def check_attributes(attrs: dict) -> dict:
-    def bad(name, problem):
-        raise OpAttributeError("GenerateProposals", name, problem)
-
-    for name in ("min_size", "nms_threshold"):
-        if not (np.isfinite(attrs[name]) and attrs[name] >= 0):
-            bad(name, f"is {attrs[name]}: must be a finite number >= 0")
-    for name in ("pre_nms_count", "post_nms_count"):
-        if attrs[name] < 0:
-            bad(name, f"is {attrs[name]}: must not be negative")
-    if attrs["normalized"] not in (0, 1):
-        bad("normalized", f"is {attrs['normalized']}: a boolean is 0 or 1")
+    require_non_negative("GenerateProposals", attrs, "min_size", "nms_threshold", "pre_nms_count", "post_nms_count")
+    require_bool("GenerateProposals", attrs, "normalized")
     if attrs["nms_eta"] != 1.0:
-        bad("nms_eta", f"is {attrs['nms_eta']}: OpenVINO's reference and CPU plugin implement nms_eta 1 only")
-    if attrs["roi_num_type"] not in INDEX_TYPES:
-        bad("roi_num_type", f"is {attrs['roi_num_type']}: must be INT64 ({onnx.TensorProto.INT64}) or INT32 "
-                            f"({onnx.TensorProto.INT32})")
+        raise OpAttributeError("GenerateProposals", "nms_eta", f"is {attrs['nms_eta']}: OpenVINO's reference and "
+                               "CPU plugin implement nms_eta 1 only")
+    require_index_type("GenerateProposals", attrs, "roi_num_type")
     return attrs
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 import onnx
 
-from ...errors import OpAttributeError, OpInputError
+from ...errors import OpInputError
 from ...types import from_onnx
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import (Attr, Bodies, OpSpec, Operand, require_bool, require_finite, require_index_type,
+                    require_one_of)
 from ..multiclass_nms import INDEX_TYPES
 from .bodies import HELPERS, MatrixNms
 from .reference import DECAY_FUNCTIONS, SORT_TYPES, matrix_nms_reference
@@ -39,22 +39,11 @@ ATTRIBUTES = {
 
 
 def check_attributes(attrs: dict) -> dict:
-    def bad(name, problem):
-        raise OpAttributeError("MatrixNms", name, problem)
-
-    if attrs["sort_result_type"] not in SORT_TYPES:
-        bad("sort_result_type", f"is {attrs['sort_result_type']!r}: must be one of {', '.join(SORT_TYPES)}")
-    if attrs["decay_function"] not in DECAY_FUNCTIONS:
-        bad("decay_function", f"is {attrs['decay_function']!r}: must be one of {', '.join(DECAY_FUNCTIONS)}")
-    for name in ("sort_result_across_batch", "normalized"):
-        if attrs[name] not in (0, 1):
-            bad(name, f"is {attrs[name]}: a boolean is 0 or 1")
-    if attrs["output_type"] not in INDEX_TYPES:
-        bad("output_type", f"is {attrs['output_type']}: must be INT64 ({onnx.TensorProto.INT64}) or INT32 "
-                           f"({onnx.TensorProto.INT32})")
-    for name in ("score_threshold", "post_threshold", "gaussian_sigma"):
-        if not np.isfinite(attrs[name]):
-            bad(name, f"is {attrs[name]}: must be finite")
+    require_one_of("MatrixNms", attrs, "sort_result_type", SORT_TYPES)
+    require_one_of("MatrixNms", attrs, "decay_function", DECAY_FUNCTIONS)
+    require_bool("MatrixNms", attrs, "sort_result_across_batch", "normalized")
+    require_index_type("MatrixNms", attrs, "output_type")
+    require_finite("MatrixNms", attrs, "score_threshold", "post_threshold", "gaussian_sigma")
     return attrs
 
 

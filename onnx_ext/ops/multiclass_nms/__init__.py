@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
 import onnx
 
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_onnx
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import (Attr, Bodies, OpSpec, Operand, require_bool, require_finite, require_index_type,
+                    require_one_of, require_version)
 from .bodies import HELPERS, MulticlassNms, multiclass_nms_per_class, multiclass_nms_shared
 from .reference import SORT_TYPES, multiclass_nms_reference
 
@@ -41,24 +41,13 @@ ATTRIBUTES = {
 
 
 def check_attributes(attrs: dict) -> dict:
-    def bad(name, problem):
-        raise OpAttributeError("MulticlassNms", name, problem)
-
-    if attrs["version"] not in VERSIONS:
-        bad("version", f"is {attrs['version']}: OpenVINO MulticlassNms versions are {VERSIONS}")
-    if attrs["sort_result_type"] not in SORT_TYPES:
-        bad("sort_result_type", f"is {attrs['sort_result_type']!r}: must be one of {', '.join(SORT_TYPES)}")
-    for name in ("sort_result_across_batch", "normalized"):
-        if attrs[name] not in (0, 1):
-            bad(name, f"is {attrs[name]}: a boolean is 0 or 1")
-    if attrs["output_type"] not in INDEX_TYPES:
-        bad("output_type", f"is {attrs['output_type']}: must be INT64 ({onnx.TensorProto.INT64}) or INT32 "
-                           f"({onnx.TensorProto.INT32})")
+    require_version("MulticlassNms", attrs, VERSIONS)
+    require_one_of("MulticlassNms", attrs, "sort_result_type", SORT_TYPES)
+    require_bool("MulticlassNms", attrs, "sort_result_across_batch", "normalized")
+    require_index_type("MulticlassNms", attrs, "output_type")
     if not 0 <= attrs["nms_eta"] <= 1:
-        bad("nms_eta", f"is {attrs['nms_eta']}: must be within [0, 1]")
-    for name in ("iou_threshold", "score_threshold"):
-        if not np.isfinite(attrs[name]):
-            bad(name, f"is {attrs[name]}: must be finite")
+        raise OpAttributeError("MulticlassNms", "nms_eta", f"is {attrs['nms_eta']}: must be within [0, 1]")
+    require_finite("MulticlassNms", attrs, "iou_threshold", "score_threshold")
     return attrs
 
 

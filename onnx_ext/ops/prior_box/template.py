@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
+from ..base import require_bool, require_finite, require_non_negative, require_version
 
 F32 = np.float32
 BOOLEANS = ("clip", "flip", "scale_all_sizes", "min_max_aspect_ratios_order")
@@ -128,28 +129,19 @@ def cell_template(attrs: dict) -> Template:
 def check_attributes(attrs: dict) -> dict:
     """PriorBox's attribute checks: values OpenVINO's reference cannot use, and combinations whose boxes are not
     the count of priors that sets the output shape (the reference then writes past or short of its output)."""
-    for name in BOOLEANS:
-        if attrs[name] not in (0, 1):
-            raise OpAttributeError("PriorBox", name, f"is {attrs[name]}: must be 0 or 1 (a boolean)")
-    if attrs["version"] not in (1, 8):
-        raise OpAttributeError("PriorBox", "version", f"is {attrs['version']}: OpenVINO PriorBox versions are (1, 8)")
+    require_bool("PriorBox", attrs, *BOOLEANS)
+    require_version("PriorBox", attrs, (1, 8))
     if attrs["version"] == 1 and not attrs["min_max_aspect_ratios_order"]:
         raise OpAttributeError("PriorBox", "min_max_aspect_ratios_order",
                                "must be 1 for PriorBox-1 (the attribute came with PriorBox-8)")
     if len(attrs["variance"]) not in (0, 1, 4):
         raise OpAttributeError("PriorBox", "variance", f"has {len(attrs['variance'])} values: must have 0, 1 or 4")
-    for name in ("min_size", "max_size", "aspect_ratio", "fixed_size", "fixed_ratio", "density", "variance"):
-        values = attrs[name]
-        if not all(math.isfinite(v) for v in values):
-            raise OpAttributeError("PriorBox", name, f"is {values}: must be finite")
-    for name in ("step", "offset"):
-        if not math.isfinite(attrs[name]):
-            raise OpAttributeError("PriorBox", name, f"is {attrs[name]}: must be finite")
+    require_finite("PriorBox", attrs, "min_size", "max_size", "aspect_ratio", "fixed_size", "fixed_ratio", "density",
+                   "variance", "step", "offset")
     if any(v <= 0 for v in attrs["aspect_ratio"] + attrs["fixed_ratio"]):
         raise OpAttributeError("PriorBox", "aspect_ratio" if any(v <= 0 for v in attrs["aspect_ratio"])
                                else "fixed_ratio", "must be positive")
-    if any(v < 0 for v in attrs["fixed_size"]):
-        raise OpAttributeError("PriorBox", "fixed_size", f"is {attrs['fixed_size']}: must not be negative")
+    require_non_negative("PriorBox", attrs, "fixed_size")
     if any(int(d) < 1 for d in attrs["density"]):
         raise OpAttributeError("PriorBox", "density", f"is {attrs['density']}: each must be at least 1")
     if attrs["fixed_size"]:

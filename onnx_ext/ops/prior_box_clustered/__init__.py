@@ -12,7 +12,6 @@ as constants, which onnxruntime folds.
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -21,7 +20,7 @@ from onnxscript import BOOL, FLOAT, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_finite
 from ..prior_box import check_operands as _check_shape_inputs
 from ..prior_box.bodies import _sizes, _variances
 from ..prior_box.template import shape_values
@@ -75,20 +74,14 @@ def PriorBoxClustered(layer_shape, image_shape, offset: float, width: Sequence[f
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["clip"] not in (0, 1):
-        raise OpAttributeError("PriorBoxClustered", "clip", f"is {attrs['clip']}: must be 0 or 1 (a boolean)")
+    require_bool("PriorBoxClustered", attrs, "clip")
     if len(attrs["width"]) != len(attrs["height"]):
         raise OpAttributeError("PriorBoxClustered", "height", f"has {len(attrs['height'])} values: one per width "
                                f"({len(attrs['width'])})")
     if len(attrs["variance"]) not in (0, 1, 4):
         raise OpAttributeError("PriorBoxClustered", "variance",
                                f"has {len(attrs['variance'])} values: must have 0, 1 or 4")
-    for name in ("width", "height", "variance"):
-        if not all(math.isfinite(v) for v in attrs[name]):
-            raise OpAttributeError("PriorBoxClustered", name, f"is {attrs[name]}: must be finite")
-    for name in ("step", "step_w", "step_h", "offset"):
-        if not math.isfinite(attrs[name]):
-            raise OpAttributeError("PriorBoxClustered", name, f"is {attrs[name]}: must be finite")
+    require_finite("PriorBoxClustered", attrs, "width", "height", "variance", "step", "step_w", "step_h", "offset")
     return attrs
 
 

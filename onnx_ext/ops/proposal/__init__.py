@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import (Attr, Bodies, OpSpec, Operand, require_bool, require_non_negative, require_one_of,
+                    require_positive, require_version)
 from .bodies import HELPERS, Proposal, proposal_boxes
 from .reference import TENSORFLOW, proposal_reference
 
@@ -45,30 +44,15 @@ ATTRIBUTES = {
 
 
 def check_attributes(attrs: dict) -> dict:
-    def bad(name, problem):
-        raise OpAttributeError("Proposal", name, problem)
-
-    if attrs["version"] not in VERSIONS:
-        bad("version", f"is {attrs['version']}: OpenVINO Proposal versions are {VERSIONS}")
-    for name in BOOLEANS:
-        if attrs[name] not in (0, 1):
-            bad(name, f"is {attrs[name]}: a boolean is 0 or 1")
-    for name in ("base_size", "pre_nms_topn", "post_nms_topn", "feat_stride"):
-        if attrs[name] <= 0:
-            bad(name, f"is {attrs[name]}: must be positive")
-    if attrs["min_size"] < 0:
-        bad("min_size", f"is {attrs['min_size']}: must not be negative")
+    require_version("Proposal", attrs, VERSIONS)
+    require_bool("Proposal", attrs, *BOOLEANS)
+    require_positive("Proposal", attrs, "base_size", "pre_nms_topn", "post_nms_topn", "feat_stride", "ratio", "scale",
+                     "box_size_scale", "box_coordinate_scale")
     for name in ("ratio", "scale"):
-        values = np.asarray(attrs[name], np.float64)
-        if not values.size or not np.all(np.isfinite(values) & (values > 0)):
-            bad(name, f"is {attrs[name]}: must be positive finite numbers, at least one")
-    if not (np.isfinite(attrs["nms_thresh"]) and attrs["nms_thresh"] >= 0):
-        bad("nms_thresh", f"is {attrs['nms_thresh']}: must be a finite number >= 0")
-    for name in ("box_size_scale", "box_coordinate_scale"):
-        if not (np.isfinite(attrs[name]) and attrs[name] > 0):
-            bad(name, f"is {attrs[name]}: must be a positive finite number")
-    if attrs["framework"] not in FRAMEWORKS:
-        bad("framework", f"is {attrs['framework']!r}: must be '' (Caffe) or 'tensorflow'")
+        if not attrs[name]:
+            raise OpAttributeError("Proposal", name, "must hold at least one value")
+    require_non_negative("Proposal", attrs, "min_size", "nms_thresh")
+    require_one_of("Proposal", attrs, "framework", FRAMEWORKS)  # '' is Caffe
     return attrs
 
 

@@ -56,6 +56,23 @@ def _pr_anchors(base_size, ratios, scales, tensorflow):
 
 
 @script(ov_ext, default_opset=op)
+def _pr_clipped(x0, y0, x1, y1, limit_w, limit_h, clip):
+    # The corners within [0, limit] when ``clip`` (a bool), else as they are.
+    zero = op.Constant(value_float=0.0)
+    if clip:
+        cx0 = op.Max(zero, op.Min(x0, limit_w))
+        cy0 = op.Max(zero, op.Min(y0, limit_h))
+        cx1 = op.Max(zero, op.Min(x1, limit_w))
+        cy1 = op.Max(zero, op.Min(y1, limit_h))
+    else:
+        cx0 = op.Identity(x0)
+        cy0 = op.Identity(y0)
+        cx1 = op.Identity(x1)
+        cy1 = op.Identity(y1)
+    return cx0, cy0, cx1, cy1
+
+
+@script(ov_ext, default_opset=op)
 def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, coordinate_scale, size_scale,
                tensorflow, clip_before):
     # -> proposals [N, H * W * A, 4] and scores [N, H * W * A] (0 below the minimum size), cell by cell, anchor by
@@ -93,16 +110,7 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     y0 = op.Add(y, op.Gather(anchors, op.Constant(value_int=1), axis=1))
     x1 = op.Add(x, op.Gather(anchors, op.Constant(value_int=2), axis=1))
     y1 = op.Add(y, op.Gather(anchors, op.Constant(value_int=3), axis=1))
-    if tensorflow:  # the anchors clipped to the image first
-        ax0 = op.Max(fzero, op.Min(x0, img_w))
-        ay0 = op.Max(fzero, op.Min(y0, img_h))
-        ax1 = op.Max(fzero, op.Min(x1, img_w))
-        ay1 = op.Max(fzero, op.Min(y1, img_h))
-    else:
-        ax0 = op.Identity(x0)
-        ay0 = op.Identity(y0)
-        ax1 = op.Identity(x1)
-        ay1 = op.Identity(y1)
+    ax0, ay0, ax1, ay1 = _pr_clipped(x0, y0, x1, y1, img_w, img_h, tensorflow)  # TensorFlow's: the anchors first
     ww = op.Add(op.Sub(ax1, ax0), offset)
     hh = op.Add(op.Sub(ay1, ay0), offset)
     cx = op.Add(ax0, op.Mul(half, ww))
@@ -125,18 +133,7 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     by0 = op.Sub(pcy, op.Mul(half, ph))
     bx1 = op.Add(pcx, op.Mul(half, pw))
     by1 = op.Add(pcy, op.Mul(half, ph))
-    if clip_before:
-        limit_w = op.Sub(img_w, offset)
-        limit_h = op.Sub(img_h, offset)
-        cx0 = op.Max(fzero, op.Min(bx0, limit_w))
-        cy0 = op.Max(fzero, op.Min(by0, limit_h))
-        cx1 = op.Max(fzero, op.Min(bx1, limit_w))
-        cy1 = op.Max(fzero, op.Min(by1, limit_h))
-    else:
-        cx0 = op.Identity(bx0)
-        cy0 = op.Identity(by0)
-        cx1 = op.Identity(bx1)
-        cy1 = op.Identity(by1)
+    cx0, cy0, cx1, cy1 = _pr_clipped(bx0, by0, bx1, by1, op.Sub(img_w, offset), op.Sub(img_h, offset), clip_before)
     big = op.And(op.LessOrEqual(min_w, op.Add(op.Sub(cx1, cx0), offset)),
                  op.LessOrEqual(min_h, op.Add(op.Sub(cy1, cy0), offset)))
     fg = op.Slice(op.Cast(class_probs, to=FLOAT.dtype), a, op.Mul(a, op.Constant(value_ints=[2])), one1)
@@ -271,4 +268,4 @@ def proposal_boxes(class_probs, bbox_deltas, image_shape, base_size: int, pre_nm
 
 
 #: Functions of the domain the bodies call.
-HELPERS = (_pr_round, _pr_anchors, _pr_decode, _pr_select, _pr_checked_image, _pr_proposals, *GREEDY_NMS)
+HELPERS = (_pr_round, _pr_anchors, _pr_clipped, _pr_decode, _pr_select, _pr_checked_image, _pr_proposals, *GREEDY_NMS)

@@ -27,8 +27,8 @@ import numpy as np
 from onnxscript import DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_one_of, require_positive
 from ..roi_sampling import HELPERS as SAMPLING, checked_batch, round_half_away, sample_stacked, stacked_images
 
 __all__ = ["SPEC", "psroi_pooling_reference"]
@@ -138,13 +138,9 @@ def channels(attrs: dict) -> int:
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["mode"] not in MODES:
-        raise OpAttributeError("PSROIPooling", "mode", f"is {attrs['mode']!r}: must be one of {MODES}")
-    for name in ("output_dim", "group_size", "spatial_bins_x", "spatial_bins_y"):
-        if attrs[name] < 1:
-            raise OpAttributeError("PSROIPooling", name, f"is {attrs[name]}: must be positive")
-    if not (math.isfinite(attrs["spatial_scale"]) and attrs["spatial_scale"] > 0):
-        raise OpAttributeError("PSROIPooling", "spatial_scale", f"is {attrs['spatial_scale']}: must be positive")
+    require_one_of("PSROIPooling", attrs, "mode", MODES)
+    require_positive("PSROIPooling", attrs, "output_dim", "group_size", "spatial_bins_x", "spatial_bins_y",
+                     "spatial_scale")
     return attrs
 
 

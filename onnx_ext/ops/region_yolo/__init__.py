@@ -26,7 +26,7 @@ from onnxscript import BOOL, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
-from ..base import INT, NAT, Attr, Bodies, OpSpec, Operand, Overload, words
+from ..base import INT, NAT, Attr, Bodies, OpSpec, Operand, Overload, require_bool, require_non_negative, words
 from ..builder import BodyBuilder
 
 __all__ = ["SPEC", "region_yolo_reference"]
@@ -83,13 +83,10 @@ def region_yolo_reference(data, **attrs) -> np.ndarray:
 
 
 def check_attributes(attrs: dict) -> dict:
-    if attrs["do_softmax"] not in (0, 1):
-        raise OpAttributeError("RegionYolo", "do_softmax", f"is {attrs['do_softmax']}: must be 0 or 1 (a boolean)")
+    require_bool("RegionYolo", attrs, "do_softmax")
     if attrs["coords"] < 2:
         raise OpAttributeError("RegionYolo", "coords", f"is {attrs['coords']}: must be at least 2 (x and y)")
-    for name in ("classes", "num"):
-        if attrs[name] < 0:
-            raise OpAttributeError("RegionYolo", name, f"is {attrs[name]}: must not be negative")
+    require_non_negative("RegionYolo", attrs, "classes", "num")
     for name in ("axis", "end_axis"):
         if not -4 <= attrs[name] <= 3:
             raise OpAttributeError("RegionYolo", name, f"is {attrs[name]}: must be within [-4, 3] (data of rank 4)")

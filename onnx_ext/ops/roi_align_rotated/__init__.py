@@ -21,8 +21,8 @@ import numpy as np
 from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
-from ...errors import OpAttributeError, OpInputError
-from ..base import Attr, Bodies, OpSpec, Operand
+from ...errors import OpInputError
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_non_negative, require_positive
 from ..psroi_pooling import interpolate
 from ..roi_sampling import HELPERS as SAMPLING, sample_stacked, stacked_images
 
@@ -86,17 +86,9 @@ def roi_align_rotated_reference(data, rois, batch_indices, **attrs) -> np.ndarra
 
 
 def check_attributes(attrs: dict) -> dict:
-    for name in ("pooled_h", "pooled_w"):
-        if attrs[name] < 1:
-            raise OpAttributeError("ROIAlignRotated", name, f"is {attrs[name]}: must be positive")
-    if attrs["sampling_ratio"] < 0:
-        raise OpAttributeError("ROIAlignRotated", "sampling_ratio", f"is {attrs['sampling_ratio']}: must not be "
-                               "negative")
-    if not (math.isfinite(attrs["spatial_scale"]) and attrs["spatial_scale"] > 0):
-        raise OpAttributeError("ROIAlignRotated", "spatial_scale", f"is {attrs['spatial_scale']}: must be positive")
-    if attrs["clockwise_mode"] not in (0, 1):
-        raise OpAttributeError("ROIAlignRotated", "clockwise_mode",
-                               f"is {attrs['clockwise_mode']}: must be 0 or 1 (a boolean)")
+    require_positive("ROIAlignRotated", attrs, "pooled_h", "pooled_w", "spatial_scale")
+    require_non_negative("ROIAlignRotated", attrs, "sampling_ratio")
+    require_bool("ROIAlignRotated", attrs, "clockwise_mode")
     return attrs
 
 
