@@ -139,18 +139,20 @@ def test_ctc_loss_matches_openvino_sweep(ov_reference, case):
     _check_case(ov_reference, case)
 
 
+@pytest.mark.parametrize("n, c, merge", [(2, 3, 1), (1, 1, 0)])
 @pytest.mark.parametrize("const", [c for c in itertools.product([False, True], repeat=3) if any(c)],
                          ids=lambda c: "".join("c" if x else "p" for x in c))
-def test_zero_steps_with_constant_lengths(const):
+def test_zero_steps_with_constant_lengths(const, n, c, merge):
     """T == 0 (no step): the loss of an empty target is -0 for every row, whichever inputs are constants
-    (was: onnxruntime's Expand to [N, 0, S] left a dim of 1 with constant lengths, GatherElements failed)."""
-    inputs = [np.zeros((2, 0, 3), np.float32), np.array([0, 0], np.int32), np.zeros((2, 0), np.int32),
-              np.array([0, 0], np.int32)]
-    attrs = dict(preprocess_collapse_repeated=0, ctc_merge_repeated=1, unique=0)
+    (was: onnxruntime's Expand to [N, 0, S] left a dim of 1 with constant lengths, GatherElements failed;
+    then, with constant labels, the steps' padding to four, an Expand to [0, N, 3, S], failed the same way)."""
+    inputs = [np.zeros((n, 0, c), np.float32), np.zeros(n, np.int32), np.zeros((n, 0), np.int32),
+              np.zeros(n, np.int32)]
+    attrs = dict(preprocess_collapse_repeated=0, ctc_merge_repeated=merge, unique=0)
     want = ctc_loss_reference(*inputs, **attrs)
     model = node_model("CTCLoss", inputs, attrs, [(want.dtype, 1)], [False, *const], True)
     for how, (got,) in run_three_ways(model, inputs).items():
-        assert got.dtype == want.dtype and got.shape == (2,), how
+        assert got.dtype == want.dtype and got.shape == (n,), how
         np.testing.assert_array_equal(got, want, err_msg=how)
 
 

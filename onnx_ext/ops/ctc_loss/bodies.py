@@ -153,8 +153,10 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     four = op.Constant(value_int=4)
     rounds = op.Div(op.Add(t_len, op.Constant(value_int=3)), four)
     extra = op.Reshape(op.Sub(op.Mul(rounds, four), t_len), op.Constant(value_ints=[1]))
-    steps = op.Concat(steps, op.Expand(op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])), op.Concat(
-        extra, op.Shape(steps, start=1, end=2), op.Constant(value_ints=[3]), op.Shape(ext, start=1, end=2),
+    # (a Tile: onnxruntime infers an Expand to a 0 dim as 1 when the shape is a constant, T == 0 with constant
+    # labels, and refuses the model)
+    steps = op.Concat(steps, op.Tile(op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])), op.Concat(
+        extra, op.Shape(steps, start=1, end=2), op.Constant(value_ints=[1]), op.Shape(ext, start=1, end=2),
         axis=0)), axis=0)
     for r in range(rounds):
         t = op.Mul(r, four)
