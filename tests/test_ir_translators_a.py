@@ -346,6 +346,26 @@ case("nms5_runtime_thresholds", _nms_runtime_thresholds,
      [[_RT_BOXES, _RT_SCORES, np.float32(t), np.float32(s)] for t, s in ((0.3, 0.2), (0.0, -0.1), (0.6, 0.0))],
      backend="cpu")
 case("nms5_f16", *_nms(5, 1, 2, 8, 5, 0.5, 0.0, et="f16"), backend="cpu", canon=_scores_as_written)
+
+
+def _nms_scores_at_threshold(version, threshold):
+    """Scores equal to the score threshold (given, or the default 0) and an IoU equal to the IoU threshold:
+    OpenVINO keeps a score above the threshold only, and suppresses at IoU >= the threshold."""
+    def build():
+        boxes, scores = P([1, 4, 4]), P([1, 1, 4])
+        args = [boxes, scores, C(10, np.int64), C(0.5, np.float32)]
+        if threshold is not None:
+            args.append(C(threshold, np.float32))
+        fn = {1: o1, 3: o3, 4: o4, 5: o5, 9: o9}[version].non_max_suppression
+        return M(list(fn(*args, sort_result_descending=False).outputs()), [boxes, scores])
+    return build
+
+
+_AT_BOXES = np.array([[[0, 0, 1, 3], [0, 1, 1, 4], [5, 5, 6, 6], [8, 8, 9, 9]]], np.float32)  # IoU(0, 1) = 0.5
+for _v in (1, 3, 4, 5, 9):
+    for _t in (None, 0.3):
+        case(f"nms{_v}_scores_at_threshold_{_t}", _nms_scores_at_threshold(_v, _t),
+             [[_AT_BOXES, np.array([[[0.9, 0.8, 0.3, 0.0]]], np.float32)]], backend="cpu")
 case("nms9_soft_refused", *_nms(9, 1, 1, 5, 2, 0.5, 0.0, sigma=0.5), error="soft-NMS")
 
 

@@ -10,7 +10,6 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^AdaptiveAvgPool-8\[.*\](i|u)\d+", r"values differ",
      "integer data: the average rounds otherwise than OpenVINO's CPU plugin (no reference evaluate)"),
     (r"^EmbeddingBagOffsetsSum-3\[\$form=empty_bag\]f16", r"values differ", "f16 sums: to be analysed"),
-    (r"^NonMaxSuppression-\d+\[box_encoding=center", r"values differ", "center box encoding: to be analysed"),
     (r"^NonMaxSuppression-(5|9)\[.*\$max=0", r"output 2: 1 of 1 values differ",
      "max_output_boxes_per_class 0: OpenVINO's CPU plugin (no reference evaluate here) returns before it writes "
      "valid_outputs, which holds whatever memory was there (NMSRotated-13 too); the rows are empty, as ours"),
@@ -55,10 +54,6 @@ KNOWN: list[tuple[str, str, str]] = [
      "f32 cases match) gives the default index's row"),
     (r"^Is(Finite|Inf|NaN)-10\[.*\]f64:(dyn_dims|dyn_rank):", r"values differ",
      "f64 on dynamic shapes: the reference does not evaluate it, and the CPU plugin computes f64 in f32"),
-    (r"^NonMaxSuppression-5\[.*\$max=0,", r"output 2: 1 of 1 values differ",
-     "max_output_boxes_per_class 0: the reference does not evaluate NMS-5 here; the CPU plugin returns the same "
-     "empty selection as ours but a valid_outputs count that contradicts it and changes from run to run (20, -1 or "
-     "0 for the same case: uninitialised); the spec counts the selected boxes: 0"),
     (r"^Unique-10\[sorted=false,.*\]boolean,", r"output 1: .* values differ",
      "booleans, unsorted: the CPU plugin (no reference evaluate) returns an uninitialised index (-843305728 for a "
      "tensor of 24 elements)"),

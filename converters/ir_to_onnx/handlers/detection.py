@@ -10,11 +10,12 @@ describes), so the outputs have a dynamic first dim. NMS-5/9 add
 equivalent and is refused.
 
 OpenVINO suppresses a box whose IoU with a selected one is >= ``iou_threshold`` and
-keeps scores >= ``score_threshold``; onnxruntime compares strictly (> and >). The
-thresholds become the f32 just below them (exactly, when constant; by a factor of
-1 -+ 2^-24 when computed), and an IoU threshold of 0 (also the default), which
-suppresses every box after the first even where they do not overlap, becomes a
-limit of one box per class.
+keeps scores > ``score_threshold`` (default 0: a score of 0 goes too), as its
+reference and CPU plugin do; onnxruntime compares both strictly. The IoU threshold
+becomes the f32 just below it (exactly, when constant; by a factor of 1 - 2^-24 when
+computed), and an IoU threshold of 0 (also the default), which suppresses every box
+after the first even where they do not overlap, becomes a limit of one box per class;
+the score threshold passes as it is.
 """
 
 from __future__ import annotations
@@ -71,19 +72,8 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
                                     max_out])
         iou_name = ctx.one("Mul", [t, ctx.const(np.array([1 - 2.0**-24], np.float32))])
     inputs = [_f32(ctx, boxes), scores_f, max_out, iou_name]
-    if n > 4:
-        score = ctx.input(4)
-        if score.const is not None:
-            inputs.append(ctx.const(_below(score.const)))
-        else:
-            t = _f32(ctx, score, flat=True)
-            factor = ctx.one("Where", [ctx.one("Less", [t, _zero(ctx)]),
-                                       ctx.const(np.array([1 + 2.0**-23], np.float32)),
-                                       ctx.const(np.array([1 - 2.0**-24], np.float32))])
-            tiny = ctx.const(np.array([-np.finfo(np.float32).tiny], np.float32))
-            inputs.append(ctx.one("Where", [ctx.one("Equal", [t, _zero(ctx)]), tiny, ctx.one("Mul", [t, factor])]))
-    else:  # OpenVINO's default score_threshold 0 drops negative scores
-        inputs.append(ctx.const(_below(0.0)))
+    # OpenVINO keeps scores > score_threshold (default 0), as onnxruntime does
+    inputs.append(_f32(ctx, ctx.input(4), flat=True) if n > 4 else _zero(ctx))
     rows = ctx.one("NonMaxSuppression", inputs, center_point_box=int(encoding == "center"))
     if attr.boolean(layer, "sort_result_descending", True):
         picked = ctx.one("GatherND", [scores_f, rows])
@@ -100,7 +90,7 @@ def _dynamic_rows(ctx: Context, i: int, et) -> None:
 
 
 @translator("NonMaxSuppression", since=1,
-            emits=("Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Less", "Min", "Mul",
+            emits=("Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Min", "Mul",
                    "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
 def non_max_suppression(ctx: Context, layer) -> None:
     version = op_version(layer)
