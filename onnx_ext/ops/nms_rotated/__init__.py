@@ -14,9 +14,9 @@ from typing import Sequence
 
 import onnx
 
-from ...errors import OpAttributeError, OpInputError
+from ...errors import OpInputError
 from ...types import from_onnx, from_ov
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type
 from ..multiclass_nms import INDEX_TYPES
 from .bodies import HELPERS, NMSRotated
 from .reference import nms_rotated_reference
@@ -32,13 +32,8 @@ _SCALARS = ("max_output_boxes_per_class", "iou_threshold", "score_threshold")
 
 
 def check_attributes(attrs: dict) -> dict:
-    for name in ("sort_result_descending", "clockwise"):
-        if attrs[name] not in (0, 1):
-            raise OpAttributeError("NMSRotated", name, f"is {attrs[name]}: a boolean is 0 or 1")
-    if attrs["output_type"] not in INDEX_TYPES:
-        raise OpAttributeError("NMSRotated", "output_type", f"is {attrs['output_type']}: must be INT64 "
-                                                            f"({onnx.TensorProto.INT64}) or INT32 "
-                                                            f"({onnx.TensorProto.INT32})")
+    require_bool("NMSRotated", attrs, "sort_result_descending", "clockwise")
+    require_index_type("NMSRotated", attrs, "output_type")
     return attrs
 
 
