@@ -28,7 +28,7 @@ from onnxscript import BOOL, DOUBLE, FLOAT, INT32, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
-from ..base import Attr, Bodies, OpSpec, Operand
+from ..base import Attr, Bodies, OpSpec, Operand, require_bool
 
 __all__ = ["SPEC", "detection_output_reference"]
 
@@ -139,8 +139,7 @@ def check_attributes(attrs: dict) -> dict:
         bad("post_nms_count", f"is {attrs['post_nms_count']}: must be >= 0, or -1 for no limit")
     if attrs["max_detections_per_image"] < 1:
         bad("max_detections_per_image", f"is {attrs['max_detections_per_image']}: must be positive")
-    if attrs["class_agnostic_box_regression"] not in (0, 1):
-        bad("class_agnostic_box_regression", f"is {attrs['class_agnostic_box_regression']}: a boolean is 0 or 1")
+    require_bool(NAME, attrs, "class_agnostic_box_regression")
     weights = attrs["deltas_weights"]
     if len(weights) != 4 or not all(math.isfinite(w) for w in weights):
         bad("deltas_weights", f"is {list(weights)}: must be 4 finite numbers (x, y, log w, log h)")
