@@ -80,6 +80,22 @@ def test_doubling_steps_compose_every_map(t_len, steps):
     assert 2**steps >= t_len - 1
 
 
+@pytest.mark.parametrize("t_len", [257, 300])
+@pytest.mark.parametrize("known_shapes", [True, False])
+def test_long_sequences(t_len, known_shapes):
+    """MAX_TIME unknown: up to 257 steps the doubling steps are unrolled in an If, beyond it a Loop runs them (the
+    hypothesis cases stay below 10 steps); lengths past, at and within MAX_TIME, end tokens on the way."""
+    rng = np.random.default_rng(t_len)
+    step = rng.integers(0, 40, (t_len, 3, 3)).astype(np.int32)
+    parent = rng.integers(0, 3, (t_len, 3, 3)).astype(np.int32)
+    inputs = [step, parent, np.array([t_len + 5, t_len, t_len - 40], np.int32), np.array(7, np.int32)]
+    want = gather_tree_reference(*inputs)
+    model = node_model("GatherTree", inputs, {}, [(np.int32, 3)], known_shapes=known_shapes)
+    assert model.graph.node[0].overload == (f"steps{doubling_steps(t_len)}" if known_shapes else "looped")
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
 @pytest.mark.parametrize("known_shapes", [True, False])
 def test_a_followed_parent_out_of_range_fails_naming_the_check(known_shapes):
     step = np.zeros((3, 1, 2), np.int32)

@@ -46,11 +46,12 @@ class BodyBuilder:
         self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
         return out
 
-    def call(self, fn, *inputs: str) -> str:
-        """A call of the domain's function ``fn`` (a helper of the op's bodies)."""
-        out = self.fresh(fn.name.lstrip("_"))
-        self.nodes.append(onnx.helper.make_node(fn.name, list(inputs), [out], domain=DOMAIN))
-        return out
+    def call(self, fn, *inputs: str, outputs: int = 1) -> str | list[str]:
+        """A call of the domain's function ``fn`` (a helper of the op's bodies): its output, or the list of its
+        ``outputs`` outputs when it has several."""
+        outs = [self.fresh(fn.name.lstrip("_")) for _ in range(outputs)]
+        self.nodes.append(onnx.helper.make_node(fn.name, list(inputs), outs, domain=DOMAIN))
+        return outs[0] if outputs == 1 else outs
 
     def const(self, values, dtype=np.int64, out: str | None = None) -> str:
         return self("Constant", out=out or self.fresh("const"),

@@ -58,16 +58,15 @@ def _log_add3(a, b, c):
 
 @script(ov_ext, default_opset=op)
 def _step(alpha, reads, step):
-    # One step of the forward algorithm: alpha [N, S] padded with two -inf states in front, the three terms of
-    # each state read from it ([N, 3, S]) plus the step's mask, their log-sum-exp with the largest factored
-    # out (onnxruntime's ReduceLogSumExp is not stable: it gives -inf for [-inf, -300, -inf]); a floor of
-    # -3e38 keeps the largest finite where every term is -inf.
-    padded = op.Pad(alpha, op.Constant(value_ints=[0, 2, 0, 0]), op.CastLike(op.Constant(value_float=float("-inf")),
-                                                                               alpha))
-    x = op.Add(op.Gather(padded, reads, axis=1), step)
-    axis_1 = op.Constant(value_ints=[1])
-    top = op.Max(op.ReduceMax(x, axis_1, keepdims=1), op.CastLike(op.Constant(value_float=-3.0e38), alpha))
-    return op.Squeeze(op.Add(op.Log(op.ReduceSum(op.Exp(op.Sub(x, top)), axis_1, keepdims=1)), top), axis_1)
+    # One step of the forward algorithm on state-first alpha [S + 2, N] (the last two states stay -inf: the
+    # reads of states 0 and 1 wrap to them): the three terms of each state read from it ([3, S + 2, N]) plus the
+    # step's mask, their log-sum-exp with the largest factored out (onnxruntime's ReduceLogSumExp is not stable:
+    # it gives -inf for [-inf, -300, -inf]); a floor of -3e38 keeps the largest finite where every term is -inf.
+    # (Terms on the first axis: the reductions drop it and the largest broadcasts over it, no Squeeze.)
+    x = op.Add(op.Gather(alpha, reads, axis=0), step)
+    axis_0 = op.Constant(value_ints=[0])
+    top = op.Max(op.ReduceMax(x, axis_0, keepdims=0), op.CastLike(op.Constant(value_float=-3.0e38), alpha))
+    return op.Add(op.Log(op.ReduceSum(op.Exp(op.Sub(x, top)), axis_0, keepdims=0)), top)
 
 
 @script(ov_ext, default_opset=op)
@@ -141,29 +140,33 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     steps = op.Where(op.Unsqueeze(frames, op.Constant(value_ints=[2, 3])),
                      op.Add(op.Unsqueeze(terms, op.Constant(value_ints=[0])), op.Unsqueeze(emit, op.Constant(
                          value_ints=[2]))), op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])))
-    # alpha before the first step: the start state only; a step: the log-sum-exp of the terms, read from alpha
-    # padded with two -inf states in front (the terms of state s: padded s + 2, s + 1, s)
-    start = op.Equal(op.Expand(op.Unsqueeze(states, op.Constant(value_ints=[0])), ext_shape), zero)
+    # state-first steps [T, 3, S + 2, N] (two -inf states appended: they stay -inf); alpha before the first step:
+    # the start state only; a step: the log-sum-exp of the terms read from alpha (states s, s - 1, s - 2)
+    steps = op.Pad(op.Transpose(steps, perm=[0, 2, 3, 1]), op.Constant(value_ints=[0, 0, 0, 0, 0, 0, 2, 0]),
+                   neg_inf)
+    wide_states = op.Range(zero, op.Add(op.Gather(ext_shape, one), op.Constant(value_int=2)), one)
+    start = op.Equal(op.Expand(op.Unsqueeze(wide_states, op.Constant(value_ints=[1])), op.Concat(
+        op.Shape(wide_states), op.Shape(ext, start=0, end=1), axis=0)), zero)
     alpha = op.Where(start, nothing, neg_inf)
-    reads = op.Concat(op.Unsqueeze(op.Add(states, op.Constant(value_int=2)), op.Constant(value_ints=[0])),
-                      op.Unsqueeze(op.Add(states, one), op.Constant(value_ints=[0])),
-                      op.Unsqueeze(states, op.Constant(value_ints=[0])), axis=0)
-    # four steps per Loop iteration (onnxruntime's Loop costs about as much per iteration as the steps): the
-    # steps padded with identities to a multiple of 4
-    four = op.Constant(value_int=4)
-    rounds = op.Div(op.Add(t_len, op.Constant(value_int=3)), four)
-    extra = op.Reshape(op.Sub(op.Mul(rounds, four), t_len), op.Constant(value_ints=[1]))
+    reads = op.Concat(op.Unsqueeze(wide_states, op.Constant(value_ints=[0])),
+                      op.Unsqueeze(op.Sub(wide_states, one), op.Constant(value_ints=[0])),
+                      op.Unsqueeze(op.Sub(wide_states, op.Constant(value_int=2)), op.Constant(value_ints=[0])), axis=0)
+    # eight steps per Loop iteration (onnxruntime's Loop costs about as much per iteration as the steps), split
+    # from one Gather: the steps padded with identities to a multiple of 8
+    eight = op.Constant(value_int=8)
+    rounds = op.Div(op.Add(t_len, op.Constant(value_int=7)), eight)
+    extra = op.Reshape(op.Sub(op.Mul(rounds, eight), t_len), op.Constant(value_ints=[1]))
     # (a Tile: onnxruntime infers an Expand to a 0 dim as 1 when the shape is a constant, T == 0 with constant
     # labels, and refuses the model)
-    steps = op.Concat(steps, op.Tile(op.Reshape(identity, op.Constant(value_ints=[1, 1, 3, 1])), op.Concat(
-        extra, op.Shape(steps, start=1, end=2), op.Constant(value_ints=[1]), op.Shape(ext, start=1, end=2),
-        axis=0)), axis=0)
+    steps = op.Concat(steps, op.Tile(op.Reshape(identity, op.Constant(value_ints=[1, 3, 1, 1])), op.Concat(
+        extra, op.Constant(value_ints=[1]), op.Shape(steps, start=2, end=4), axis=0)), axis=0)
+    steps = op.Reshape(steps, op.Concat(op.Reshape(rounds, op.Constant(value_ints=[1])), op.Constant(
+        value_ints=[24]), op.Shape(steps, start=2, end=4), axis=0))
     for r in range(rounds):
-        t = op.Mul(r, four)
-        alpha = _step(alpha, reads, op.Gather(steps, t, axis=0))
-        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, one), axis=0))
-        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, op.Constant(value_int=2)), axis=0))
-        alpha = _step(alpha, reads, op.Gather(steps, op.Add(t, op.Constant(value_int=3)), axis=0))
+        s0, s1, s2, s3, s4, s5, s6, s7 = op.Split(op.Gather(steps, r, axis=0), axis=0, num_outputs=8)
+        alpha = _step(_step(_step(_step(alpha, reads, s0), reads, s1), reads, s2), reads, s3)
+        alpha = _step(_step(_step(_step(alpha, reads, s4), reads, s5), reads, s6), reads, s7)
+    alpha = op.Transpose(alpha, perm=[1, 0])
     # the paths ending on the last label or the final blank; an empty target: 0 (the reference's -0)
     last = op.Unsqueeze(op.Mul(length, op.Constant(value_int=2)), op.Constant(value_ints=[1]))
     ends = op.GatherElements(alpha, op.Concat(op.Max(op.Sub(last, one), zero), last, axis=1), axis=1)
