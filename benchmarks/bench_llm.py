@@ -35,9 +35,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 PROMPT, NEW_TOKENS, SKIP = 16, 64, 8
 CONFIG = dict(num_hidden_layers=8, hidden_size=512, intermediate_size=1408, num_attention_heads=8,
               num_key_value_heads=4, vocab_size=32000, max_position_embeddings=1024)
-RUNTIMES = ("ours", "ours-int8act", "builder", "openvino")
-#: Our conversions: exact (the default), and with ``int8_activations`` (compressed weights only: int4).
-OURS = ("ours", "ours-int8act")
+RUNTIMES = ("ours", "ours-int8act", "ours-requant", "builder", "openvino")
+#: Our conversions: exact (the default), with ``int8_activations``, and with ``requantize_int4`` too (the 8-bit
+#: lm_head in 4 bits, as the builder makes it); the last two for compressed weights only (int4).
+OURS = ("ours", "ours-int8act", "ours-requant")
 PRECISIONS = ("fp32", "int4")
 THREADS = (1, 2)
 
@@ -65,7 +66,7 @@ def build(work: Path) -> dict[str, Path]:
         for form in OURS:
             ours = work / f"{form}-{precision}"
             if _applies(form, precision) and not (ours / "model.onnx").exists():
-                convert_folder(ov_dir, ours, int8_activations=form == "ours-int8act")
+                convert_folder(ov_dir, ours, int8_activations=form != "ours", requantize_int4=form == "ours-requant")
             paths[f"{form}-{precision}"] = ours
         builder = work / f"builder-{precision}"
         if not (builder / "model.onnx").exists():
@@ -76,7 +77,7 @@ def build(work: Path) -> dict[str, Path]:
 
 
 def _applies(runtime: str, precision: str) -> bool:
-    return runtime != "ours-int8act" or precision != "fp32"  # int8 activations: for compressed weights
+    return runtime in ("ours", "builder", "openvino") or precision != "fp32"  # int8 activations: compressed weights
 
 
 def _compress_int4(fp32: Path, out: Path) -> None:
@@ -202,7 +203,8 @@ def render(data: dict) -> str:
         f"tokens {SKIP}..{NEW_TOKENS}, prompt = ms of the first step; peak = the process's peak RSS. ours and "
         "builder run in onnxruntime-genai; openvino is the stateful IR on the CPU plugin at f32. ours: the exact "
         "conversion (default); int8act: with `--int8-activations` (MatMulNBits at accuracy level 4, int8 activations, "
-        "8-bit lm_head as 8-bit MatMulNBits). "
+        "8-bit lm_head as 8-bit MatMulNBits); requant: with `--int8-activations --requantize-int4` (the 8-bit lm_head "
+        "requantized to 4 bits, blocks of 32, as the builder does). "
         f"Medians of {data['repeats']} interleaved runs.", "",
         f"{info['cpu']}, {info['cores']} cores, load average {', '.join(f'{x:.1f}' for x in data['load_before'])} "
         f"before and {', '.join(f'{x:.1f}' for x in info['load_avg'])} after (a shared machine: ratios move); "
