@@ -9,8 +9,9 @@ INT4_SYM, group 128 (embedding and lm_head int8, as NNCF keeps them) for the IR;
 
 Each run is a fresh process (its peak resident memory is the run's): batch 1, a prompt of 16 tokens, 64
 tokens generated greedily; "prompt" is the time of the first step (prefill), "decode" the median time per
-token of tokens 8..64 (wall time, and the process's CPU time, which a loaded machine moves less). Each configuration runs ``--repeats`` times, interleaved; the medians are reported
-with the ratio of ours to the builder's (<= 1: ours as fast or faster).
+token of tokens 8..64 (wall time, and the process's CPU time, which a loaded machine moves less). Each
+configuration runs ``--repeats`` times, interleaved; the medians are reported with the ratio of ours to the
+builder's (<= 1: ours as fast or faster).
 
     python benchmarks/bench_llm.py                       # build (once, in --work), run, write the results
     python benchmarks/bench_llm.py --render results.json # redraw the table
