@@ -9,8 +9,9 @@ INT4_SYM, group 128 (embedding and lm_head int8, as NNCF keeps them) for the IR;
 
 Each run is a fresh process (its peak resident memory is the run's): batch 1, a prompt of 16 tokens, 64
 tokens generated greedily; "prompt" is the time of the first step (prefill), "decode" the median time per
-token of tokens 8..64. Each configuration runs ``--repeats`` times, interleaved; the medians are reported
-with the ratio of ours to the builder's (<= 1: ours as fast or faster).
+token of tokens 8..64 (wall time, and the process's CPU time, which a loaded machine moves less). Each
+configuration runs ``--repeats`` times, interleaved; the medians are reported with the ratio of ours to the
+builder's (<= 1: ours as fast or faster).
 
     python benchmarks/bench_llm.py                       # build (once, in --work), run, write the results
     python benchmarks/bench_llm.py --render results.json # redraw the table
@@ -35,9 +36,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 PROMPT, NEW_TOKENS, SKIP = 16, 64, 8
 CONFIG = dict(num_hidden_layers=8, hidden_size=512, intermediate_size=1408, num_attention_heads=8,
               num_key_value_heads=4, vocab_size=32000, max_position_embeddings=1024)
-RUNTIMES = ("ours", "ours-int8act", "builder", "openvino")
-#: Our conversions: exact (the default), and with ``int8_activations`` (compressed weights only: int4).
-OURS = ("ours", "ours-int8act")
+RUNTIMES = ("ours", "ours-int8act", "ours-requant", "builder", "openvino")
+#: Our conversions: exact (the default), with ``int8_activations``, and with ``requantize_int4`` too (the 8-bit
+#: lm_head in 4 bits, as the builder makes it); the last two for compressed weights only (int4).
+OURS = ("ours", "ours-int8act", "ours-requant")
 PRECISIONS = ("fp32", "int4")
 THREADS = (1, 2)
 
@@ -65,7 +67,7 @@ def build(work: Path) -> dict[str, Path]:
         for form in OURS:
             ours = work / f"{form}-{precision}"
             if _applies(form, precision) and not (ours / "model.onnx").exists():
-                convert_folder(ov_dir, ours, int8_activations=form == "ours-int8act")
+                convert_folder(ov_dir, ours, int8_activations=form != "ours", requantize_int4=form == "ours-requant")
             paths[f"{form}-{precision}"] = ours
         builder = work / f"builder-{precision}"
         if not (builder / "model.onnx").exists():
@@ -76,7 +78,7 @@ def build(work: Path) -> dict[str, Path]:
 
 
 def _applies(runtime: str, precision: str) -> bool:
-    return runtime != "ours-int8act" or precision != "fp32"  # int8 activations: for compressed weights
+    return runtime in ("ours", "builder", "openvino") or precision != "fp32"  # int8 activations: compressed weights
 
 
 def _compress_int4(fp32: Path, out: Path) -> None:
@@ -109,14 +111,23 @@ def run_genai(folder: Path, threads: int) -> list[float]:
     params.set_search_options(do_sample=False, max_length=PROMPT + NEW_TOKENS, min_length=PROMPT + NEW_TOKENS)
     generator = og.Generator(model, params)
     times = []
-    start = time.perf_counter()
+    start = _clocks()
     generator.append_tokens(_prompt_ids())  # runs the prompt
-    times.append(time.perf_counter() - start)
+    times.append(_since(start))
     while len(times) < NEW_TOKENS and not generator.is_done():
-        start = time.perf_counter()
+        start = _clocks()
         generator.generate_next_token()
-        times.append(time.perf_counter() - start)
+        times.append(_since(start))
     return times
+
+
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process: all its threads) since ``start``."""
+    return tuple(now - then for now, then in zip(_clocks(), start))
 
 
 def run_openvino(folder: Path, threads: int) -> list[float]:
@@ -133,10 +144,10 @@ def run_openvino(folder: Path, threads: int) -> list[float]:
     beam = np.zeros(1, np.int32)
     times = []
     for _ in range(NEW_TOKENS):
-        start = time.perf_counter()
+        start = _clocks()
         request.infer({"input_ids": ids, "attention_mask": mask, "position_ids": pos, "beam_idx": beam})
         token = int(np.argmax(request.get_tensor("logits").data[0, -1]))
-        times.append(time.perf_counter() - start)
+        times.append(_since(start))
         ids = np.array([[token]], np.int64)
         mask = np.ones((1, mask.shape[1] + 1), np.int64)
         pos = pos[:, -1:] + 1
@@ -147,7 +158,8 @@ def child(runtime: str, folder: Path, threads: int) -> dict:
     if runtime != "openvino":  # the session's threads come from genai_config.json
         _set_threads(folder, threads)
     times = (run_openvino if runtime == "openvino" else run_genai)(folder, threads)
-    return {"prompt_s": times[0], "decode_s": statistics.median(times[SKIP:]), "tokens": len(times),
+    return {"prompt_s": times[0][0], "decode_s": statistics.median(t[0] for t in times[SKIP:]),
+            "decode_cpu_s": statistics.median(t[1] for t in times[SKIP:]), "tokens": len(times),
             "peak_mib": _peak_mib()}
 
 
@@ -186,7 +198,8 @@ def measure(paths: dict[str, Path], repeats: int) -> list[dict]:
     rows = []
     for (runtime, precision, threads), results in runs.items():
         rows.append({"runtime": runtime, "precision": precision, "threads": threads,
-                     **{k: statistics.median(r[k] for r in results) for k in ("prompt_s", "decode_s", "peak_mib")},
+                     **{k: statistics.median(r[k] for r in results)
+                        for k in ("prompt_s", "decode_s", "decode_cpu_s", "peak_mib")},
                      "decode_rounds_s": [r["decode_s"] for r in results]})
     return rows
 
@@ -199,18 +212,22 @@ def render(data: dict) -> str:
         f"Llama-shaped, {CONFIG['num_hidden_layers']} layers, hidden {CONFIG['hidden_size']}, "
         f"{CONFIG['num_attention_heads']} heads / {CONFIG['num_key_value_heads']} KV heads, vocabulary "
         f"{CONFIG['vocab_size']} (random weights); batch 1, prompt {PROMPT}, greedy, decode = median ms per token of "
-        f"tokens {SKIP}..{NEW_TOKENS}, prompt = ms of the first step; peak = the process's peak RSS. ours and "
+        f"tokens {SKIP}..{NEW_TOKENS}, prompt = ms of the first step; decode CPU = the median CPU time of the process "
+        "per token (all its threads: at 2 threads it counts the worker's spinning too; under load it moves less than "
+        "the wall time); peak = the process's peak RSS. ours and "
         "builder run in onnxruntime-genai; openvino is the stateful IR on the CPU plugin at f32. ours: the exact "
         "conversion (default); int8act: with `--int8-activations` (MatMulNBits at accuracy level 4, int8 activations, "
-        "8-bit lm_head as 8-bit MatMulNBits). "
+        "8-bit lm_head as 8-bit MatMulNBits); requant: with `--int8-activations --requantize-int4` (the 8-bit lm_head "
+        "requantized to 4 bits, blocks of 32, as the builder does). "
         f"Medians of {data['repeats']} interleaved runs.", "",
         f"{info['cpu']}, {info['cores']} cores, load average {', '.join(f'{x:.1f}' for x in data['load_before'])} "
         f"before and {', '.join(f'{x:.1f}' for x in info['load_avg'])} after (a shared machine: ratios move); "
         f"onnxruntime {info['onnxruntime']}, onnxruntime-genai {info.get('onnxruntime_genai')}, "
         f"OpenVINO {info['openvino']}.", "",
         "| weights | ours | threads | decode ms/token: ours | builder | OpenVINO | ours/builder | ours/OpenVINO "
+        "| decode CPU ms/token: ours | builder | ours/builder "
         "| prompt ms: ours | builder | OpenVINO | peak MiB: ours | builder | OpenVINO |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for precision in PRECISIONS:
         for form in OURS:
             for threads in THREADS:
@@ -226,8 +243,17 @@ def _row(precision: str, form: str, threads: int, o: dict, b: dict, v: dict) -> 
     return (f"| {precision} | {label} | {threads} | {o['decode_s'] * 1e3:.2f} | {b['decode_s'] * 1e3:.2f} | "
             f"{v['decode_s'] * 1e3:.2f} | {o['decode_s'] / b['decode_s']:.2f} | "
             f"{o['decode_s'] / v['decode_s']:.2f} | "
+            f"{_cpu(o)} | {_cpu(b)} | {_cpu_ratio(o, b)} | "
             f"{o['prompt_s'] * 1e3:.1f} | {b['prompt_s'] * 1e3:.1f} | {v['prompt_s'] * 1e3:.1f} | "
             f"{o['peak_mib']:.0f} | {b['peak_mib']:.0f} | {v['peak_mib']:.0f} |")
+
+
+def _cpu(row: dict) -> str:
+    return f"{row['decode_cpu_s'] * 1e3:.2f}" if "decode_cpu_s" in row else "-"
+
+
+def _cpu_ratio(o: dict, b: dict) -> str:
+    return f"{o['decode_cpu_s'] / b['decode_cpu_s']:.2f}" if "decode_cpu_s" in o and "decode_cpu_s" in b else "-"
 
 
 def main(argv=None) -> int:

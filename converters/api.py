@@ -48,7 +48,8 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             dynamic_size: int | None = None, dims: Mapping[str, int] | None = None,
             shapes: Mapping[str, Sequence[int]] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
             int_range: tuple[int, int] = (0, 4), backend: str | None = None,
-            policy: InputPolicy | None = None, contrib: bool = True, int8_activations: bool = False) -> Conversion:
+            policy: InputPolicy | None = None, contrib: bool = True, int8_activations: bool = False,
+            requantize_int4: bool = False) -> Conversion:
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
 
     ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
@@ -60,6 +61,8 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``contrib=False``: IR -> ONNX emits no onnxruntime contrib op (MatMulNBits): standard ONNX only.
     ``int8_activations``: IR -> ONNX runs compressed weights (4- and 8-bit) as MatMulNBits at accuracy level 4,
     int8 activations, as OpenVINO's CPU plugin does by default: faster, not exact (needs ``contrib``).
+    ``requantize_int4`` (with ``int8_activations``): 8-bit weights of MatMuls (the lm_head NNCF keeps in int4
+    IRs) requantized to 4 bits, as onnxruntime-genai's model builder does: faster, further from the IR.
     ``external_data``: IR -> ONNX keeps weights in ``<dst>.data`` (default: only past 2 GB).
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
@@ -71,6 +74,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     dst = Path(dst)
     if int8_activations and not contrib:
         raise ConvertError("int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False")
+    if requantize_int4 and not int8_activations:
+        raise ConvertError("requantize_int4 goes with int8_activations (4-bit MatMulNBits at accuracy level 4)")
+    quantized = dict(int8_activations=int8_activations, requantize_int4=requantize_int4)
     policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
                                    float_range=float_range, int_range=int_range)
     if verify and inputs is not None and isinstance(src, (str, Path)):
@@ -81,18 +87,18 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             _check_dst(dst, ".onnx", "an openvino.Model")
             xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
             return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options, contrib,
-                                    int8_activations)
+                                    **quantized)
         if not isinstance(src, (str, Path)):
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
         if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
-            return _folder(src, dst, inline, verify, contrib, int8_activations)
+            return _folder(src, dst, inline, verify, contrib, **quantized)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
             return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options, contrib,
-                                    int8_activations)
+                                    **quantized)
         if direction == (".onnx", ".xml"):
             _check_dst(dst, ".xml", str(src))
             if inline:
@@ -131,12 +137,13 @@ def _inputs_for(src: Path, inputs):
                               f"{', '.join(t.name for t in declared)})")
     return feeds
 def _folder(src: Path, dst: Path, inline: bool, verify: bool, contrib: bool,
-            int8_activations: bool = False) -> Conversion:
+            int8_activations: bool = False, requantize_int4: bool = False) -> Conversion:
     from .model_folder import convert_folder
 
     if verify:
         raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
-    done = convert_folder(src, dst, inline=inline, contrib=contrib, int8_activations=int8_activations)
+    done = convert_folder(src, dst, inline=inline, contrib=contrib, int8_activations=int8_activations,
+                          requantize_int4=requantize_int4)
     return Conversion(str(src), dst, done.written, notes=done.notes)
 
 
@@ -162,11 +169,12 @@ def _onnx_to_ir_file(src: Path, dst: Path) -> None:
 
 
 def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
-                     options: dict, contrib: bool = True, int8_activations: bool = False) -> Conversion:
+                     options: dict, contrib: bool = True, int8_activations: bool = False,
+                     requantize_int4: bool = False) -> Conversion:
     from .ir_to_onnx import convert_ir_file
 
     convert_ir_file(xml, dst, inline=inline, external_data=external_data, contrib=contrib,
-                    int8_activations=int8_activations)
+                    int8_activations=int8_activations, requantize_int4=requantize_int4)
     written = (dst,) + ((dst.with_name(dst.name + ".data"),) if dst.with_name(dst.name + ".data").exists() else ())
     report = _verified(written, verify_files, xml, dst, ir_label=label, **options) if verify else None
     return Conversion(label, dst, written, report)

@@ -138,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--int8-activations", action="store_true",
                          help="IR -> ONNX: compressed weights (4- and 8-bit) as MatMulNBits with int8 activations "
                          "(accuracy level 4), as OpenVINO's CPU does by default: faster, not exact")
+    convert.add_argument("--requantize-int4", action="store_true",
+                         help="IR -> ONNX, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
+                         "IRs) requantized to 4 bits, as onnxruntime-genai's builder does: faster, further from the IR")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
@@ -270,7 +273,7 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
 
     start = time.perf_counter()
     result = convert(src, dst, inline=args.inline, verify=args.verify, contrib=args.contrib,
-                    int8_activations=args.int8_activations, **options)
+                    int8_activations=args.int8_activations, requantize_int4=args.requantize_int4, **options)
     _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
@@ -282,7 +285,7 @@ def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
 
     jobs = batch.plan(sources, dst, args.to)
     settings = dict(inline=args.inline, verify=args.verify, contrib=args.contrib,
-                    int8_activations=args.int8_activations, **options)
+                    int8_activations=args.int8_activations, requantize_int4=args.requantize_int4, **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
     outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet, details=args.verbose)
     failed = [o for o in outcomes if o.status == "failed"]

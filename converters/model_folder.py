@@ -52,9 +52,10 @@ def is_model_folder(path) -> bool:
 
 
 def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
-                   int8_activations: bool = False) -> FolderConversion:
+                   int8_activations: bool = False, requantize_int4: bool = False) -> FolderConversion:
     """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module);
-    ``int8_activations``: compressed weights with int8 activations (``convert_model``)."""
+    ``int8_activations``: compressed weights with int8 activations, ``requantize_int4``: 8-bit linear layers
+    requantized to 4 bits (``convert_model``)."""
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
     from .ir_to_onnx.fusions import fuse_for_onnxruntime
@@ -68,7 +69,10 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
     ir_model = read_ir(src / MODEL_XML)
     if int8_activations and not contrib:
         raise FolderError("int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False")
-    model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations)
+    if requantize_int4 and not int8_activations:
+        raise FolderError("requantize_int4 goes with int8_activations (4-bit MatMulNBits at accuracy level 4)")
+    model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations,
+                                   requantize_int4=requantize_int4)
     shared_buffer = False
     if contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
         model, weights, fusions = fuse_for_onnxruntime(model, weights)

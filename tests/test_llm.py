@@ -328,3 +328,66 @@ def test_int8_activations_needs_contrib(llm_cache, tmp_path):
     run = _cli("--int8-activations", "--no-contrib", src, tmp_path / "out")
     assert run.returncode == 2 and "int8_activations" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def _unpacked_nbits(model, node) -> np.ndarray:
+    """The f32 weights [N, K] of a 4-bit MatMulNBits with no zero point (default 8)."""
+    import onnx
+    from onnx import numpy_helper
+
+    inits = {i.name: i for i in model.graph.initializer}
+    a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
+    n, k, block = a["N"], a["K"], a["block_size"]
+    packed = numpy_helper.to_array(inits[node.input[1]]).reshape(n, -1)
+    values = np.stack([packed & 15, packed >> 4], axis=-1).reshape(n, -1)[:, :k].astype(np.float32) - 8
+    scales = numpy_helper.to_array(inits[node.input[2]]).reshape(n, -1)
+    return (values.reshape(n, -1, block) * scales[..., None]).reshape(n, k)
+
+
+def test_requantize_int4_option(llm_cache, tmp_path):
+    """``--int8-activations --requantize-int4``: the 8-bit lm_head NNCF keeps in int4 IRs becomes a 4-bit
+    MatMulNBits (blocks of 32, no zero point, accuracy level 4) like the other layers, as the builder makes it;
+    its weights within half a 4-bit step (a block's largest magnitude / 8) of the IR's dequantized 8-bit ones
+    (round to nearest; one step where a value of the other sign than the largest clips to 7 steps); the first
+    token still OpenVINO's (Llama-shaped int4)."""
+    import onnx
+    import openvino as ov
+
+    src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
+    out = tmp_path / "requantized"
+    run = _cli("--int8-activations", "--requantize-int4", src, out)
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(str(out / "model.onnx"))
+    assert sorted(_nbits(model)) == [(4, 4)] * 9
+    head = next(n for n in model.graph.node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
+    assert len(head.input) == 3 and {a.name: a.i for a in head.attribute}["block_size"] == 32
+    got = _unpacked_nbits(model, head)
+    ir = ov.Core().read_model(src / "openvino_model.xml")
+    node = next(op for op in ir.get_ordered_ops() if "lm_head" in op.get_friendly_name() and
+                op.get_type_name() == "MatMul")
+    weights = _folded_weights(node.input_value(1))  # the decompression subgraph's f32 weights [N, K]
+    assert weights.shape == got.shape
+    step = np.abs(weights.reshape(weights.shape[0], -1, 32)).max(-1) / 8
+    error = np.abs(got - weights).reshape(weights.shape[0], -1, 32)
+    clipped = np.abs(weights.reshape(error.shape)) > 7 * step[..., None]
+    assert np.all(error <= np.where(clipped, 1, 0.5) * step[..., None] * (1 + 1e-6)), float(error.max())
+    assert 0.05 * step.mean() < error.mean() < 0.5 * step.mean()  # requantized indeed, not the 8-bit values
+    ids, mask = gen.left_padded(_prompts([7], seed=3), pad=0)
+    first = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 1)
+    assert gen.greedy_onnxruntime(out / "model.onnx", ids, mask, 1).tokens[0, 0] == first.tokens[0, 0]
+
+
+def _folded_weights(output) -> np.ndarray:
+    """The value of an IR output computed from constants only (the lm_head's decompression subgraph)."""
+    import openvino as ov
+
+    model = ov.Model([ov.opset13.result(output)], [])
+    return ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request() \
+        .infer({})[0]
+
+
+def test_requantize_int4_needs_int8_activations(llm_cache, tmp_path):
+    src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
+    run = _cli("--requantize-int4", src, tmp_path / "out")
+    assert run.returncode == 2 and "requantize_int4" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

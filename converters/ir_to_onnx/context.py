@@ -139,6 +139,8 @@ class Context:
             self.contrib = True
             #: Whether compressed weights run with int8 activations (MatMulNBits accuracy_level 4; needs contrib).
             self.int8_activations = False
+            #: With int8_activations: 8-bit weights of MatMuls requantized to 4-bit MatMulNBits (not exact).
+            self.requantize_int4 = False
             #: The dims and type an IR port declared, by value name, where the translation took them as
             #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}

@@ -46,7 +46,7 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True)
 
 def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
                     external_data: bool | None = None, contrib: bool = True,
-                    int8_activations: bool = False) -> Path:
+                    int8_activations: bool = False, requantize_int4: bool = False) -> Path:
     """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
 
     The model is written to a temporary file beside ``onnx_path`` and renamed
@@ -59,18 +59,21 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        model, weights = _convert(read_ir(xml_path, bin_path), inline, contrib, int8_activations)
+        model, weights = _convert(read_ir(xml_path, bin_path), inline, contrib, int8_activations, requantize_int4)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
 def convert_model(ir_model: IRModel, *, inline: bool = False, contrib: bool = True,
-                  int8_activations: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+                  int8_activations: bool = False,
+                  requantize_int4: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both).
     ``int8_activations``: compressed weights as MatMulNBits at accuracy level 4 (int8 activations), 8-bit
-    ones included, as OpenVINO's CPU plugin runs them by default (dynamic quantization); else exact."""
+    ones included, as OpenVINO's CPU plugin runs them by default (dynamic quantization); else exact.
+    ``requantize_int4`` (with ``int8_activations``): 8-bit weights of MatMuls (the lm_head NNCF keeps in int4
+    IRs) requantized to 4 bits, as onnxruntime-genai's model builder does: further from the IR."""
     with _no_cyclic_gc():
-        return _convert(ir_model, inline, contrib, int8_activations)
+        return _convert(ir_model, inline, contrib, int8_activations, requantize_int4)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
@@ -78,7 +81,8 @@ MAX_TRANSLATIONS = 8
 
 
 def _convert(ir_model: IRModel, inline: bool, contrib: bool = True,
-             int8_activations: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+             int8_activations: bool = False,
+             requantize_int4: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (see ``assemble``). Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
@@ -89,6 +93,7 @@ def _convert(ir_model: IRModel, inline: bool, contrib: bool = True,
             ctx = Context(ir_model, hint_overrides=dict(overrides))
             ctx.contrib = contrib
             ctx.int8_activations = int8_activations
+            ctx.requantize_int4 = requantize_int4
             try:
                 try:
                     translate_graph(ctx, layers)

@@ -236,9 +236,12 @@ _BSD_OPS = ("RotaryEmbedding", "GroupQueryAttention")
 
 
 def _flat(op, z):
-    """``z`` ([B, S, ...]) as [B, S, -1]: itself when the op that makes it gives that already."""
+    """``z`` ([B, S, ...]) as [B, S, -1]: itself when it is 3-D already (declared, or made by an op that gives
+    [B, S, hidden]), else a Reshape."""
     node = z.producer()
     if node is not None and node.op_type in _BSD_OPS and node.domain == MS_DOMAIN:
+        return z
+    if z.shape is not None and len(z.shape) == 3:
         return z
     return op.Reshape(z, op.Constant(value_ints=[0, 0, -1]))
 

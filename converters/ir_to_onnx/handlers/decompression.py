@@ -25,8 +25,9 @@ type, other broadcasts) are translated layer by layer, still on the compressed c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import ml_dtypes
 import numpy as np
 
 from onnx_ext.types import ElementType, from_numpy
@@ -388,6 +389,8 @@ def _nbits_values(d: Decompression) -> tuple[np.ndarray, int]:
 def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     """MatMulNBits(A, B, scales, zero_points), computed in f32 as OpenVINO's CPU plugin does at f32 (scales
     widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed)."""
+    if ctx.root.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
+        d = _requantized_int4(d)
     n, k = d.weights.shape
     wtype = from_numpy(d.weights.dtype)
     bits, block = wtype.bits, d.block_size
@@ -414,6 +417,32 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
     a = ctx.input(0)
     declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
+
+
+#: The block of requantized weights: onnxruntime-genai's model builder's default for int4.
+REQUANTIZED_BLOCK = 32
+
+
+def _requantized_int4(d: Decompression) -> Decompression:
+    """8-bit weights [N, K] dequantized in f32 and requantized to signed 4 bits, blocks of ``REQUANTIZED_BLOCK``
+    along K (or of K), one f32 scale each, no zero point: round to nearest, the value of largest magnitude to
+    -8 (onnxruntime's MatMulNBits quantizer's symmetric rule). Not exact: the weights move by up to half a
+    4-bit step (``requantize_int4``)."""
+    n, k = d.weights.shape
+    if d.axis == 1 and k % d.block_size:
+        return d  # (8-bit blocks that pad K: left as they are)
+    groups = k // d.block_size if d.axis == 1 else 1  # 8-bit blocks along K, or one scale per row / tensor
+    weights = d.weights.astype(np.float32)
+    if d.zero_point is not None:
+        weights -= np.repeat(_per_block(d.zero_point.astype(np.float32), n, groups), k // groups, axis=1)
+    weights *= np.repeat(_per_block(d.scale.astype(np.float32), n, groups), k // groups, axis=1)
+    block = REQUANTIZED_BLOCK if k % REQUANTIZED_BLOCK == 0 else k
+    blocks = weights.reshape(n, k // block, block)
+    peak = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=-1)[..., None], axis=-1)
+    scale = peak / -8
+    scale[scale == 0] = 1
+    values = np.clip(np.rint(blocks / scale), -8, 7).astype(ml_dtypes.int4).reshape(n, k)
+    return replace(d, weights=values, scale=scale.reshape(n, -1), zero_point=None, axis=1, block_size=block)
 
 
 def _pack_rows(rows: np.ndarray) -> np.ndarray:
