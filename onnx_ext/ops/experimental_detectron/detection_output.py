@@ -29,6 +29,7 @@ from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool
+from ..greedy_nms import _greedy_fixed_point
 
 __all__ = ["SPEC", "detection_output_reference"]
 
@@ -219,8 +220,7 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
     # Every class's greedy NMS at once: boxes [C, K, 4], areas [C, K] best first within each class, candidate
     # [C, K] (the first count [C] of each row), threshold f32, post int64 (-1: no limit), block int64 -> kept
     # [C, K]. By blocks of candidates: the kept before a block suppress its boxes, then the block's own greedy
-    # pass is the fixed point of alive[j] = not suppressed before and no alive i < j of the block suppresses j
-    # (from all alive, exact after as many steps as the longest suppression chain, one MatMul each).
+    # pass (greedy_nms._greedy_fixed_point, one per class through MatMul's batch axis).
     zero = op.Constant(value_int=0)
     one = op.Constant(value_int=1)
     shape = op.Shape(candidate)
@@ -244,14 +244,7 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
         j = op.Range(zero, op.Sub(end, start), one)
         before = op.Less(op.Unsqueeze(j, op.Constant(value_ints=[1])), op.Unsqueeze(j, op.Constant(value_ints=[0])))
         within = op.Cast(op.And(_eddo_suppresses(blk, blk_area, blk, blk_area, threshold), before), to=FLOAT.dtype)
-        alive = op.Identity(free)
-        changed = op.Cast(one, to=BOOL.dtype)
-        while changed:
-            hits = op.MatMul(op.Unsqueeze(op.Cast(alive, to=FLOAT.dtype), op.Constant(value_ints=[1])), within)
-            now = op.And(free, op.Squeeze(op.LessOrEqual(hits, op.Constant(value_float=0.0)),
-                                          op.Constant(value_ints=[1])))
-            changed = op.Cast(op.ReduceMax(op.Cast(op.Xor(now, alive), to=INT64.dtype), keepdims=0), to=BOOL.dtype)
-            alive = op.Identity(now)
+        alive = _greedy_fixed_point(free, within)
         kept = op.Concat(kept, alive, axis=1)
         start = op.Identity(end)
         room = op.Or(unlimited, op.Less(op.ReduceSum(op.Cast(kept, to=INT64.dtype), op.Constant(value_ints=[1]),
@@ -394,7 +387,7 @@ SPEC = OpSpec(
     output_shape=lambda attrs, operands: ((attrs["max_detections_per_image"], 4), (attrs["max_detections_per_image"],),
                                           (attrs["max_detections_per_image"],)),
     bodies=Bodies(ExperimentalDetectronDetectionOutput, {"general": ExperimentalDetectronDetectionOutput}),
-    helpers=(_eddo_suppresses, _eddo_class_nms, _eddo_refine),
+    helpers=(_eddo_suppresses, _greedy_fixed_point, _eddo_class_nms, _eddo_refine),
     public=ExperimentalDetectronDetectionOutput,
     reference=detection_output_reference,
     openvino=openvino_node,
