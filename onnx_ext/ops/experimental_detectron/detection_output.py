@@ -23,12 +23,13 @@ import math
 from typing import Sequence
 
 import numpy as np
-from onnxscript import BOOL, DOUBLE, FLOAT, INT32, INT64, script
+from onnxscript import BOOL, FLOAT, INT32, INT64, script
 
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool
+from ..box_decode import _box_decode
 from ..greedy_nms import _greedy_fixed_point
 
 __all__ = ["SPEC", "detection_output_reference"]
@@ -262,32 +263,21 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
 @script(ov_ext, default_opset=op)
 def _eddo_refine(rois, deltas, weights, max_delta_log_wh):
     # rois [C, K, 4] and their deltas [C, K, 4] of the class (f32), weights [4] -> boxes [C, K, 4], areas [C, K], in
-    # the plugin's order of f32 operations; std::max(0, x) and std::min(d, limit) as comparisons (NaN: 0, d).
-    half = op.Constant(value_float=0.5)
+    # the plugin's order of f32 operations (box_decode._box_decode); std::max(0, x) and std::min(d, limit) as
+    # comparisons (NaN: 0, d).
     one = op.Constant(value_float=1.0)
     nought = op.Constant(value_float=0.0)
     x0 = op.Gather(rois, op.Constant(value_int=0), axis=2)
     y0 = op.Gather(rois, op.Constant(value_int=1), axis=2)
     x1 = op.Gather(rois, op.Constant(value_int=2), axis=2)
     y1 = op.Gather(rois, op.Constant(value_int=3), axis=2)
-    ww = op.Add(op.Sub(x1, x0), one)
-    hh = op.Add(op.Sub(y1, y0), one)
-    cx = op.Add(x0, op.Mul(half, ww))
-    cy = op.Add(y0, op.Mul(half, hh))
     dx = op.Div(op.Gather(deltas, op.Constant(value_int=0), axis=2), op.Gather(weights, op.Constant(value_int=0)))
     dy = op.Div(op.Gather(deltas, op.Constant(value_int=1), axis=2), op.Gather(weights, op.Constant(value_int=1)))
     dw = op.Div(op.Gather(deltas, op.Constant(value_int=2), axis=2), op.Gather(weights, op.Constant(value_int=2)))
     dh = op.Div(op.Gather(deltas, op.Constant(value_int=3), axis=2), op.Gather(weights, op.Constant(value_int=3)))
-    pcx = op.Add(op.Mul(dx, ww), cx)
-    pcy = op.Add(op.Mul(dy, hh), cy)
     lw = op.Where(op.Less(max_delta_log_wh, dw), max_delta_log_wh, dw)
     lh = op.Where(op.Less(max_delta_log_wh, dh), max_delta_log_wh, dh)
-    pw = op.Mul(op.Cast(op.Exp(op.Cast(lw, to=DOUBLE.dtype)), to=FLOAT.dtype), ww)
-    ph = op.Mul(op.Cast(op.Exp(op.Cast(lh, to=DOUBLE.dtype)), to=FLOAT.dtype), hh)
-    nx0 = op.Sub(pcx, op.Mul(half, pw))
-    ny0 = op.Sub(pcy, op.Mul(half, ph))
-    nx1 = op.Sub(op.Add(pcx, op.Mul(half, pw)), one)
-    ny1 = op.Sub(op.Add(pcy, op.Mul(half, ph)), one)
+    nx0, ny0, nx1, ny1 = _box_decode(x0, y0, x1, y1, dx, dy, lw, lh, one)
     nx0 = op.Where(op.Less(nought, nx0), nx0, nought)
     ny0 = op.Where(op.Less(nought, ny0), ny0, nought)
     nx1 = op.Where(op.Less(nought, nx1), nx1, nought)
@@ -387,7 +377,7 @@ SPEC = OpSpec(
     output_shape=lambda attrs, operands: ((attrs["max_detections_per_image"], 4), (attrs["max_detections_per_image"],),
                                           (attrs["max_detections_per_image"],)),
     bodies=Bodies(ExperimentalDetectronDetectionOutput, {"general": ExperimentalDetectronDetectionOutput}),
-    helpers=(_eddo_suppresses, _greedy_fixed_point, _eddo_class_nms, _eddo_refine),
+    helpers=(_eddo_suppresses, _greedy_fixed_point, _eddo_class_nms, _box_decode, _eddo_refine),
     public=ExperimentalDetectronDetectionOutput,
     reference=detection_output_reference,
     openvino=openvino_node,
