@@ -278,6 +278,8 @@ def _eddo_refine(rois, deltas, weights, max_delta_log_wh):
     lw = op.Where(op.Less(max_delta_log_wh, dw), max_delta_log_wh, dw)
     lh = op.Where(op.Less(max_delta_log_wh, dh), max_delta_log_wh, dh)
     nx0, ny0, nx1, ny1 = _box_decode(x0, y0, x1, y1, dx, dy, lw, lh, one)
+    nx1 = op.Sub(nx1, one)
+    ny1 = op.Sub(ny1, one)
     nx0 = op.Where(op.Less(nought, nx0), nx0, nought)
     ny0 = op.Where(op.Less(nought, ny0), ny0, nought)
     nx1 = op.Where(op.Less(nought, nx1), nx1, nought)

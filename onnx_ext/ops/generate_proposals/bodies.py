@@ -45,8 +45,8 @@ def _gp_refine(anchors, deltas, scores, img_h, img_w, min_h, min_w, offset):
     lim_h = op.Sub(img_h, offset)
     bx0 = op.Max(zero, op.Min(nx0, lim_w))
     by0 = op.Max(zero, op.Min(ny0, lim_h))
-    bx1 = op.Max(zero, op.Min(nx1, lim_w))
-    by1 = op.Max(zero, op.Min(ny1, lim_h))
+    bx1 = op.Max(zero, op.Min(op.Sub(nx1, offset), lim_w))
+    by1 = op.Max(zero, op.Min(op.Sub(ny1, offset), lim_h))
     big = op.And(op.LessOrEqual(min_w, op.Add(op.Sub(bx1, bx0), offset)),
                  op.LessOrEqual(min_h, op.Add(op.Sub(by1, by0), offset)))
     column = op.Constant(value_ints=[1])
