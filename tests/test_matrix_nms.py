@@ -135,7 +135,7 @@ def test_bad_inputs_name_the_problem(shapes, dtype, problem):
 def test_bad_runtime_shapes_fail_their_named_check():
     inputs = [np.zeros((1, 5, 4), np.float32), np.zeros((1, 2, 6), np.float32)]
     model = node_model("MatrixNms", inputs, {}, [(np.float32, 2), (np.int64, 2), (np.int64, 1)])
-    with pytest.raises(Exception, match="boxes_are_batch_by_boxes_by_4"):
+    with pytest.raises(Exception, match="boxes_are_batch_by_boxes_by_box_values"):
         onnx_ext.run(model, {"in0": inputs[0], "in1": inputs[1]})
 
 

@@ -219,7 +219,7 @@ def test_bad_runtime_shapes_fail_their_named_check():
     inputs = [np.zeros((1, 5, 4), np.float32), np.zeros((1, 2, 5), np.float32), np.array(3), np.array(0.5, np.float32),
               np.array(0.0, np.float32)]
     model = node_model("NMSRotated", inputs, {}, _outputs({"output_type": onnx.TensorProto.INT64}))
-    with pytest.raises(Exception, match="boxes_are_batch_by_boxes_by_5"):
+    with pytest.raises(Exception, match="boxes_are_batch_by_boxes_by_box_values"):
         onnx_ext.run(model, {f"in{i}": v for i, v in enumerate(inputs)})
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
+from ..multiclass_nms.bodies import _mc_same, _nms_boxes_checked
 
 #: The reference's parallel-edge test ``fabs(det) <= 1e-14`` (1e-14 as f32 is just above the double).
 PARALLEL = 9.99999982e-15
@@ -295,14 +296,8 @@ def NMSRotated(boxes, scores, max_output_boxes_per_class, iou_threshold, score_t
     # NMSRotated-13(boxes [N, M, 5] (x_ctr, y_ctr, w, h, angle), scores [N, C, M], max_output_boxes_per_class,
     # iou_threshold, score_threshold) -> selected_indices [R, 3] (of output_type, an ONNX element type),
     # selected_scores [R, 3] f32, valid_outputs [1] (of output_type).
-    b = op.Cast(boxes, to=FLOAT.dtype)
     s = op.Cast(scores, to=FLOAT.dtype)
-    n = op.Slice(op.Shape(s), op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
-    m = op.Slice(op.Shape(s), op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
-    ok = op.Equal(op.Shape(b), op.Concat(n, m, op.Constant(value_ints=[5]), axis=0))
-    boxes_are_batch_by_boxes_by_5 = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(ok), to=INT64.dtype))
-    m = op.Add(m, op.ReduceSum(boxes_are_batch_by_boxes_by_5, keepdims=1))
-    b = op.Reshape(b, op.Concat(n, m, op.Constant(value_ints=[5]), axis=0), allowzero=1)  # (after the check)
+    b = _nms_boxes_checked(op.Cast(boxes, to=FLOAT.dtype), s, op.Constant(value_ints=[5]))
     # counterclockwise angles turn clockwise, as the reference does
     sign = op.Where(op.Equal(op.Constant(value_int=clockwise), op.Constant(value_int=0)),
                     op.Constant(value_float=-1.0), op.Constant(value_float=1.0))
@@ -331,4 +326,5 @@ def NMSRotated(boxes, scores, max_output_boxes_per_class, iou_threshold, score_t
 
 
 #: Functions of the domain the body calls.
-HELPERS = (_nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_geometry, _nmsr_iou, _nmsr_pairs, _nmsr_select)
+HELPERS = (_mc_same, _nms_boxes_checked, _nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_geometry, _nmsr_iou,
+           _nmsr_pairs, _nmsr_select)
