@@ -8,7 +8,7 @@ import onnx
 from hypothesis import settings
 
 import onnx_ext
-from domain_ops import node_model
+from domain_ops import node_model, run_three_ways
 from onnx_ext.ops import SPECS
 
 #: Hypothesis examples per differential test of these ops (each compiles the op on OpenVINO's CPU plugin and
@@ -30,6 +30,21 @@ def nms_outputs(inputs, attrs) -> list:
     counts of its ``output_type``."""
     index = np.int32 if attrs["output_type"] == onnx.TensorProto.INT32 else np.int64
     return [(inputs[0].dtype, 2), (index, 2), (index, 1)]
+
+
+def assert_outputs_equal(got, want, what: str) -> None:
+    """Every output in ``got`` has the dtype and the values of ``want``'s."""
+    assert len(got) == len(want), f"{what}: {len(got)} outputs vs {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype and np.array_equal(g, w), f"{what} output {k}:\n{g}\nvs\n{w}"
+
+
+def check_three_ways(op: str, inputs, attrs, outputs, want, const=None, known_shapes=False) -> None:
+    """One node of ``op`` (``node_model``'s arguments) run as the function, inlined and by the reference evaluator:
+    every output exactly ``want``."""
+    model = node_model(op, inputs, attrs, outputs, const, known_shapes)
+    for how, got in run_three_ways(model, inputs).items():
+        assert_outputs_equal(got, want, how)
 
 
 def run_f32(op: str, boxes, scores, **attrs) -> list:

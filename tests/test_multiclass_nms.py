@@ -158,7 +158,7 @@ def test_bad_inputs_name_the_problem(operands, attrs, problem):
 
 
 @pytest.mark.parametrize("inputs, check", [
-    ([np.zeros((1, 5, 4), np.float32), np.zeros((1, 2, 6), np.float32)], "boxes_are_batch_by_boxes_by_4"),
+    ([np.zeros((1, 5, 4), np.float32), np.zeros((1, 2, 6), np.float32)], "boxes_are_batch_by_boxes_by_box_values"),
     ([np.zeros((2, 5, 4), np.float32), np.zeros((2, 5), np.float32), np.array([2, 2], np.int32)],
      "boxes_match_scores_and_roisnum_sums_to_the_boxes"),
 ])

@@ -5,10 +5,9 @@ Those references keep a box unless a kept box before it overlaps it (touching co
 union above the threshold, widths and heights counted with a +1 ``offset`` in Caffe's pixel convention: ONNX
 NonMaxSuppression computes neither the offset nor the overlap test (it would suppress boxes a gap below one
 pixel apart). Here the candidates go by blocks of ``block`` in order: a block's boxes that a kept box suppresses
-die, then the block's own greedy pass is the fixed point of alive[j] = not suppressed by the kept and no alive
-i < j of the block suppresses j (Jacobi from all alive: exact after as many steps as the longest suppression
-chain, one MatMul each); its survivors are kept, up to ``max_out``. Cost: the IoU of each block against the kept
-boxes and itself, so about as many blocks as it takes to keep ``max_out`` boxes.
+die, then the block's own greedy pass is ``_greedy_fixed_point`` (ExperimentalDetectronDetectionOutput runs it
+for every class at once); its survivors are kept, up to ``max_out``. Cost: the IoU of each block against the
+kept boxes and itself, so about as many blocks as it takes to keep ``max_out`` boxes.
 """
 
 from __future__ import annotations
@@ -45,6 +44,23 @@ def _nms_suppressed_by(kept, area_kept, blk, area_blk, threshold, offset):
 
 
 @script(ov_ext, default_opset=op)
+def _greedy_fixed_point(free, within):
+    # free [..., J] bool: the block's boxes nothing before it suppresses; within [..., J, J] f32: 1 where i < j of
+    # the block and i suppresses j -> alive [..., J]: the block's greedy pass, the fixed point of alive[j] = free[j]
+    # and no alive i suppresses j (Jacobi from all free: exact after as many steps as the longest suppression
+    # chain, one MatMul each).
+    alive = op.Identity(free)
+    changed = op.Cast(op.Constant(value_int=1), to=BOOL.dtype)
+    while changed:
+        hits = op.MatMul(op.Unsqueeze(op.Cast(alive, to=FLOAT.dtype), op.Constant(value_ints=[-2])), within)
+        now = op.And(free, op.Squeeze(op.LessOrEqual(hits, op.Constant(value_float=0.0)),
+                                      op.Constant(value_ints=[-2])))
+        changed = op.Cast(op.ReduceMax(op.Cast(op.Xor(now, alive), to=INT64.dtype), keepdims=0), to=BOOL.dtype)
+        alive = op.Identity(now)
+    return alive
+
+
+@script(ov_ext, default_opset=op)
 def _greedy_nms(boxes, threshold, offset, max_out, block):
     # boxes [K, 4] best first, threshold and offset f32 scalars, max_out and block int64 scalars -> the indices
     # [M] (M <= max_out) of the boxes the greedy pass keeps, in order.
@@ -74,14 +90,7 @@ def _greedy_nms(boxes, threshold, offset, max_out, block):
                           op.Unsqueeze(op.Range(zero, op.Squeeze(n), one), op.Constant(value_ints=[0])))
         within = op.Cast(op.And(_nms_suppressed_by(blk, area_blk, blk, area_blk, threshold, offset), earlier),
                          to=FLOAT.dtype)
-        alive = op.Identity(free)
-        changed = op.Cast(one, to=BOOL.dtype)
-        while changed:
-            hits = op.MatMul(op.Unsqueeze(op.Cast(alive, to=FLOAT.dtype), op.Constant(value_ints=[0])), within)
-            now = op.And(free, op.Squeeze(op.LessOrEqual(hits, op.Constant(value_float=0.0)),
-                                          op.Constant(value_ints=[0])))
-            changed = op.Cast(op.ReduceMax(op.Cast(op.Xor(now, alive), to=INT64.dtype), keepdims=0), to=BOOL.dtype)
-            alive = op.Identity(now)
+        alive = _greedy_fixed_point(free, within)
         room = op.Reshape(op.Sub(max_out, op.Size(kept)), op.Constant(value_ints=[1]))
         kept = op.Concat(kept, op.Slice(op.Compress(index, alive), op.Constant(value_ints=[0]), room), axis=0)
         start = op.Identity(end)
@@ -90,4 +99,4 @@ def _greedy_nms(boxes, threshold, offset, max_out, block):
 
 
 #: The helpers the bodies that run the greedy NMS attach.
-HELPERS = (_nms_suppressed_by, _greedy_nms)
+HELPERS = (_nms_suppressed_by, _greedy_fixed_point, _greedy_nms)

@@ -23,12 +23,14 @@ import math
 from typing import Sequence
 
 import numpy as np
-from onnxscript import BOOL, DOUBLE, FLOAT, INT32, INT64, script
+from onnxscript import BOOL, FLOAT, INT32, INT64, script
 
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool
+from ..box_decode import _box_decode
+from ..greedy_nms import _greedy_fixed_point
 
 __all__ = ["SPEC", "detection_output_reference"]
 
@@ -219,8 +221,7 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
     # Every class's greedy NMS at once: boxes [C, K, 4], areas [C, K] best first within each class, candidate
     # [C, K] (the first count [C] of each row), threshold f32, post int64 (-1: no limit), block int64 -> kept
     # [C, K]. By blocks of candidates: the kept before a block suppress its boxes, then the block's own greedy
-    # pass is the fixed point of alive[j] = not suppressed before and no alive i < j of the block suppresses j
-    # (from all alive, exact after as many steps as the longest suppression chain, one MatMul each).
+    # pass (greedy_nms._greedy_fixed_point, one per class through MatMul's batch axis).
     zero = op.Constant(value_int=0)
     one = op.Constant(value_int=1)
     shape = op.Shape(candidate)
@@ -244,14 +245,7 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
         j = op.Range(zero, op.Sub(end, start), one)
         before = op.Less(op.Unsqueeze(j, op.Constant(value_ints=[1])), op.Unsqueeze(j, op.Constant(value_ints=[0])))
         within = op.Cast(op.And(_eddo_suppresses(blk, blk_area, blk, blk_area, threshold), before), to=FLOAT.dtype)
-        alive = op.Identity(free)
-        changed = op.Cast(one, to=BOOL.dtype)
-        while changed:
-            hits = op.MatMul(op.Unsqueeze(op.Cast(alive, to=FLOAT.dtype), op.Constant(value_ints=[1])), within)
-            now = op.And(free, op.Squeeze(op.LessOrEqual(hits, op.Constant(value_float=0.0)),
-                                          op.Constant(value_ints=[1])))
-            changed = op.Cast(op.ReduceMax(op.Cast(op.Xor(now, alive), to=INT64.dtype), keepdims=0), to=BOOL.dtype)
-            alive = op.Identity(now)
+        alive = _greedy_fixed_point(free, within)
         kept = op.Concat(kept, alive, axis=1)
         start = op.Identity(end)
         room = op.Or(unlimited, op.Less(op.ReduceSum(op.Cast(kept, to=INT64.dtype), op.Constant(value_ints=[1]),
@@ -269,32 +263,23 @@ def _eddo_class_nms(boxes, areas, candidate, count, threshold, post, block):
 @script(ov_ext, default_opset=op)
 def _eddo_refine(rois, deltas, weights, max_delta_log_wh):
     # rois [C, K, 4] and their deltas [C, K, 4] of the class (f32), weights [4] -> boxes [C, K, 4], areas [C, K], in
-    # the plugin's order of f32 operations; std::max(0, x) and std::min(d, limit) as comparisons (NaN: 0, d).
-    half = op.Constant(value_float=0.5)
+    # the plugin's order of f32 operations (box_decode._box_decode); std::max(0, x) and std::min(d, limit) as
+    # comparisons (NaN: 0, d).
     one = op.Constant(value_float=1.0)
     nought = op.Constant(value_float=0.0)
     x0 = op.Gather(rois, op.Constant(value_int=0), axis=2)
     y0 = op.Gather(rois, op.Constant(value_int=1), axis=2)
     x1 = op.Gather(rois, op.Constant(value_int=2), axis=2)
     y1 = op.Gather(rois, op.Constant(value_int=3), axis=2)
-    ww = op.Add(op.Sub(x1, x0), one)
-    hh = op.Add(op.Sub(y1, y0), one)
-    cx = op.Add(x0, op.Mul(half, ww))
-    cy = op.Add(y0, op.Mul(half, hh))
     dx = op.Div(op.Gather(deltas, op.Constant(value_int=0), axis=2), op.Gather(weights, op.Constant(value_int=0)))
     dy = op.Div(op.Gather(deltas, op.Constant(value_int=1), axis=2), op.Gather(weights, op.Constant(value_int=1)))
     dw = op.Div(op.Gather(deltas, op.Constant(value_int=2), axis=2), op.Gather(weights, op.Constant(value_int=2)))
     dh = op.Div(op.Gather(deltas, op.Constant(value_int=3), axis=2), op.Gather(weights, op.Constant(value_int=3)))
-    pcx = op.Add(op.Mul(dx, ww), cx)
-    pcy = op.Add(op.Mul(dy, hh), cy)
     lw = op.Where(op.Less(max_delta_log_wh, dw), max_delta_log_wh, dw)
     lh = op.Where(op.Less(max_delta_log_wh, dh), max_delta_log_wh, dh)
-    pw = op.Mul(op.Cast(op.Exp(op.Cast(lw, to=DOUBLE.dtype)), to=FLOAT.dtype), ww)
-    ph = op.Mul(op.Cast(op.Exp(op.Cast(lh, to=DOUBLE.dtype)), to=FLOAT.dtype), hh)
-    nx0 = op.Sub(pcx, op.Mul(half, pw))
-    ny0 = op.Sub(pcy, op.Mul(half, ph))
-    nx1 = op.Sub(op.Add(pcx, op.Mul(half, pw)), one)
-    ny1 = op.Sub(op.Add(pcy, op.Mul(half, ph)), one)
+    nx0, ny0, nx1, ny1 = _box_decode(x0, y0, x1, y1, dx, dy, lw, lh, one)
+    nx1 = op.Sub(nx1, one)
+    ny1 = op.Sub(ny1, one)
     nx0 = op.Where(op.Less(nought, nx0), nx0, nought)
     ny0 = op.Where(op.Less(nought, ny0), ny0, nought)
     nx1 = op.Where(op.Less(nought, nx1), nx1, nought)
@@ -394,7 +379,7 @@ SPEC = OpSpec(
     output_shape=lambda attrs, operands: ((attrs["max_detections_per_image"], 4), (attrs["max_detections_per_image"],),
                                           (attrs["max_detections_per_image"],)),
     bodies=Bodies(ExperimentalDetectronDetectionOutput, {"general": ExperimentalDetectronDetectionOutput}),
-    helpers=(_eddo_suppresses, _eddo_class_nms, _eddo_refine),
+    helpers=(_eddo_suppresses, _greedy_fixed_point, _eddo_class_nms, _box_decode, _eddo_refine),
     public=ExperimentalDetectronDetectionOutput,
     reference=detection_output_reference,
     openvino=openvino_node,

@@ -1,18 +1,20 @@
 """GenerateProposals-9's body in onnxscript (``GenerateProposals``) and the decode it shares with
 ExperimentalDetectronGenerateProposalsSingleImage-6 (``_gp_refine``), every attribute read at run time.
 
-Per image: the anchors moved by the deltas in f32 in the references' order (exp of min(d, log(1000 / 16)) in f64
-rounded to f32, as std::exp of a float), clipped to the image; a stable TopK for pre_nms_count (equal scores: the
-proposals' order); the boxes under min_size removed; the exact greedy NMS (``greedy_nms._greedy_nms``: the
+Per image: the anchors moved by the deltas (``box_decode._box_decode``, the log sizes capped at log(1000 / 16)),
+clipped to the image; a stable TopK for pre_nms_count (equal scores: the proposals' order); the boxes under
+min_size removed; the exact greedy NMS (``greedy_nms._greedy_nms``: the
 references' overlap test and +1 widths unless normalized) up to post_nms_count; the kept rows of every image
 concatenated.
 """
 
 from __future__ import annotations
 
-from onnxscript import DOUBLE, FLOAT, INT64, script
+from onnxscript import FLOAT, INT64, script
 
 from ...domain import op, ov_ext
+from ..box_decode import HELPERS as BOX_DECODE
+from ..box_decode import _box_decode
 from ..greedy_nms import HELPERS as GREEDY_NMS
 from ..greedy_nms import _greedy_nms
 from ..proposal.bodies import NMS_BLOCK
@@ -23,7 +25,6 @@ from .reference import MAX_DELTA_LOG_WH
 def _gp_refine(anchors, deltas, scores, img_h, img_w, min_h, min_w, offset):
     # anchors [H*W*A, 4], deltas [4A, H, W], scores [A, H, W] (f32) -> boxes [P, 4], scores [P], big [P]: cell by
     # cell, anchor by anchor.
-    half = op.Constant(value_float=0.5)
     zero = op.Constant(value_float=0.0)
     shape = op.Shape(scores)
     a = op.Slice(shape, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
@@ -35,23 +36,17 @@ def _gp_refine(anchors, deltas, scores, img_h, img_w, min_h, min_w, offset):
     y0 = op.Gather(anchors, op.Constant(value_int=1), axis=1)
     x1 = op.Gather(anchors, op.Constant(value_int=2), axis=1)
     y1 = op.Gather(anchors, op.Constant(value_int=3), axis=1)
-    ww = op.Add(op.Sub(x1, x0), offset)
-    hh = op.Add(op.Sub(y1, y0), offset)
-    cx = op.Add(x0, op.Mul(half, ww))
-    cy = op.Add(y0, op.Mul(half, hh))
-    pcx = op.Add(op.Mul(op.Gather(d, op.Constant(value_int=0), axis=1), ww), cx)
-    pcy = op.Add(op.Mul(op.Gather(d, op.Constant(value_int=1), axis=1), hh), cy)
     limit = op.Constant(value_float=float(MAX_DELTA_LOG_WH))
-    dw = op.Cast(op.Min(op.Gather(d, op.Constant(value_int=2), axis=1), limit), to=DOUBLE.dtype)
-    dh = op.Cast(op.Min(op.Gather(d, op.Constant(value_int=3), axis=1), limit), to=DOUBLE.dtype)
-    pw = op.Mul(op.Cast(op.Exp(dw), to=FLOAT.dtype), ww)
-    ph = op.Mul(op.Cast(op.Exp(dh), to=FLOAT.dtype), hh)
+    nx0, ny0, nx1, ny1 = _box_decode(x0, y0, x1, y1, op.Gather(d, op.Constant(value_int=0), axis=1),
+                                     op.Gather(d, op.Constant(value_int=1), axis=1),
+                                     op.Min(op.Gather(d, op.Constant(value_int=2), axis=1), limit),
+                                     op.Min(op.Gather(d, op.Constant(value_int=3), axis=1), limit), offset)
     lim_w = op.Sub(img_w, offset)
     lim_h = op.Sub(img_h, offset)
-    bx0 = op.Max(zero, op.Min(op.Sub(pcx, op.Mul(half, pw)), lim_w))
-    by0 = op.Max(zero, op.Min(op.Sub(pcy, op.Mul(half, ph)), lim_h))
-    bx1 = op.Max(zero, op.Min(op.Sub(op.Add(pcx, op.Mul(half, pw)), offset), lim_w))
-    by1 = op.Max(zero, op.Min(op.Sub(op.Add(pcy, op.Mul(half, ph)), offset), lim_h))
+    bx0 = op.Max(zero, op.Min(nx0, lim_w))
+    by0 = op.Max(zero, op.Min(ny0, lim_h))
+    bx1 = op.Max(zero, op.Min(op.Sub(nx1, offset), lim_w))
+    by1 = op.Max(zero, op.Min(op.Sub(ny1, offset), lim_h))
     big = op.And(op.LessOrEqual(min_w, op.Add(op.Sub(bx1, bx0), offset)),
                  op.LessOrEqual(min_h, op.Add(op.Sub(by1, by0), offset)))
     column = op.Constant(value_ints=[1])
@@ -107,4 +102,4 @@ def GenerateProposals(im_info, anchors, deltas, scores, min_size: float, nms_thr
 
 
 #: Functions of the domain the bodies call.
-HELPERS = (_gp_refine, *GREEDY_NMS)
+HELPERS = (*BOX_DECODE, _gp_refine, *GREEDY_NMS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from onnxscript import DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
-from ..multiclass_nms.bodies import _mc_attributes, _mc_finish, _mc_stable_sort
+from ..multiclass_nms.bodies import _mc_attributes, _mc_finish, _mc_same, _mc_stable_sort, _nms_boxes_checked
 
 _NEG_INF = float("-inf")
 #: Values of the IoU matrices computed at once (a few hundred KB: the dozens of element-wise passes over them
@@ -107,10 +107,7 @@ def _mx_select(boxes, scores, attrs_f, attrs_i, gaussian, output_type: int):
     n = op.Slice(shape, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
     c = op.Slice(shape, op.Constant(value_ints=[1]), op.Constant(value_ints=[2]))
     m = op.Slice(shape, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
-    ok = op.Equal(op.Shape(b), op.Concat(n, m, op.Constant(value_ints=[4]), axis=0))
-    boxes_are_batch_by_boxes_by_4 = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(ok), to=INT64.dtype))
-    m = op.Add(m, op.ReduceSum(boxes_are_batch_by_boxes_by_4, keepdims=1))
-    b = op.Reshape(b, op.Concat(n, m, op.Constant(value_ints=[4]), axis=0), allowzero=1)  # (after the check)
+    b = _nms_boxes_checked(b, s, op.Constant(value_ints=[4]))
     score_threshold = op.Gather(attrs_f, op.Constant(value_int=0))
     post_threshold = op.Gather(attrs_f, op.Constant(value_int=1))
     sigma = op.Gather(attrs_f, op.Constant(value_int=2))
@@ -186,4 +183,5 @@ def MatrixNms(boxes, scores, sort_result_type: str = "none", sort_result_across_
 
 
 #: Functions of the domain the bodies call (MulticlassNms's too).
-HELPERS = (_mx_area, _mx_iou, _mx_decayed, _mx_select, _mc_attributes, _mc_finish, _mc_stable_sort)
+HELPERS = (_mx_area, _mx_iou, _mx_decayed, _mx_select, _mc_attributes, _mc_finish, _mc_stable_sort, _mc_same,
+           _nms_boxes_checked)

@@ -34,6 +34,20 @@ def _mc_same(a, b):
 
 
 @script(ov_ext, default_opset=op)
+def _nms_boxes_checked(b, s, values):
+    # boxes b [N, M, values] checked against the scores s [N, C, M] (shapes of any lengths, see _mc_same) -> b
+    # reshaped to [N, M, values] after the check (MulticlassNms, MatrixNms: 4 values; NMSRotated: 5)
+    shape = op.Shape(s)
+    n = op.Slice(shape, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
+    m = op.Slice(shape, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
+    ok = _mc_same(op.Shape(b), op.Concat(n, m, values, axis=0))
+    boxes_are_batch_by_boxes_by_box_values = op.Gather(op.Constant(value_ints=[0]),
+                                                       op.Cast(op.Not(ok), to=INT64.dtype))
+    m = op.Add(m, op.ReduceSum(boxes_are_batch_by_boxes_by_box_values, keepdims=1))
+    return op.Reshape(b, op.Concat(n, m, values, axis=0), allowzero=1)
+
+
+@script(ov_ext, default_opset=op)
 def _mc_rank(shape, ones):
     # ``shape`` cut or padded with ones to the length of ``ones``
     return op.Slice(op.Concat(shape, ones, axis=0), op.Constant(value_ints=[0]), op.Shape(ones))
@@ -226,10 +240,7 @@ def _mc_shared(boxes, scores, attrs_f, attrs_i, output_type: int):
     n = op.Slice(shape, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
     c = op.Slice(shape, op.Constant(value_ints=[1]), op.Constant(value_ints=[2]))
     m = op.Slice(shape, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
-    ok = _mc_same(op.Shape(b), op.Concat(n, m, op.Constant(value_ints=[4]), axis=0))
-    boxes_are_batch_by_boxes_by_4 = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(ok), to=INT64.dtype))
-    m = op.Add(m, op.ReduceSum(boxes_are_batch_by_boxes_by_4, keepdims=1))
-    b = op.Reshape(b, op.Concat(n, m, op.Constant(value_ints=[4]), axis=0), allowzero=1)  # (after the check)
+    b = _nms_boxes_checked(b, s, op.Constant(value_ints=[4]))
     classes = op.Expand(op.Unsqueeze(op.Range(op.Constant(value_int=0), op.ReduceSum(c, keepdims=0),
                                               op.Constant(value_int=1)), op.Constant(value_ints=[0])),
                         op.Concat(n, c, axis=0))
@@ -361,7 +372,7 @@ def multiclass_nms_shared(boxes, scores, roisnum, sort_result_type: str = "none"
 
 
 #: Functions of the domain the bodies call.
-HELPERS = (_mc_same, _mc_rank, _mc_below, _mc_top_k_only, _mc_iou_at_least, _mc_adaptive_nms, _mc_nms, _mc_candidates, _mc_stable_sort,
+HELPERS = (_mc_same, _nms_boxes_checked, _mc_rank, _mc_below, _mc_top_k_only, _mc_iou_at_least, _mc_adaptive_nms, _mc_nms, _mc_candidates, _mc_stable_sort,
            _mc_finish, _mc_shared, _mc_per_class, _mc_attributes)
 
 

@@ -2,10 +2,10 @@
 element type (boxes and scores go to f32 first, as the reference reads them).
 
 Per image, the boxes that are a candidate of some class (score > score_threshold) and have an area are paired
-when their circumscribed circles can meet (a cheap test by blocks of rows, with a margin for rounding: boxes
-further apart have an intersection of exactly 0 in the reference too); only those pairs get the rotated IoU
-(``_nmsr_iou``: the reference's corners, edge crossings and corners inside the other box, then the area of their
-convex hull).
+when their circumscribed circles can meet (one f64 MatMul by blocks of rows, with a margin for rounding: boxes
+further apart have an intersection of exactly 0 in the reference too); only those pairs that are both candidates
+of some class get the rotated IoU (``_nmsr_iou``: the reference's corners, computed once per box, edge crossings
+and corners inside the other box, then the area of their convex hull).
 The pairs whose IoU is above iou_threshold suppress, in each class, the one of the two that comes later in that
 class's order (score descending, then index). The greedy pass over all (image, class) problems at once is the
 fixed point of alive[j] = candidate[j] and no alive earlier i suppresses j (Jacobi from all alive: exact after as
@@ -18,6 +18,7 @@ from __future__ import annotations
 from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
+from ..multiclass_nms.bodies import _mc_same, _nms_boxes_checked
 
 #: The reference's parallel-edge test ``fabs(det) <= 1e-14`` (1e-14 as f32 is just above the double).
 PARALLEL = 9.99999982e-15
@@ -82,15 +83,31 @@ def _nmsr_inside(px, py, qx, qy, ex, ey):
 
 
 @script(ov_ext, default_opset=op)
-def _nmsr_iou(box_i, box_j):
-    # box_i, box_j [Q, 5] -> [Q] f32: the reference's rotated_intersection_over_union of each pair
-    ax, ay = _nmsr_corners(box_i)
-    bx, by = _nmsr_corners(box_j)
-    aex = op.Sub(_nmsr_next(ax), ax)
-    aey = op.Sub(_nmsr_next(ay), ay)
-    bex = op.Sub(_nmsr_next(bx), bx)
-    bey = op.Sub(_nmsr_next(by), by)
-    # edge i of box_i (axis 1) against edge j of box_j (axis 2): t1, t2 by Cramer's rule as the reference
+def _nmsr_geometry(box):
+    # box [K, 5] -> [K, 17]: the corners' xs and ys, the edges' (each corner to the next) and the area w h, computed
+    # once per box for all the pairs it is in
+    xs, ys = _nmsr_corners(box)
+    axis = op.Constant(value_ints=[1])
+    area = op.Mul(op.Slice(box, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]), axis),
+                  op.Slice(box, op.Constant(value_ints=[3]), op.Constant(value_ints=[4]), axis))
+    return op.Concat(xs, ys, op.Sub(_nmsr_next(xs), xs), op.Sub(_nmsr_next(ys), ys), area, axis=1)
+
+
+@script(ov_ext, default_opset=op)
+def _nmsr_iou(geo_i, geo_j):
+    # geo_i, geo_j [Q, 17] (_nmsr_geometry of the pairs' boxes) -> [Q] f32: the reference's
+    # rotated_intersection_over_union of each pair
+    axis = op.Constant(value_ints=[1])
+    at0 = op.Constant(value_ints=[0])
+    at4 = op.Constant(value_ints=[4])
+    at8 = op.Constant(value_ints=[8])
+    at12 = op.Constant(value_ints=[12])
+    at16 = op.Constant(value_ints=[16])
+    ax, ay = op.Slice(geo_i, at0, at4, axis), op.Slice(geo_i, at4, at8, axis)
+    aex, aey = op.Slice(geo_i, at8, at12, axis), op.Slice(geo_i, at12, at16, axis)
+    bx, by = op.Slice(geo_j, at0, at4, axis), op.Slice(geo_j, at4, at8, axis)
+    bex, bey = op.Slice(geo_j, at8, at12, axis), op.Slice(geo_j, at12, at16, axis)
+    # edge i of box i (axis 1) against edge j of box j (axis 2): t1, t2 by Cramer's rule as the reference
     e1 = op.Constant(value_ints=[2])
     e2 = op.Constant(value_ints=[1])
     v1x, v1y, p1x, p1y = op.Unsqueeze(aex, e1), op.Unsqueeze(aey, e1), op.Unsqueeze(ax, e1), op.Unsqueeze(ay, e1)
@@ -106,7 +123,7 @@ def _nmsr_iou(box_i, box_j):
     one = op.Constant(value_float=1.0)
     on_both = op.And(op.And(op.GreaterOrEqual(t1, zero), op.LessOrEqual(t1, one)),
                      op.And(op.GreaterOrEqual(t2, zero), op.LessOrEqual(t2, one)))
-    q = op.Slice(op.Shape(box_i), op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
+    q = op.Slice(op.Shape(geo_i), op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
     flat = op.Concat(q, op.Constant(value_ints=[16]), axis=0)
     xs = op.Concat(op.Reshape(op.Add(p1x, op.Mul(v1x, t1)), flat), ax, bx, axis=1)  # [Q, 24]
     ys = op.Concat(op.Reshape(op.Add(p1y, op.Mul(v1y, t1)), flat), ay, by, axis=1)
@@ -127,7 +144,11 @@ def _nmsr_iou(box_i, box_j):
                      op.Where(op.GreaterOrEqual(dy, zero), slope, op.Add(op.Constant(value_float=4.0), slope)),
                      op.Sub(op.Constant(value_float=2.0), slope))
     angle = op.Where(valid, angle, op.Constant(value_float=8.0))  # the invalid points last
-    _, order = op.TopK(angle, op.Constant(value_ints=[24]), axis=1, largest=0, sorted=1)
+    # only as many as the most any pair has (8 unless edges meet at corners): the rest are invalid
+    most = op.ReduceMax(op.Concat(op.Constant(value_ints=[0]), op.ReduceSum(op.Cast(valid, to=INT64.dtype),
+                                                                            op.Constant(value_ints=[1]), keepdims=0),
+                                  axis=0), keepdims=1)
+    _, order = op.TopK(angle, most, axis=1, largest=0, sorted=1)
     sx = op.GatherElements(dx, order, axis=1)
     sy = op.GatherElements(dy, order, axis=1)
     kept = op.GatherElements(valid, order, axis=1)
@@ -140,10 +161,8 @@ def _nmsr_iou(box_i, box_j):
     area = op.Mul(op.Abs(op.ReduceSum(cross, op.Constant(value_ints=[1]), keepdims=0)), op.Constant(value_float=0.5))
     inter = op.Where(op.Greater(op.Squeeze(count, op.Constant(value_ints=[1])), op.Constant(value_float=2.0)),
                      area, zero)
-    area_i = op.Mul(op.Gather(box_i, op.Constant(value_int=2), axis=1), op.Gather(box_i, op.Constant(value_int=3),
-                                                                                 axis=1))
-    area_j = op.Mul(op.Gather(box_j, op.Constant(value_int=2), axis=1), op.Gather(box_j, op.Constant(value_int=3),
-                                                                                 axis=1))
+    area_i = op.Gather(geo_i, op.Constant(value_int=16), axis=1)
+    area_j = op.Gather(geo_j, op.Constant(value_int=16), axis=1)
     iou = op.Div(inter, op.Sub(op.Add(area_i, area_j), inter))
     return op.Where(op.And(op.Greater(area_i, zero), op.Greater(area_j, zero)), iou, zero)
 
@@ -152,8 +171,9 @@ def _nmsr_iou(box_i, box_j):
 def _nmsr_pairs(b, usable):
     # b [N, M, 5], usable [N, M] -> [Q, 3] rows (image, i, j), i < j, of the usable boxes of an image whose
     # circumscribed circles meet (with a margin for the rounding of the corners: 2^-10 of the radii, 2^-16 of the
-    # centres' magnitude). The usable boxes of all images are tested against each other by blocks of rows of
-    # about 2^20 pairs (memory), a pair of two images never meets.
+    # centres' magnitude). The test (reach_i + reach_j)^2 - |c_i - c_j|^2 >= 0 is one f64 MatMul of per-box
+    # features (its rounding far below the margin), by blocks of rows of about 2^20 pairs (memory); the usable
+    # boxes of an image are consecutive (NonZero is image-major), so row i pairs with the columns i < j < end_i.
     where = op.Transpose(op.NonZero(usable), perm=[1, 0])  # [U, 2] (image, box)
     image = op.Gather(where, op.Constant(value_int=0), axis=1)
     box = op.Gather(where, op.Constant(value_int=1), axis=1)
@@ -166,28 +186,35 @@ def _nmsr_pairs(b, usable):
     h = op.Gather(kept, op.Constant(value_int=3), axis=1)
     radius = op.Mul(op.Sqrt(op.Add(op.Mul(w, w), op.Mul(h, h))), op.Constant(value_float=0.5 + 2.0**-11))
     reach = op.Add(radius, op.Mul(op.Add(op.Abs(cx), op.Abs(cy)), op.Constant(value_float=2.0**-16)))
+    column = op.Constant(value_ints=[1])
+    x = op.Unsqueeze(op.Cast(cx, to=DOUBLE.dtype), column)
+    y = op.Unsqueeze(op.Cast(cy, to=DOUBLE.dtype), column)
+    r = op.Unsqueeze(op.Cast(reach, to=DOUBLE.dtype), column)
+    g = op.Sub(op.Mul(r, r), op.Add(op.Mul(x, x), op.Mul(y, y)))
+    ones = op.Expand(op.Cast(op.Constant(value_float=1.0), to=DOUBLE.dtype), op.Shape(x))
+    two = op.Cast(op.Constant(value_float=2.0), to=DOUBLE.dtype)
+    nought = op.Cast(op.Constant(value_float=0.0), to=DOUBLE.dtype)
+    left = op.Concat(op.Mul(two, x), op.Mul(two, y), op.Mul(two, r), g, ones, axis=1)  # [U, 5]
+    right = op.Transpose(op.Concat(x, y, r, ones, g, axis=1), perm=[1, 0])  # [5, U]
+    per_image = op.ReduceSum(op.Cast(usable, to=INT64.dtype), column, keepdims=0)
+    end = op.Unsqueeze(op.Gather(op.CumSum(per_image, op.Constant(value_int=0)), image), column)
     u = op.Size(image)
     index = op.Range(op.Constant(value_int=0), u, op.Constant(value_int=1))
     block = op.Max(op.Div(op.Constant(value_int=2**20), op.Max(u, op.Constant(value_int=1))), op.Constant(value_int=1))
     blocks = op.Div(op.Sub(op.Add(u, block), op.Constant(value_int=1)), block)
     found = op.Cast(op.ConstantOfShape(op.Constant(value_ints=[0, 2])), to=INT64.dtype)
-    rows_axis = op.Constant(value_ints=[1])
     for k in range(blocks):
         start = op.Mul(k, block)
         rows = op.Range(start, op.Min(op.Add(start, block), u), op.Constant(value_int=1))
-        dx = op.Sub(op.Unsqueeze(op.Gather(cx, rows), rows_axis), cx)
-        dy = op.Sub(op.Unsqueeze(op.Gather(cy, rows), rows_axis), cy)
-        both = op.Add(op.Unsqueeze(op.Gather(reach, rows), rows_axis), reach)
-        near = op.LessOrEqual(op.Add(op.Mul(dx, dx), op.Mul(dy, dy)), op.Mul(both, both))
-        later = op.Less(op.Unsqueeze(rows, rows_axis), index)
-        same = op.Equal(op.Unsqueeze(op.Gather(image, rows), rows_axis), image)
-        local = op.Transpose(op.NonZero(op.And(op.And(near, later), same)), perm=[1, 0])
+        near = op.GreaterOrEqual(op.MatMul(op.Gather(left, rows), right), nought)
+        later = op.Trilu(near, op.Add(start, op.Constant(value_int=1)), upper=1)  # j > i
+        local = op.Transpose(op.NonZero(op.And(later, op.Less(index, op.Gather(end, rows)))), perm=[1, 0])
         found = op.Concat(found, op.Add(local, op.Concat(op.Reshape(start, op.Constant(value_ints=[1])),
                                                          op.Constant(value_ints=[0]), axis=0)), axis=0)
     first = op.Gather(found, op.Constant(value_int=0), axis=1)
     second = op.Gather(found, op.Constant(value_int=1), axis=1)
-    return op.Concat(op.Unsqueeze(op.Gather(image, first), rows_axis), op.Unsqueeze(op.Gather(box, first), rows_axis),
-                     op.Unsqueeze(op.Gather(box, second), rows_axis), axis=1)
+    return op.Concat(op.Unsqueeze(op.Gather(image, first), column), op.Unsqueeze(op.Gather(box, first), column),
+                     op.Unsqueeze(op.Gather(box, second), column), axis=1)
 
 
 @script(ov_ext, default_opset=op)
@@ -207,25 +234,29 @@ def _nmsr_select(b, s, limit, iou_threshold, score_threshold):
     any_class = op.Greater(op.ReduceMax(op.Cast(candidate, to=FLOAT.dtype), op.Constant(value_ints=[1]),
                                         keepdims=0), op.Constant(value_float=0.0))
     pairs = _nmsr_pairs(b, op.And(any_class, op.Greater(area, op.Constant(value_float=0.0))))
-    flat_boxes = op.Reshape(b, op.Constant(value_ints=[-1, 5]))
+    # per class: the earlier of the two (in that class's order) suppresses the later, both candidates; only the
+    # pairs that are both candidates of some class get the IoU
+    cc = op.ReduceSum(c, keepdims=0)
+    by_box = op.Concat(op.Constant(value_ints=[-1]), c, axis=0)
+    rank_t = op.Reshape(op.Transpose(rank, perm=[0, 2, 1]), by_box)  # [N M, C]
+    cand_t = op.Reshape(op.Transpose(candidate, perm=[0, 2, 1]), by_box)
     image = op.Gather(pairs, op.Constant(value_int=0), axis=1)
     first = op.Add(op.Mul(image, mm), op.Gather(pairs, op.Constant(value_int=1), axis=1))
     second = op.Add(op.Mul(image, mm), op.Gather(pairs, op.Constant(value_int=2), axis=1))
-    iou = _nmsr_iou(op.Gather(flat_boxes, first), op.Gather(flat_boxes, second))
-    pairs = op.Compress(pairs, op.Greater(iou, iou_threshold), axis=0)  # [P, 3]: the suppressing pairs
-    # per class: the earlier of the two (in that class's order) suppresses the later, both candidates
-    rank_t = op.Transpose(rank, perm=[0, 2, 1])  # [N, M, C]
-    cand_t = op.Transpose(candidate, perm=[0, 2, 1])
-    at_i = op.Slice(pairs, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]), op.Constant(value_ints=[1]))
-    at_j = op.Concat(op.Slice(pairs, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]),
-                              op.Constant(value_ints=[1])),
-                     op.Slice(pairs, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]),
-                              op.Constant(value_ints=[1])), axis=1)
-    i_first = op.Less(op.GatherND(rank_t, at_i), op.GatherND(rank_t, at_j))  # [P, C]
-    both = op.And(op.GatherND(cand_t, at_i), op.GatherND(cand_t, at_j))
+    both = op.And(op.Gather(cand_t, first), op.Gather(cand_t, second))  # [Q, C]
+    shared = op.Greater(op.ReduceMax(op.Cast(both, to=INT64.dtype), op.Constant(value_ints=[1]), keepdims=0),
+                        op.Constant(value_int=0))
+    i_first = op.Compress(op.Less(op.Gather(rank_t, first), op.Gather(rank_t, second)), shared, axis=0)
+    both = op.Compress(both, shared, axis=0)
+    pairs = op.Compress(pairs, shared, axis=0)
+    geometry = _nmsr_geometry(op.Reshape(b, op.Constant(value_ints=[-1, 5])))
+    iou = _nmsr_iou(op.Gather(geometry, op.Compress(first, shared)), op.Gather(geometry, op.Compress(second, shared)))
+    over = op.Greater(iou, iou_threshold)
+    pairs = op.Compress(pairs, over, axis=0)  # [P, 3]: the suppressing pairs
+    i_first = op.Compress(i_first, over, axis=0)  # [P, C]
+    both = op.Compress(both, over, axis=0)
     box_i = op.Unsqueeze(op.Gather(pairs, op.Constant(value_int=1), axis=1), op.Constant(value_ints=[1]))
     box_j = op.Unsqueeze(op.Gather(pairs, op.Constant(value_int=2), axis=1), op.Constant(value_ints=[1]))
-    cc = op.ReduceSum(c, keepdims=0)
     problem = op.Mul(op.Add(op.Mul(op.Unsqueeze(op.Gather(pairs, op.Constant(value_int=0), axis=1),
                                                 op.Constant(value_ints=[1])), cc),
                             op.Range(op.Constant(value_int=0), cc, op.Constant(value_int=1))), mm)  # [P, C]
@@ -265,14 +296,8 @@ def NMSRotated(boxes, scores, max_output_boxes_per_class, iou_threshold, score_t
     # NMSRotated-13(boxes [N, M, 5] (x_ctr, y_ctr, w, h, angle), scores [N, C, M], max_output_boxes_per_class,
     # iou_threshold, score_threshold) -> selected_indices [R, 3] (of output_type, an ONNX element type),
     # selected_scores [R, 3] f32, valid_outputs [1] (of output_type).
-    b = op.Cast(boxes, to=FLOAT.dtype)
     s = op.Cast(scores, to=FLOAT.dtype)
-    n = op.Slice(op.Shape(s), op.Constant(value_ints=[0]), op.Constant(value_ints=[1]))
-    m = op.Slice(op.Shape(s), op.Constant(value_ints=[2]), op.Constant(value_ints=[3]))
-    ok = op.Equal(op.Shape(b), op.Concat(n, m, op.Constant(value_ints=[5]), axis=0))
-    boxes_are_batch_by_boxes_by_5 = op.Gather(op.Constant(value_ints=[0]), op.Cast(op.Not(ok), to=INT64.dtype))
-    m = op.Add(m, op.ReduceSum(boxes_are_batch_by_boxes_by_5, keepdims=1))
-    b = op.Reshape(b, op.Concat(n, m, op.Constant(value_ints=[5]), axis=0), allowzero=1)  # (after the check)
+    b = _nms_boxes_checked(op.Cast(boxes, to=FLOAT.dtype), s, op.Constant(value_ints=[5]))
     # counterclockwise angles turn clockwise, as the reference does
     sign = op.Where(op.Equal(op.Constant(value_int=clockwise), op.Constant(value_int=0)),
                     op.Constant(value_float=-1.0), op.Constant(value_float=1.0))
@@ -301,4 +326,5 @@ def NMSRotated(boxes, scores, max_output_boxes_per_class, iou_threshold, score_t
 
 
 #: Functions of the domain the body calls.
-HELPERS = (_nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_iou, _nmsr_pairs, _nmsr_select)
+HELPERS = (_mc_same, _nms_boxes_checked, _nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_geometry, _nmsr_iou,
+           _nmsr_pairs, _nmsr_select)

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
+from onnxscript import BOOL, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
+from ..box_decode import HELPERS as BOX_DECODE
+from ..box_decode import _box_decode
 from ..greedy_nms import HELPERS as GREEDY_NMS
 from ..greedy_nms import _greedy_nms
 
@@ -79,7 +81,6 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     # anchor; the image's height, width [1] each.
     zero1 = op.Constant(value_ints=[0])
     one1 = op.Constant(value_ints=[1])
-    half = op.Constant(value_float=0.5)
     fzero = op.Constant(value_float=0.0)
     offset = op.Where(tensorflow, fzero, op.Constant(value_float=1.0))
     shape = op.Shape(class_probs)
@@ -111,11 +112,6 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     x1 = op.Add(x, op.Gather(anchors, op.Constant(value_int=2), axis=1))
     y1 = op.Add(y, op.Gather(anchors, op.Constant(value_int=3), axis=1))
     ax0, ay0, ax1, ay1 = _pr_clipped(x0, y0, x1, y1, img_w, img_h, tensorflow)  # TensorFlow's: the anchors first
-    ww = op.Add(op.Sub(ax1, ax0), offset)
-    hh = op.Add(op.Sub(ay1, ay0), offset)
-    cx = op.Add(ax0, op.Mul(half, ww))
-    cy = op.Add(ay0, op.Mul(half, hh))
-
     deltas = op.Transpose(op.Reshape(op.Cast(bbox_deltas, to=FLOAT.dtype),
                                      op.Concat(n, a, op.Constant(value_ints=[4]), h, w, axis=0)),
                           perm=[0, 3, 4, 1, 2])  # [N, H, W, A, 4]
@@ -123,16 +119,7 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     dy = op.Div(op.Gather(deltas, op.Constant(value_int=1), axis=4), coordinate_scale)
     dw = op.Div(op.Gather(deltas, op.Constant(value_int=2), axis=4), size_scale)
     dh = op.Div(op.Gather(deltas, op.Constant(value_int=3), axis=4), size_scale)
-    pcx = op.Add(op.Mul(dx, ww), cx)
-    pcy = op.Add(op.Mul(dy, hh), cy)
-    # exp rounded once to f32, as the reference's std::exp of a float (onnxruntime's f32 Exp is off by an ulp or
-    # two, which the cancellation in pcy - ph / 2 makes many)
-    pw = op.Mul(op.Cast(op.Exp(op.Cast(dw, to=DOUBLE.dtype)), to=FLOAT.dtype), ww)
-    ph = op.Mul(op.Cast(op.Exp(op.Cast(dh, to=DOUBLE.dtype)), to=FLOAT.dtype), hh)
-    bx0 = op.Sub(pcx, op.Mul(half, pw))
-    by0 = op.Sub(pcy, op.Mul(half, ph))
-    bx1 = op.Add(pcx, op.Mul(half, pw))
-    by1 = op.Add(pcy, op.Mul(half, ph))
+    bx0, by0, bx1, by1 = _box_decode(ax0, ay0, ax1, ay1, dx, dy, dw, dh, offset)
     cx0, cy0, cx1, cy1 = _pr_clipped(bx0, by0, bx1, by1, op.Sub(img_w, offset), op.Sub(img_h, offset), clip_before)
     big = op.And(op.LessOrEqual(min_w, op.Add(op.Sub(cx1, cx0), offset)),
                  op.LessOrEqual(min_h, op.Add(op.Sub(cy1, cy0), offset)))
@@ -268,4 +255,5 @@ def proposal_boxes(class_probs, bbox_deltas, image_shape, base_size: int, pre_nm
 
 
 #: Functions of the domain the bodies call.
-HELPERS = (_pr_round, _pr_anchors, _pr_clipped, _pr_decode, _pr_select, _pr_checked_image, _pr_proposals, *GREEDY_NMS)
+HELPERS = (_pr_round, _pr_anchors, _pr_clipped, *BOX_DECODE, _pr_decode, _pr_select, _pr_checked_image, _pr_proposals,
+           *GREEDY_NMS)
