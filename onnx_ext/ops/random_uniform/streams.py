@@ -180,8 +180,9 @@ def _mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
 
 
 def _twist(g: BodyBuilder, w: Words, s: str) -> str:
-    """One MT19937 regeneration of the 624 words, as OpenVINO's loop writes them (words 227.. read the new
-    values 227 before them): four vectorised runs, [0, 227), [227, 454), [454, 623), 623."""
+    """One MT19937 regeneration of the 624 words, as OpenVINO's loop writes them: word i is s[i + 397] ^ t[i] with
+    t[i] = twist(s[i], s[i + 1]) (old words: all of t at once); from word 227 on, s[i + 397] is the new word
+    i - 227 (runs of 227 xored in turn); word 623 twists with the new word 0."""
     a = MT_N - MT_M  # 227
     part = (lambda x, lo, hi: g("Slice", x, g.const([lo]), g.const([hi])))
 
@@ -189,9 +190,10 @@ def _twist(g: BodyBuilder, w: Words, s: str) -> str:
         mixed = w.or_(w.and_(u, 0x80000000), w.and_(v, 0x7FFFFFFF))
         return w.xor(w.shr(mixed, 1), w.mul(w.and_(v, 1), 0x9908B0DF))
 
-    first = w.xor(part(s, MT_M, MT_N), twist(part(s, 0, a), part(s, 1, a + 1)))
-    second = w.xor(first, twist(part(s, a, 2 * a), part(s, a + 1, 2 * a + 1)))
-    third = w.xor(part(second, 0, MT_N - 1 - 2 * a), twist(part(s, 2 * a, MT_N - 1), part(s, 2 * a + 1, MT_N)))
+    t = twist(part(s, 0, MT_N - 1), part(s, 1, MT_N))
+    first = w.xor(part(s, MT_M, MT_N), part(t, 0, a))
+    second = w.xor(first, part(t, a, 2 * a))
+    third = w.xor(part(second, 0, MT_N - 1 - 2 * a), part(t, 2 * a, MT_N - 1))
     last = w.xor(part(second, MT_M - 1 - a, MT_M - a), twist(part(s, MT_N - 1, MT_N), part(first, 0, 1)))
     return g("Concat", first, second, third, last, axis=0)
 
