@@ -1,12 +1,13 @@
 """RandomUniform-8's streams built node by node: Philox-4x32-10 (``tensorflow`` alignment) and MT19937
 (``pytorch``), in integer ONNX ops, with every value that depends only on the seeds folded into constants
 (the first round's counter, the round keys, what the counter's constant words make of the first two rounds).
-Values are 32-bit words held in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 -> 64-bit
-product) and shifts and masks uint64.
+A stream is UINT32 words; they are computed in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 ->
+64-bit product) and shifts and masks uint64.
 
-A stream's first ``TABLE_WORDS`` words are also kept as a constant: a shape that needs no more slices them
-(onnxruntime's bitwise kernels take ~1 ns per element and Philox is ~100 of them per 4 words, where OpenVINO's
-kernel keeps the words in registers: ~12x slower than OpenVINO computed, faster sliced)."""
+A Philox stream's first ``table_words`` words are also kept as a constant: a shape that needs no more slices them
+(onnxruntime's bitwise kernels are scalar loops of ~0.7 ns per element and Philox is ~90 of them per 4 words,
+where OpenVINO's kernel keeps the words in registers: computed is ~7-9x OpenVINO, sliced faster than it). MT19937
+keeps no table (OpenVINO's is slow: computed stays within ~2.5x of it)."""
 
 from __future__ import annotations
 
