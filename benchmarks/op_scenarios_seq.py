@@ -229,25 +229,32 @@ SCENARIOS["fake_convert"] = fake_convert_scenarios
 
 def multinomial_scenarios():
     """Multinomial-13: LLM token sampling (a softmax over 50,257 classes, one sample; a batch of 8 over 32,000,
-    4 samples without replacement), seeded (OpenVINO's Philox stream) and unseeded."""
+    4 samples without replacement, num_samples constant: unrolled, or a run-time input: the Loop; 32 samples at
+    run time), seeded (OpenVINO's Philox stream) and unseeded."""
     from openvino import opset13
 
     out = []
-    for name, batch, classes, n, replacement, seeds in [("gpt2-next-token", 1, 50257, 1, True, (42, 1)),
-                                                        ("gpt2-next-token-unseeded", 1, 50257, 1, True, (0, 0)),
-                                                        ("batch8-4-without", 8, 32000, 4, False, (42, 1))]:
+    for name, batch, classes, n, replacement, seeds, runtime_n in [
+            ("gpt2-next-token", 1, 50257, 1, True, (42, 1), False),
+            ("gpt2-next-token-unseeded", 1, 50257, 1, True, (0, 0), False),
+            ("batch8-4-without", 8, 32000, 4, False, (42, 1), False),
+            ("batch8-4-without-runtime-n", 8, 32000, 4, False, (42, 1), True),
+            ("batch8-32-without-runtime-n", 8, 32000, 32, False, (42, 1), True)]:
         logits = RNG.standard_normal((batch, classes)).astype(np.float32) * 3
         probs = np.exp(logits - logits.max(1, keepdims=True))
         probs = (probs / probs.sum(1, keepdims=True)).astype(np.float32)
 
-        def ov_model(classes=classes, n=n, replacement=replacement, seeds=seeds):
+        def ov_model(classes=classes, n=n, replacement=replacement, seeds=seeds, runtime_n=runtime_n):
             p = _param("probs", [-1, classes], np.float32)
-            return _model(opset13.multinomial(p, opset1.constant(np.array(n)), "i64", replacement, False, *seeds),
-                          [p])
+            count = _param("num_samples", [], np.int64) if runtime_n else opset1.constant(np.array(n))
+            return _model(opset13.multinomial(p, count, "i64", replacement, False, *seeds),
+                          [p, count] if runtime_n else [p])
 
+        feeds = {"probs": probs, **({"num_samples": np.array(n, np.int64)} if runtime_n else {})}
         out.append(Scenario("Multinomial", name, f"f32 [{batch}, {classes}], {n} sample(s) "
-                            f"{'with' if replacement else 'without'} replacement, seeds {seeds}", False, ov_model,
-                            None, {"probs": probs}, out_elements=batch * n, vs="openvino", compare=False,
+                            f"{'with' if replacement else 'without'} replacement, seeds {seeds}"
+                            + (", num_samples at run time" if runtime_n else ""), False, ov_model,
+                            None, feeds, out_elements=batch * n, vs="openvino", compare=False,
                             note="(c) draws with std::mt19937, not the spec's Philox: values not compared"))
     return out
 

@@ -15,7 +15,7 @@ import onnx_ext
 from domain_ops import EXAMPLES, check_inference, node_model, round_trip, run_three_ways
 from helpers import assert_same
 from ir_testing import convert, evaluate_model_cpu, parameter, run_onnx, save_ir
-from onnx_ext.ops.multinomial import multinomial_reference
+from onnx_ext.ops.multinomial import TABLE_WORDS, multinomial_reference
 from onnx_ext.ops.random_uniform import random_uniform_reference
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -73,6 +73,19 @@ def test_samples_without_replacement_unrolled_or_looped(dtype, known):
     model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
     overloads = {f.overload for f in model.functions if f.name == "Multinomial"}
     assert any(o.endswith("_n12") for o in overloads) == known, overloads
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_draws_beyond_the_bodys_table_are_computed_exactly(dtype):
+    # more words of the Philox stream than the body keeps (TABLE_WORDS; f64: two a value): the computed branch
+    probs = np.random.default_rng(3).random((3, 10)).astype(dtype)
+    n = TABLE_WORDS // (2 if dtype == np.float64 else 1) // 3 + 2
+    inputs = [probs, np.array(n, np.int64)]
+    attrs = {"convert_type": I64, "with_replacement": 1, "log_probs": 0, "global_seed": 2**40 + 3, "op_seed": 7}
+    want = multinomial_reference(*inputs, **attrs)
+    model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, True])
     for how, (got,) in run_three_ways(model, inputs).items():
         assert_same(got, want, how)
 

@@ -41,6 +41,9 @@ F32 = onnx.TensorProto.FLOAT
 I64 = onnx.TensorProto.INT64
 #: Samples without replacement, num_samples known, unrolled (~20 nodes each) up to this many; more: a Loop.
 UNROLLED = 16
+#: Words of the Philox stream a body keeps (16 KB): batch x num_samples up to 4,096 (f64: 2,048) sliced, more
+#: computed (a sampler draws a few words per row; RandomUniform's 65,536-word table would be 256 KB a node).
+TABLE_WORDS = 1 << 12
 
 
 def check_attributes(attrs: dict) -> dict:
@@ -127,7 +130,7 @@ class Sampler(Overload):
         wide = et.numpy.itemsize > 4
         stream = philox_stream(g, g("Mul", count, g.const(2 if wide else 1)),
                                (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
-                               (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
+                               (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32), TABLE_WORDS)
         return g("Reshape", _tensorflow(g, et, stream, count, zero, one), dims, allowzero=1)
 
 

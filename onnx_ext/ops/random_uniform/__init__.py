@@ -163,8 +163,8 @@ def _drawn(g: BodyBuilder, et: ElementType, dims: str, lo: str, hi: str) -> str:
 
 
 def _in(g: BodyBuilder, w, bits: int, to: int, scale: float) -> str:
-    """The low ``bits`` of word(s) ``w`` as a float of type ``to`` in [0, 1): times ``scale`` (exact)."""
-    masked = Words(g).and_(w, (1 << bits) - 1)
+    """The low ``bits`` of the UINT32 words ``w`` as a float of type ``to`` in [0, 1): times ``scale`` (exact)."""
+    masked = w if bits == 32 else g("BitwiseAnd", w, g.const((1 << bits) - 1, np.uint32))
     return g("Mul", g("Cast", masked, to=to), g.const(scale, onnx.helper.tensor_dtype_to_np_dtype(to)))
 
 
@@ -180,7 +180,8 @@ def _scaled(g: BodyBuilder, et: ElementType, u: str, lo: str, hi: str) -> str:
 
 
 def _integer(g: BodyBuilder, et: ElementType, w: str, lo: str, hi: str, bits: int) -> str:
-    """w % (max - min) + min in unsigned arithmetic of ``bits``, as the output type (C's conversions)."""
+    """w % (max - min) + min in unsigned arithmetic of ``bits`` (``w``: UINT64), as the output type (C's
+    conversions)."""
     words_ = Words(g)
     to_bits = (lambda x: g("Cast", g("Cast", x, to=INT64.dtype), to=U64))  # (two's complement bits)
     span, base = to_bits(g("Sub", g("Cast", hi, to=INT64.dtype), g("Cast", lo, to=INT64.dtype))), to_bits(lo)
@@ -191,18 +192,22 @@ def _integer(g: BodyBuilder, et: ElementType, w: str, lo: str, hi: str, bits: in
     return g("Cast", words_.add(g("Mod", w, span), base), to=et.onnx)
 
 
+def _u64(g: BodyBuilder, w: str) -> str:
+    return g("Cast", w, to=U64)
+
+
 def _tensorflow(g: BodyBuilder, et: ElementType, stream: str, count: str, lo: str, hi: str) -> str:
     """The values of the Philox ``stream`` (one word each, f64 and i64 two)."""
     if et.ov in ("f64", "i64"):
         a, b = interleaved(g, stream, count, 2)
         if et.ov == "i64":
             w = Words(g)
-            return _integer(g, et, w.or_(w.shl(b, 32), a), lo, hi, 64)
+            return _integer(g, et, w.or_(w.shl(_u64(g, b), 32), _u64(g, a)), lo, hi, 64)
         u = g("Add", _in(g, a, 20, F64, 2.0**-20), _in(g, b, 32, F64, 2.0**-52))
         return _scaled(g, et, u, lo, hi)
     (w,) = interleaved(g, stream, count, 1)
     if et.ov == "i32":
-        return _integer(g, et, w, lo, hi, 32)
+        return _integer(g, et, _u64(g, w), lo, hi, 32)
     bits = {"f32": 23, "f16": 10, "bf16": 7}[et.ov]
     u = _in(g, w, bits, F32, 2.0**-bits)  # (exact in the output type)
     return _scaled(g, et, g("Cast", u, to=et.onnx) if et.ov != "f32" else u, lo, hi)
@@ -221,7 +226,7 @@ def _pytorch(g: BodyBuilder, et: ElementType, count: str, lo: str, hi: str, seed
         y1 = one("Add", one("Mod", w1, one("Sub", hi, lo), fmod=1), lo)
         w = Words(two)
         a, b = interleaved(two, stream, count, 2)
-        y2 = _integer(two, et, w.or_(w.shl(a, 32), b), lo, hi, 64)
+        y2 = _integer(two, et, w.or_(w.shl(_u64(two, a), 32), _u64(two, b)), lo, hi, 64)
         return g.if_(small, one, y1, two, y2)
     if wide:
         a, b = interleaved(g, stream, count, 2)
@@ -229,7 +234,7 @@ def _pytorch(g: BodyBuilder, et: ElementType, count: str, lo: str, hi: str, seed
         return _scaled(g, et, u, lo, hi)
     w = g("Slice", stream, g.const([0]), g("Reshape", count, g.const([1])))
     if et.ov == "i32":
-        return _integer(g, et, w, lo, hi, 32)
+        return _integer(g, et, _u64(g, w), lo, hi, 32)
     digits = {"f32": 24, "f16": 11, "bf16": 8}[et.ov]
     u = _in(g, w, digits, F32, 2.0**-digits)
     f32 = (lambda x: g("Cast", x, to=F32))

@@ -1,12 +1,13 @@
 """RandomUniform-8's streams built node by node: Philox-4x32-10 (``tensorflow`` alignment) and MT19937
 (``pytorch``), in integer ONNX ops, with every value that depends only on the seeds folded into constants
 (the first round's counter, the round keys, what the counter's constant words make of the first two rounds).
-Values are 32-bit words held in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 -> 64-bit
-product) and shifts and masks uint64.
+A stream is UINT32 words; they are computed in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 ->
+64-bit product) and shifts and masks uint64.
 
-A stream's first ``TABLE_WORDS`` words are also kept as a constant: a shape that needs no more slices them
-(onnxruntime's bitwise kernels take ~1 ns per element and Philox is ~100 of them per 4 words, where OpenVINO's
-kernel keeps the words in registers: ~12x slower than OpenVINO computed, faster sliced)."""
+A Philox stream's first ``table_words`` words are also kept as a constant: a shape that needs no more slices them
+(onnxruntime's bitwise kernels are scalar loops of ~0.7 ns per element and Philox is ~90 of them per 4 words,
+where OpenVINO's kernel keeps the words in registers: computed is ~7-9x OpenVINO, sliced faster than it). MT19937
+keeps no table (OpenVINO's is slow: computed stays within ~2.5x of it)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,12 @@ import onnx
 from ..builder import BodyBuilder
 from .reference import M4A, M4B, MT_M, MT_N, ROUNDS, W32A, W32B, mt_state, mt_words, philox_words
 
-U64 = onnx.TensorProto.UINT64
+U64, U32 = onnx.TensorProto.UINT64, onnx.TensorProto.UINT32
 MASK = 0xFFFFFFFF
 #: Words of a stream kept as a table (uint32, 256 KB): 65,536 f32 values, a [1, 4, 128, 128] latent.
 TABLE_WORDS = 1 << 16
+#: Philox calls per iteration of the Loop beyond the table: a round's UINT64 tensors (128 KB) stay in L2.
+BLOCK_CALLS = 1 << 14
 
 
 class Words:
@@ -67,53 +70,75 @@ class Words:
         return self.and_(a, MASK)
 
 
-def philox(g: BodyBuilder, calls: str, key: tuple, counter: tuple[int, int]) -> list[str]:
-    """The 4 words of Philox calls 0..calls-1 (each [calls] UINT64); ``key``: (low, high) words, ints or
-    UINT64 scalars (a key drawn at run time); ``counter``: op_seed's (low, high). At most 2^32 calls (2^34
-    words: 64 GiB of f32; checked, ``philox_calls_within_2_32``): the counter's high word is 0, which folds
-    most of the first two rounds into constants."""
-    calls = g("Add", calls, g.check("philox_calls_within_2_32", g("LessOrEqual", calls, g.const(1 << 32))))
+def philox(g: BodyBuilder, i: str, key: tuple, counter: tuple[int, int]) -> list[str]:
+    """The 4 words of the Philox calls of counters ``i`` ([n] INT64 below 2^32: the counter's high word is 0, which
+    folds most of the first two rounds into constants), each [n] UINT32; ``key``: (low, high) words, ints or
+    UINT64 scalars (a key drawn at run time); ``counter``: op_seed's (low, high). A round is 5 element-wise ops per
+    word pair: the 32 x 32 -> 64-bit product, its high word (a shift), its low word (a mask), two xors."""
     w = Words(g)
-    i = g("Range", g.const(0), calls, g.const(1))
     n_lo, n_hi, c_lo, c_hi = g("Cast", i, to=U64), 0, counter[0], counter[1]
     k_lo, k_hi = key
     for r in range(ROUNDS):
         p0, p1 = w.mul(n_lo, M4A), w.mul(c_lo, M4B)
-        n_lo, n_hi, c_lo, c_hi = (w.xor(w.shr(p1, 32), w.xor(n_hi, k_lo)), w.low(p1),
-                                  w.xor(w.shr(p0, 32), w.xor(c_hi, k_hi)), w.low(p0))
+        n_lo, c_lo = w.xor(w.shr(p1, 32), w.xor(n_hi, k_lo)), w.xor(w.shr(p0, 32), w.xor(c_hi, k_hi))
+        # low words: masked where a later product reads them; the last two rounds' words are only xored into
+        # outputs, which the final cast to UINT32 cuts to their low bits
+        n_hi, c_hi = (p1, p0) if r >= ROUNDS - 2 else (w.low(p1), w.low(p0))
         k_lo, k_hi = w.low(w.add(k_lo, W32A)), w.low(w.add(k_hi, W32B))
-    return [_full(g, w, v, i) for v in (n_lo, n_hi, c_lo, c_hi)]
+    return [_u32(g, v, i) for v in (n_lo, n_hi, c_lo, c_hi)]
 
 
-def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int]) -> str:
-    """The first ``words`` words of the Philox stream ([words] UINT64), call after call."""
-    table = philox_words(TABLE_WORDS // 4, key[0] | key[1] << 32, counter[0] | counter[1] << 32).reshape(-1)
+def _u32(g: BodyBuilder, v, like: str) -> str:
+    """A word's low 32 bits as a UINT32 tensor shaped like ``like`` (a folded word expanded)."""
+    if isinstance(v, int):
+        return g("Expand", g.const(v & MASK, np.uint32), g("Shape", like))
+    return g("Cast", v, to=U32)
 
-    def compute(b: BodyBuilder, words: str) -> str:
-        calls = b("Div", b("Add", words, b.const(3)), b.const(4))
-        flat = b("Reshape", b("Concat", *[b("Unsqueeze", x, b.const([1])) for x in philox(b, calls, key, counter)],
-                              axis=1), b.const([-1]))
-        return b("Slice", flat, b.const([0]), b("Reshape", words, b.const([1])))
 
-    return tabled(g, words, table, compute)
+def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int],
+                  table_words: int = TABLE_WORDS) -> str:
+    """The first ``words`` words of the Philox stream ([words] UINT32), call after call: sliced from a table of its
+    first ``table_words`` words (a multiple of 4) when they are enough."""
+    table = philox_words(table_words // 4, key[0] | key[1] << 32, counter[0] | counter[1] << 32).reshape(-1)
+    return tabled(g, words, table, lambda b, words: _philox_blocks(b, words, key, counter))
+
+
+def _philox_blocks(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int]) -> str:
+    """The first ``words`` (> 0) words of the Philox stream, a Loop over blocks of at most ``BLOCK_CALLS`` calls
+    (onnxruntime's bitwise kernels are scalar loops, ~3x slower per element on tensors streamed from memory than
+    on tensors its caches hold). At most 2^32 calls (2^34 words: 64 GiB of f32; checked,
+    ``philox_calls_within_2_32``)."""
+    calls = g("Div", g("Add", words, g.const(3)), g.const(4))
+    calls = g("Add", calls, g.check("philox_calls_within_2_32", g("LessOrEqual", calls, g.const(1 << 32))))
+    blocks = g("Div", g("Add", calls, g.const(BLOCK_CALLS - 1)), g.const(BLOCK_CALLS))
+    size = g("Div", g("Add", calls, g("Sub", blocks, g.const(1))), g("Max", blocks, g.const(1)))  # (evenly)
+    body = g.branch()
+    start = body("Mul", "philox_block", size)
+    i = body("Range", start, body("Add", start, size), body.const(1))
+    four = body("Concat", *[body("Unsqueeze", v, body.const([0])) for v in philox(body, i, key, counter)], axis=0)
+    body("Transpose", four, perm=[1, 0], out="philox_words_out")  # [size, 4]: call after call
+    body("Identity", body.const(True, np.bool_), out="philox_cond_out")
+    info = onnx.helper.make_tensor_value_info
+    graph = onnx.helper.make_graph(
+        body.nodes, g.fresh("philox_block"),
+        [info("philox_block", onnx.TensorProto.INT64, []), info("philox_cond_in", onnx.TensorProto.BOOL, [])],
+        [info("philox_cond_out", onnx.TensorProto.BOOL, None), info("philox_words_out", U32, None)])
+    stacked = g.fresh("philox_words")
+    # (a condition given: onnxruntime's function inliner drops a trailing empty input, leaving Loop one)
+    g.nodes.append(onnx.helper.make_node("Loop", [blocks, g.const(True, np.bool_)], [stacked], body=graph))
+    return g("Slice", g("Reshape", stacked, g.const([-1])), g.const([0]), g("Reshape", words, g.const([1])))
 
 
 def tabled(g: BodyBuilder, words: str, table: np.ndarray, compute: Callable[[BodyBuilder, str], str]) -> str:
-    """A stream's first ``words`` words ([words] UINT64): a Slice of ``table`` (its first words) when they are
+    """A stream's first ``words`` words ([words] UINT32): a Slice of ``table`` (its first words) when they are
     enough, else ``compute(branch, words)``."""
     short, long = g.branch(), g.branch()
     cut = short("Slice", short.const(table, np.uint32), short.const([0]), short("Reshape", words, short.const([1])))
-    return g.if_(g("LessOrEqual", words, g.const(len(table))), short, short("Cast", cut, to=U64),
-                 long, compute(long, words))
-
-
-def _full(g: BodyBuilder, w: Words, v, like: str) -> str:
-    """A word that may have folded to a constant, as a tensor shaped like ``like``."""
-    return v if not isinstance(v, int) else g("Expand", w.tensor(v), g("Shape", like))
+    return g.if_(g("LessOrEqual", words, g.const(len(table))), short, cut, long, compute(long, words))
 
 
 def interleaved(g: BodyBuilder, flat: str, count: str, per_value: int) -> list[str]:
-    """The words of ``count`` values from a stream of at least as many words (``flat``, [n] UINT64), as one
+    """The words of ``count`` values from a stream of at least as many words (``flat``, [n]), as one
     [count] tensor (``per_value`` 1) or two (the first and second word of each value)."""
     if per_value == 1:
         return [g("Slice", flat, g.const([0]), g("Reshape", count, g.const([1])))]
@@ -124,12 +149,13 @@ def interleaved(g: BodyBuilder, flat: str, count: str, per_value: int) -> list[s
 
 
 def mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
-    """The first ``words`` tempered MT19937 words ([words] UINT64)."""
-    return tabled(g, words, mt_words(TABLE_WORDS, global_seed), lambda b, words: _mersenne(b, words, global_seed))
+    """The first ``words`` tempered MT19937 words ([words] UINT32), computed: no table (OpenVINO's own MT19937 is
+    slow, ~60 ns per word: computed, 624 words per Loop iteration, stays within ~2.5x of it)."""
+    return _mersenne(g, words, global_seed)
 
 
 def _mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
-    """The first ``words`` tempered MT19937 words: a Loop of one regeneration and tempering per 624 words (the
+    """The first ``words`` tempered MT19937 words ([words] UINT32): a Loop of one regeneration and tempering per 624 words (the
     state, a constant for the seed, carried)."""
     body = g.branch()
     w = Words(body)
@@ -150,12 +176,14 @@ def _mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
     init = g.const(mt_state(global_seed), np.uint64)
     final, stream = g.fresh("mt_final"), g.fresh("mt_stream")
     g.nodes.append(onnx.helper.make_node("Loop", [blocks, "", init], [final, stream], body=graph))
-    return g("Slice", g("Reshape", stream, g.const([-1])), g.const([0]), g("Reshape", words, g.const([1])))
+    flat = g("Cast", g("Reshape", stream, g.const([-1])), to=U32)
+    return g("Slice", flat, g.const([0]), g("Reshape", words, g.const([1])))
 
 
 def _twist(g: BodyBuilder, w: Words, s: str) -> str:
-    """One MT19937 regeneration of the 624 words, as OpenVINO's loop writes them (words 227.. read the new
-    values 227 before them): four vectorised runs, [0, 227), [227, 454), [454, 623), 623."""
+    """One MT19937 regeneration of the 624 words, as OpenVINO's loop writes them: word i is s[i + 397] ^ t[i] with
+    t[i] = twist(s[i], s[i + 1]) (old words: all of t at once); from word 227 on, s[i + 397] is the new word
+    i - 227 (runs of 227 xored in turn); word 623 twists with the new word 0."""
     a = MT_N - MT_M  # 227
     part = (lambda x, lo, hi: g("Slice", x, g.const([lo]), g.const([hi])))
 
@@ -163,9 +191,10 @@ def _twist(g: BodyBuilder, w: Words, s: str) -> str:
         mixed = w.or_(w.and_(u, 0x80000000), w.and_(v, 0x7FFFFFFF))
         return w.xor(w.shr(mixed, 1), w.mul(w.and_(v, 1), 0x9908B0DF))
 
-    first = w.xor(part(s, MT_M, MT_N), twist(part(s, 0, a), part(s, 1, a + 1)))
-    second = w.xor(first, twist(part(s, a, 2 * a), part(s, a + 1, 2 * a + 1)))
-    third = w.xor(part(second, 0, MT_N - 1 - 2 * a), twist(part(s, 2 * a, MT_N - 1), part(s, 2 * a + 1, MT_N)))
+    t = twist(part(s, 0, MT_N - 1), part(s, 1, MT_N))
+    first = w.xor(part(s, MT_M, MT_N), part(t, 0, a))
+    second = w.xor(first, part(t, a, 2 * a))
+    third = w.xor(part(second, 0, MT_N - 1 - 2 * a), part(t, 2 * a, MT_N - 1))
     last = w.xor(part(second, MT_M - 1 - a, MT_M - a), twist(part(s, MT_N - 1, MT_N), part(first, 0, 1)))
     return g("Concat", first, second, third, last, axis=0)
 
