@@ -67,7 +67,7 @@ def reshape(ctx: Context, layer) -> None:
     ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
 
 
-@translator("Unsqueeze", since=1, emits=("Cast", "Unsqueeze"))
+@translator("Unsqueeze", since=1, emits=("Cast", "Reshape", "Unsqueeze"))
 def unsqueeze(ctx: Context, layer) -> None:
     data, axes = ctx.input(0), ctx.input(1)
     ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
