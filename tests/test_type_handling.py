@@ -65,13 +65,13 @@ CASES = [
     # Squeeze without axes (or with allow_axis_skip) on dynamic dims: a rank the dims decide at run time, not
     # a scalar (was: onnxruntime's If refused the body's output declared a scalar); with empty axes every
     # dim of 1 goes (an If/Loop body's declared rank)
-    "Squeeze-1[$axes=absent]i8,I=i64:dyn_dims:if",
-    "Squeeze-15[$axes=one,allow_axis_skip=true]f32,I=i64:dyn_dims:if",
-    "Squeeze-1[$axes=empty]f32,I=i64:dyn_dims:loop",
+    "Squeeze-1[$axes=absent,$axes_at=const]i8,I=i64:dyn_dims:if",
+    "Squeeze-15[$axes=one,allow_axis_skip=true,$axes_at=runtime]f32,I=i64:dyn_dims:if",
+    "Squeeze-1[$axes=empty,$axes_at=const]f32,I=i64:dyn_dims:loop",
     # Squeeze of a listed dim other than 1 on data of a rank known only at run time: OpenVINO keeps the dim
     # (was: ONNX's Squeeze, which onnxruntime fails on at run time)
-    "Squeeze-1[$axes=not_one]f32,I=i64:dyn_rank:plain",
-    "Squeeze-15[$axes=not_one,allow_axis_skip=false]f32,I=i64:dyn_rank:loop",
+    "Squeeze-1[$axes=not_one,$axes_at=const]f32,I=i64:dyn_rank:plain",
+    "Squeeze-15[$axes=not_one,allow_axis_skip=false,$axes_at=const]f32,I=i64:dyn_rank:loop",
 ]
 
 
