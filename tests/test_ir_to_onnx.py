@@ -221,6 +221,22 @@ def _():
     return M([a, b, c, d, e, f], [x]), [f32(1, 3, 1, 2)]
 
 
+@case("squeeze_unsqueeze_runtime_axes")
+def _():
+    """Axes computed at run time follow the constant-axes rule: a listed dim that is not 1 stays (ONNX's
+    Squeeze fails on it), negative axes count from the rank, repeats are harmless, an empty list squeezes
+    every dim of 1; Unsqueeze's output rank is the data's plus the axes' length."""
+    import openvino.opset15 as o15
+
+    x = P([2, 1, -1, 1], name="x")
+    axes = [P([-1], "i64", name=f"axes{i}") for i in range(4)]
+    scalar = P([], "i32", name="axis")
+    outs = [o1.squeeze(x, axes[0]), o15.squeeze(x, axes[1], allow_axis_skip=False), o1.squeeze(x, axes[2]),
+            o15.squeeze(x, axes[3], allow_axis_skip=True), o1.unsqueeze(x, scalar)]
+    return M(outs, [x, *axes, scalar]), [f32(2, 1, 3, 1), np.array([0, 1], np.int64), np.array([-1, 2], np.int64),
+                                         np.zeros(0, np.int64), np.array([3, 1, 3], np.int64), np.array(-2, np.int32)]
+
+
 @case("squeeze_dynamic_dim_is_one")
 def _():
     x = P([-1, 3], name="x")

@@ -161,6 +161,31 @@ def _():
     return M(outs, [x]), [[f32(r, 2, 3, 5, 4)], [f32(r, 1, 3, 1, 4, scale=0.01)]]
 
 
+@pytest.mark.parametrize("et", ["f32", "f16", "bf16", "f64"])
+def test_normalize_l2_empty_axes_is_one_for_every_nonzero_element(et, tmp_path):
+    """Empty axes: "each element divided by itself", 1 for every non-zero element (negative, NaN,
+    infinite) and 0 for zeros, eps aside: the spec, the reference's source and the CPU plugin agree (the
+    translator gave x / sqrt(x^2 + eps), -1 for negatives). OpenVINO's own reader cannot read an empty
+    Constant back ("Tensor was not initialized") and its reference refuses one: the oracle is the CPU
+    plugin on the model in memory."""
+    import ml_dtypes
+
+    from converters.openvino_tensors import to_ov_tensor
+    from ir_testing import evaluate_model_cpu
+
+    dt = {"f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64}[et]
+    x = P([2, -1], et, name="x")
+    empty = ov.op.Constant(to_ov_tensor(np.zeros(0, np.int64)))  # (opset1.constant refuses empty data)
+    model = M([o1.normalize_l2(x, empty, 1e-6, "add"), o1.normalize_l2(x, empty, 0.5, "max")], [x])
+    feed = np.array([[-2, 0, 0.1, np.nan, np.inf], [-np.inf, -0.0, 3, -0.25, 1e-3]], np.float32).astype(dt)
+    got = run_onnx(convert(save_ir(model, tmp_path)), [feed])
+    want = evaluate_model_cpu(model, [feed])
+    expected = np.where(feed.astype(np.float32) == 0, 0, 1).astype(dt)
+    for g, w in zip(got, want):
+        assert_close(g, w.astype(g.dtype), f"NormalizeL2 {et}", ulps=0)
+        assert_close(g, expected, f"NormalizeL2 {et}", ulps=0)
+
+
 @case("lrn_channels")
 def _():
     r = np.random.default_rng(22)

@@ -71,7 +71,10 @@ def infer_rank(ctx: Context, layer, inputs) -> int | None:
         return _length(inputs[0])
     if t == "unsqueeze" and len(inputs) >= 2:
         axes = _const(inputs[1])
-        return None if ranks[0] is None or axes is None else ranks[0] + len(set(axes))
+        if axes is None:  # computed at run time: as many new dims as entries (ONNX refuses repeated ones)
+            n = 1 if ranks[1] == 0 else _length(inputs[1])
+            return None if ranks[0] is None or n is None else ranks[0] + n
+        return None if ranks[0] is None else ranks[0] + len(set(axes))
     if t == "squeeze" and inputs:
         return _squeeze_rank(layer, inputs)
     if t in _REDUCE and len(inputs) >= 2:

@@ -31,6 +31,9 @@ INTEGERS = SIGNED + UNSIGNED
 NUMERIC = FLOATS + INTEGERS
 ALL = NUMERIC + ("boolean",)
 INDEX = ("i64", "i32")
+#: Where an axes input comes from (``$axes_at``, read by ``Inputs.axes``): a Constant, or computed at run time
+#: (a Parameter, as a graph that computes them gives the layer).
+AXES_AT = ["const", "runtime"]
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "bf16": BF16, "f64": np.float64, "i8": np.int8,
           "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
@@ -135,6 +138,13 @@ class Inputs:
     def index(self, values, et: str | None = None) -> Input:
         """A Constant of axes, a shape or indices, of the index type (``types["I"]``, default i64)."""
         return Input(np.asarray(values, dtype=dtype(et or self.types.get("I", "i64"))), const=True)
+
+    def axes(self, values, et: str | None = None) -> Input:
+        """Axes of the index type: a Constant, or a Parameter fed them when the case's ``$axes_at`` is
+        ``runtime``."""
+        if self.attrs.get("$axes_at") == "runtime":
+            return self.feed(values, et or self.types.get("I", "i64"))
+        return self.index(values, et)
 
     def feed(self, value, et: str | None = None) -> Input:
         """A Parameter fed exactly ``value``."""

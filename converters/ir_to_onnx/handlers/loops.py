@@ -146,6 +146,9 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
     for e in mapped:
         if e.port < 0:
             continue
+        if e.axis is None:
+            _rank_from_body(ctx, layer, e.port, body_outputs[1 + len(carried) + scans.index(e)]
+                            if e.layer_id not in finals else None)
         if e.axis is None and e.layer_id in finals:
             ctx.one("Identity", [finals[e.layer_id]], ctx.out(e.port))
             continue
@@ -158,6 +161,15 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
             if not rank:
                 raise ctx.error(f"output port {layer.outputs[e.port].id} concatenates iterations but has no dims")
             _concatenate(ctx, stacked, e, rank, ctx.out(e.port))
+
+
+def _rank_from_body(ctx: Context, layer, port: int, value: ir.Value | None) -> None:
+    """An output port written with no <dim> (dynamic rank and scalar look alike in IR) takes the rank of the
+    body's value when that is known and not 0 (Unsqueeze by axes computed at run time)."""
+    out = layer.outputs[port]
+    shape = value.shape if value is not None else None
+    if not out.dims and shape is not None and len(shape) and (layer.id, out.id) not in ctx.rank_unknown:
+        ctx.dims_override[(layer.id, out.id)] = (None,) * len(shape)
 
 
 def _plain(sub: Context, op_type: str, inputs: list[str], output: str, **attrs) -> None:

@@ -1,7 +1,8 @@
 """Normalisations: NormalizeL2-1, LRN-1, GRN-1, GroupNormalization-12.
 
 - NormalizeL2: x / sqrt(eps_mode(sum(x^2 over axes), eps)), ``add`` or ``max``; empty
-  axes normalise each element on its own (x / sqrt(eps_mode(x^2, eps))).
+  axes: "each element divided by itself", 1 for every non-zero element (negative and NaN too)
+  and 0 for zeros, whatever eps says, as the spec, the reference and the CPU plugin have it.
 - LRN: x / (bias + alpha / size^len(axes) * sum(x^2 over a window of side ``size``))^beta.
   Over the channels (axes [1]) that is ONNX's LRN; over all the spatial dims
   (axes [2, ..., rank-1]) the windowed mean of x^2 is an AveragePool that counts the
@@ -46,16 +47,18 @@ def _data_and_axes(ctx: Context, op: str) -> tuple[Value, ElementType, list[int]
     return data, et, normalize_axes(ctx, const_ints(ctx, ctx.input(1), f"the {op} axes"), data.rank)
 
 
-@translator("NormalizeL2", since=1, emits=("Add", "Cast", "Div", "Identity", "Max", "Mul", "ReduceSumSquare", "Sqrt"))
+@translator("NormalizeL2", since=1,
+            emits=("Add", "Cast", "Div", "Equal", "Identity", "Max", "Not", "ReduceSumSquare", "Sqrt"))
 def normalize_l2(ctx: Context, layer) -> None:
     data, et, axes = _data_and_axes(ctx, "NormalizeL2")
     eps = attr.number(ctx, layer, "eps")
     mode = attr.choice(ctx, layer, "eps_mode", ("add", "max"), "add")
     x, ct = _compute(ctx, data)
-    if axes:
-        sq = ctx.one("ReduceSumSquare", [x, ctx.i64(sorted(set(axes)))], keepdims=1)
-    else:
-        sq = ctx.one("Mul", [x, x])
+    if not axes:  # x / x: 1 where x != 0 (NaN included), 0 at zeros; eps plays no part
+        nonzero = ctx.one("Not", [ctx.one("Equal", [x, ctx.const(np.zeros((), ct.numpy))])])
+        ctx.one("Cast", [nonzero], ctx.out(0), to=et.onnx)
+        return
+    sq = ctx.one("ReduceSumSquare", [x, ctx.i64(sorted(set(axes)))], keepdims=1)
     eps_c = ctx.const(np.asarray(eps, dtype=ct.numpy))
     norm = ctx.one("Sqrt", [ctx.one("Add" if mode == "add" else "Max", [sq, eps_c])])
     ctx.cast(ctx.one("Div", [x, norm]), ct, et, ctx.out(0))

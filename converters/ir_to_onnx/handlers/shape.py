@@ -67,27 +67,27 @@ def reshape(ctx: Context, layer) -> None:
     ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
 
 
-@translator("Unsqueeze", since=1, emits=("Cast", "Unsqueeze"))
+@translator("Unsqueeze", since=1, emits=("Cast", "Reshape", "Unsqueeze"))
 def unsqueeze(ctx: Context, layer) -> None:
     data, axes = ctx.input(0), ctx.input(1)
     ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
 
 
 @translator("Squeeze", since=1,
-            emits=("Add", "And", "Cast", "Compress", "Equal", "Identity", "Mul", "Not", "Range", "ReduceMax", "Reshape",
-                   "Shape", "Size", "Squeeze", "Unsqueeze"))
+            emits=("Add", "And", "Cast", "Compress", "Equal", "Identity", "Less", "Mul", "Not", "Or", "Range",
+                   "ReduceSum", "Reshape", "Shape", "Size", "Squeeze", "Unsqueeze"))
 def squeeze(ctx: Context, layer) -> None:
     """OpenVINO squeezes the listed axes whose dim is 1 and skips the others (Squeeze-1
     at run time too); no axes (or an empty list) squeezes every dim of 1."""
     data = ctx.input(0)
     axes_v = ctx.input(1) if ctx.n_inputs() > 1 else None
-    if axes_v is not None and axes_v.const is None:
-        ctx.one("Squeeze", [data.name, ctx.as_i64(axes_v, flat=True)], ctx.out(0))
+    if axes_v is not None and axes_v.const is None:  # axes computed at run time: the same rule, then
+        _squeeze_at_run_time(ctx, data, ctx.as_i64(axes_v, flat=True), negative=True, empty_is_all=True)
         return
     axes = [] if axes_v is None else [int(a) for a in np.asarray(axes_v.const).reshape(-1)]
     if data.rank is None:
         if axes:
-            _squeeze_unknown_rank(ctx, data, axes)
+            _squeeze_at_run_time(ctx, data, ctx.i64(axes), negative=min(axes) < 0)
         else:
             ctx.one("Squeeze", [data.name], ctx.out(0))
         return
@@ -113,17 +113,23 @@ def squeeze(ctx: Context, layer) -> None:
     ctx.one("Reshape", [data.name, new_shape], ctx.out(0), allowzero=1)
 
 
-def _squeeze_unknown_rank(ctx: Context, data: Value, axes: list[int]) -> None:
-    """The listed axes whose dim is 1 at run time go, the others stay (ONNX's Squeeze fails on them):
-    data of a rank known only at run time, negative axes counted from it."""
+def _squeeze_at_run_time(ctx: Context, data: Value, listed: str, negative: bool, empty_is_all: bool = False) -> None:
+    """The listed axes (an i64 vector) whose dim is 1 at run time go, the others stay (ONNX's Squeeze fails on
+    them): data of a rank known only at run time, or axes computed in the graph; ``negative``: some axes may be
+    negative, counted from the rank; ``empty_is_all``: an empty list squeezes every dim of 1."""
     dims = ctx.one("Shape", [data.name])
-    rank = ctx.one("Size", [dims])
-    listed = ctx.i64(axes)
-    if min(axes) < 0:
-        listed = ctx.one("Add", [listed, ctx.one("Mul", [rank, ctx.i64([int(a < 0) for a in axes])])])
+    # (not Size(dims): onnxruntime's shape inference takes that for the product of the dims, 6 for [2, 1, 3, 1],
+    # and then refuses the model as Range's length contradicts the rank)
+    rank = ctx.one("Squeeze", [ctx.one("Shape", [dims]), ctx.i64([0])])
+    if negative:
+        below = ctx.one("Cast", [ctx.one("Less", [listed, ctx.i64(0)])], to=_I64.onnx)
+        listed = ctx.one("Add", [listed, ctx.one("Mul", [rank, below])])
     positions = ctx.one("Unsqueeze", [ctx.one("Range", [ctx.i64(0), rank, ctx.i64(1)]), ctx.i64([1])])
     hits = ctx.one("Cast", [ctx.one("Equal", [positions, listed])], to=from_ov("i32").onnx)
-    is_listed = ctx.one("Cast", [ctx.one("ReduceMax", [hits, ctx.i64([1])], keepdims=0)], to=from_ov("boolean").onnx)
+    # (how often each position is listed: a sum, 0 over an empty list, where a max would give its identity)
+    is_listed = ctx.one("Cast", [ctx.one("ReduceSum", [hits, ctx.i64([1])], keepdims=0)], to=_BOOL.onnx)
+    if empty_is_all:
+        is_listed = ctx.one("Or", [is_listed, ctx.one("Equal", [ctx.one("Size", [listed]), ctx.i64(0)])])
     keep = ctx.one("Not", [ctx.one("And", [is_listed, ctx.one("Equal", [dims, ctx.i64(1)])])])
     ctx.one("Reshape", [data.name, ctx.one("Compress", [dims, keep], axis=0)], ctx.out(0), allowzero=1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import FLOATS, INDEX, NUMERIC, spec
+from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, spec
 
 _PAD = ["explicit", "valid", "same_upper", "same_lower"]
 
@@ -155,20 +155,20 @@ def batch_norm_inference(c):
 
 
 @spec("MVN", grid={"eps": [1e-9, 0.1], "normalize_variance": [True, False], "eps_mode": ["INSIDE_SQRT", "OUTSIDE_SQRT"],
-                   "across_channels": [False, True], "$axes": ["spatial", "all", "last"]},
-      where=lambda a, v: v == 6 or a["$axes"] == "spatial", types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6,
+                   "across_channels": [False, True], "$axes": ["spatial", "all", "last"], "$axes_at": AXES_AT},
+      cover=("$axes_at",), where=lambda a, v: v == 6 or (a["$axes"] == "spatial" and a["$axes_at"] == "const"), types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6,
       fixed={"reduction_axes": "MVN-2 reads it from across_channels"})
 def mvn(c):
     if c.version == 6:
         c.attrs.pop("across_channels", None)
-        return [c.data((2, 3, 4, 5)), c.index({"spatial": [2, 3], "all": [1, 2, 3], "last": [-1]}[c.attrs["$axes"]])]
+        return [c.data((2, 3, 4, 5)), c.axes({"spatial": [2, 3], "all": [1, 2, 3], "last": [-1]}[c.attrs["$axes"]])]
     return [c.data((2, 3, 4, 5))]
 
 
-@spec("NormalizeL2", grid={"eps_mode": ["add", "max"], "eps": [1e-6, 0.5], "$axes": ["one", "spatial", "empty"]},
-      types={"T": FLOATS, "I": INDEX}, rtol=8)
+@spec("NormalizeL2", grid={"eps_mode": ["add", "max"], "eps": [1e-6, 0.5], "$axes": ["one", "spatial", "empty"],
+                           "$axes_at": AXES_AT}, cover=("$axes_at",), types={"T": FLOATS, "I": INDEX}, rtol=8)
 def normalize_l2(c):
-    return [c.data((2, 3, 4, 2)), c.index({"one": [1], "spatial": [2, 3], "empty": []}[c.attrs["$axes"]])]
+    return [c.data((2, 3, 4, 2)), c.axes({"one": [1], "spatial": [2, 3], "empty": []}[c.attrs["$axes"]])]
 
 
 @spec("GRN", grid={"bias": [1.0, 1e-3]}, types={"T": FLOATS}, rtol=8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import ALL, FLOATS, INDEX, INTEGERS, NUMERIC, spec
+from ..spec import ALL, AXES_AT, FLOATS, INDEX, INTEGERS, NUMERIC, spec
 
 X3 = (2, 3, 4)
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
@@ -15,8 +15,8 @@ AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
 
 def _reduce(op: str, lo=-4, hi=4, types=None):
     def inputs(c):
-        return [c.data(X3, lo=lo, hi=hi), c.index(AXES[c.attrs["$axes"]])]
-    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES)},
+        return [c.data(X3, lo=lo, hi=hi), c.axes(AXES[c.attrs["$axes"]])]
+    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES), "$axes_at": AXES_AT},
          types={"T": types or ALL, "I": INDEX + ("u8",)}, rtol=4)(inputs)
 
 
@@ -41,16 +41,18 @@ def reshape(c):
 _SQUEEZE = {"absent": None, "one": [1], "neg": [-1], "both": [1, 3], "not_one": [0], "empty": []}
 
 
-@spec("Squeeze", grid={"$axes": list(_SQUEEZE), "allow_axis_skip": [False, True]}, types={"T": ALL, "I": INDEX})
+@spec("Squeeze", grid={"$axes": list(_SQUEEZE), "allow_axis_skip": [False, True], "$axes_at": AXES_AT},
+      where=lambda a, v: a["$axes"] != "absent" or a["$axes_at"] == "const", types={"T": ALL, "I": INDEX})
 def squeeze(c):
     axes = _SQUEEZE[c.attrs["$axes"]]
-    return [c.data((2, 1, 3, 1))] + ([c.index(axes)] if axes is not None else [])
+    return [c.data((2, 1, 3, 1))] + ([c.axes(axes)] if axes is not None else [])
 
 
-@spec("Unsqueeze", grid={"$axes": ["first", "last", "two", "scalar"]}, types={"T": ALL, "I": INDEX})
+@spec("Unsqueeze", grid={"$axes": ["first", "last", "two", "scalar"], "$axes_at": AXES_AT},
+      types={"T": ALL, "I": INDEX})
 def unsqueeze(c):
     axes = {"first": [0], "last": [-1], "two": [1, 3], "scalar": 0}[c.attrs["$axes"]]
-    return [c.data(X3), c.index(axes)]
+    return [c.data(X3), c.axes(axes)]
 
 
 @spec("Transpose", grid={"$order": ["rotate", "empty", "same", "swap"]}, types={"T": ALL, "I": INDEX})
@@ -183,10 +185,10 @@ _SLICES = {  # start, stop, step, axes
 }
 
 
-@spec("Slice", grid={"$form": list(_SLICES)}, types={"T": ALL, "I": INDEX})
+@spec("Slice", grid={"$form": list(_SLICES), "$axes_at": AXES_AT}, cover=("$axes_at",), types={"T": ALL, "I": INDEX})
 def slice_(c):
     start, stop, step, axes = _SLICES[c.attrs["$form"]]
-    return [c.data(X3), c.index(start), c.index(stop), c.index(step)] + ([c.index(axes)] if axes else [])
+    return [c.data(X3), c.index(start), c.index(stop), c.index(step)] + ([c.axes(axes)] if axes else [])
 
 
 @spec("SliceScatter", grid={"$form": ["plain", "negative_step", "no_axes"]}, types={"T": ALL, "I": INDEX})
@@ -213,12 +215,14 @@ def pad(c):
     return [c.data(X3), c.index(begin), c.index(end)] + value
 
 
-@spec("Reverse", grid={"mode": ["index", "mask"], "$axes": ["one", "two", "none"]}, types={"T": ALL, "I": INDEX})
+@spec("Reverse", grid={"mode": ["index", "mask"], "$axes": ["one", "two", "none"], "$axes_at": AXES_AT},
+      cover=("$axes_at",), where=lambda a, v: a["mode"] == "index" or a["$axes_at"] == "const",
+      types={"T": ALL, "I": INDEX})
 def reverse(c):
     axes = {"one": [1], "two": [0, 2], "none": []}[c.attrs["$axes"]]
     if c.attrs["mode"] == "mask":
         return [c.data(X3), c.const([i in axes for i in range(3)], et="boolean")]
-    return [c.data(X3), c.index(axes)]
+    return [c.data(X3), c.axes(axes)]
 
 
 @spec("ReverseSequence", grid={"batch_axis": [0, 2], "seq_axis": [1, -1]},
@@ -229,11 +233,12 @@ def reverse_sequence(c):
     return [c.data(X3), c.index(lengths)]
 
 
-@spec("Roll", grid={"$form": ["one", "two", "negative", "repeated"]}, types={"T": ALL, "I": INDEX})
+@spec("Roll", grid={"$form": ["one", "two", "negative", "repeated"], "$axes_at": AXES_AT}, cover=("$axes_at",),
+      types={"T": ALL, "I": INDEX})
 def roll(c):
     shift, axes = {"one": ([1], [1]), "two": ([2, -1], [0, 2]), "negative": ([-5], [-1]),
                    "repeated": ([1, 2], [2, 2])}[c.attrs["$form"]]
-    return [c.data(X3), c.index(shift), c.index(axes)]
+    return [c.data(X3), c.index(shift), c.axes(axes)]
 
 
 @spec("DepthToSpace", grid={"mode": ["blocks_first", "depth_first"], "block_size": [2, 1], "$rank": [4, 3, 5]})
@@ -345,11 +350,12 @@ def topk(c):
     return [c.feed(x if c.t.startswith("u") else x - 12), c.index(c.attrs["$k"])]
 
 
-@spec("CumSum", grid={"exclusive": [False, True], "reverse": [False, True], "$axis": [None, 0, -1]},
+@spec("CumSum", grid={"exclusive": [False, True], "reverse": [False, True], "$axis": [None, 0, -1], "$axes_at": AXES_AT},
+      cover=("$axes_at",), where=lambda a, v: a["$axis"] is not None or a["$axes_at"] == "const",
       types={"T": ALL, "I": INDEX})
 def cum_sum(c):
     axis = c.attrs["$axis"]
-    return [c.data(X3)] + ([c.index(axis)] if axis is not None else [])
+    return [c.data(X3)] + ([c.axes(axis)] if axis is not None else [])
 
 
 @spec("Bucketize", grid={"output_type": ["i64", "i32"], "with_right_bound": [True, False]},
