@@ -304,6 +304,16 @@ def _():
                               np.array([5, 2, 5, -1, 2], np.int32)]]
 
 
+@case("unique_u64_sorted_and_not")
+def _():
+    # onnxruntime has no u64 Unique: run as i64 with the top bit flipped (order and equality kept); was refused.
+    # Values below 2^31: OpenVINO's reference has no u64 Unique and its CPU plugin runs it as i32
+    # (test_unique_u64_beyond_32_bits checks the rest against the spec's definition).
+    x = P([-1], "u64", name="x")
+    outs = [*o10.unique(x).outputs(), *o10.unique(x, sorted=False).outputs()]
+    return M(outs, [x]), [[np.array([5, 3, 2**31 - 1, 3, 5, 0, 2**30], np.uint64)]]
+
+
 # --- adaptive pooling, ROIAlign -----------------------------------------------------------------
 
 
@@ -874,3 +884,20 @@ def test_bit_shifts_openvino_cannot_run_match_numpy(tmp_path):
     got = run_onnx(convert(save_ir(M(outs, params), tmp_path)), feeds)
     for g, w in zip(got, want):
         assert_close(g, w, "shift")
+
+
+def test_unique_u64_beyond_32_bits(tmp_path):
+    """u64 values at and above 2^63 (where the i64 bits are negative): sorted as unsigned, as the spec defines
+    Unique; OpenVINO has no oracle here (its reference has no u64 Unique, the CPU plugin runs it as i32)."""
+    x = P([-1], "u64", name="x")
+    xml = save_ir(M([*o10.unique(x).outputs(), *o10.unique(x, sorted=False).outputs()], [x]), tmp_path)
+    data = np.array([2**63 + 5, 3, 2**64 - 1, 3, 2**63 + 5, 0, 2**63 - 1], np.uint64)
+    got = run_onnx(convert(xml), [data])
+    values, first, inverse, counts = np.unique(data, return_index=True, return_inverse=True, return_counts=True)
+    for out, want in zip(got[:4], (values, first, inverse, counts)):
+        np.testing.assert_array_equal(out, want.astype(out.dtype))
+        assert out.dtype == (np.uint64 if want is values else np.int64)
+    order = np.argsort(first)  # unsorted: in the order of first occurrence
+    np.testing.assert_array_equal(got[4], values[order])
+    np.testing.assert_array_equal(got[5], first[order])
+

@@ -31,6 +31,7 @@ from .elementwise import where
 from .shape import normalize_axes, const_ints
 
 _I64 = from_ov("i64")
+_U64 = from_ov("u64")
 _BOOL = from_ov("boolean")
 
 
@@ -230,7 +231,7 @@ def space_to_batch(ctx: Context, layer) -> None:
 # --- Unique -------------------------------------------------------------------------------------
 
 
-@translator("Unique", since=10, emits=("Cast", "Identity", "Reshape", "Unique"))
+@translator("Unique", since=10, emits=("BitwiseXor", "Cast", "Identity", "Reshape", "Unique"))
 def unique(ctx: Context, layer) -> None:
     data = ctx.input(0)
     attrs = {"sorted": int(attr.boolean(layer, "sorted", True))}
@@ -242,11 +243,16 @@ def unique(ctx: Context, layer) -> None:
     x, et = data.name, data.type
     if attrs.get("axis") is None:
         x = ctx.one("Reshape", [x, ctx.i64([-1])])  # OpenVINO flattens; ONNX's flat output is 1-D too
-    ct = compute_type("Unique", et)
-    if ct is None:
-        raise ctx.error(f"onnxruntime has no Unique kernel for {et.ov} and no lossless widening applies")
-    outs = ctx.node("Unique", [ctx.cast(x, et, ct)], 4, **attrs)
-    ctx.cast(outs[0], ct, et, ctx.out(0))
+    if et == _U64:  # no u64 kernel: flipping the top bit maps u64 order (and equality) onto i64's
+        top = ctx.const(np.array(-(2**63), dtype=np.int64))
+        outs = ctx.node("Unique", [ctx.one("BitwiseXor", [ctx.cast(x, et, _I64), top])], 4, **attrs)
+        ctx.cast(ctx.one("BitwiseXor", [outs[0], top]), _I64, et, ctx.out(0))
+    else:
+        ct = compute_type("Unique", et)
+        if ct is None:
+            raise ctx.error(f"onnxruntime has no Unique kernel for {et.ov} and no lossless widening applies")
+        outs = ctx.node("Unique", [ctx.cast(x, et, ct)], 4, **attrs)
+        ctx.cast(outs[0], ct, et, ctx.out(0))
     for i in range(1, 4):
         ctx.cast(outs[i], _I64, ctx.out_type(i), ctx.out(i))
 
