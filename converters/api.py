@@ -14,7 +14,7 @@ import onnx
 from onnx_ext.errors import OnnxExtError
 
 from .ir import IRModel
-from .model_folder import is_model_folder
+from .model_folder import is_model_folder, quantization_conflict
 from .verify.inputs import load_inputs
 from .verify import InputPolicy, VerifyError, VerifyReport, make_policy, save_ov_model, verify_files
 
@@ -72,10 +72,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``IRError`` is one), FileNotFoundError or another OSError.
     """
     dst = Path(dst)
-    if int8_activations and not contrib:
-        raise ConvertError("int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False")
-    if requantize_int4 and not int8_activations:
-        raise ConvertError("requantize_int4 goes with int8_activations (4-bit MatMulNBits at accuracy level 4)")
+    conflict = quantization_conflict(contrib, int8_activations, requantize_int4)
+    if conflict:
+        raise ConvertError(conflict)
     quantized = dict(int8_activations=int8_activations, requantize_int4=requantize_int4)
     policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
                                    float_range=float_range, int_range=int_range)
