@@ -72,8 +72,9 @@ def assert_outputs(got, want, what: str, ulps: int = 0) -> None:
 def check_case(ov_reference, inputs, attrs, known_shapes):
     expected = ov_reference(NAME, 6, inputs, native(attrs), device="CPU")
     want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
-    # the plugin computes in f32 and rounds bf16 results its own way (toward 0), onnxruntime's Cast to nearest
-    assert_outputs(want, expected, "numpy reference", ulps=1 if inputs[0].dtype == ml_dtypes.bfloat16 else 0)
+    # the plugin computes in f32 and rounds bf16 results its own way (toward 0), onnxruntime's Cast to nearest; its
+    # std::exp of a float (glibc's expf) is not correctly rounded, ours is: a box may be 1 ulp off (spec-corrections.md)
+    assert_outputs(want, expected, "numpy reference", ulps=1)
     model = node_model(NAME, inputs, attrs, [(inputs[0].dtype, 2), (np.int32, 1), (inputs[0].dtype, 1)],
                        known_shapes=known_shapes)
     for how, got in run_three_ways(model, inputs).items():

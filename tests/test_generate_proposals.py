@@ -54,7 +54,7 @@ def proposal_cases(draw, batched: bool, plugin: bool = True):
         inputs = [info, anchors, deltas, scores]
     else:
         inputs = [info[0], anchors.reshape(-1, 4), deltas[0], scores[0]]
-    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16])))
+    dtype = draw(st.sampled_from([np.float32, np.float32, np.float64] + ([] if plugin else [np.float16, bfloat16])))
     return [np.asarray(v).astype(dtype) for v in inputs], attrs
 
 

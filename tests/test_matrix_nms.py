@@ -51,7 +51,7 @@ def matrix_cases(draw, plugin: bool = True):
         scores = rng.permutation(np.linspace(0.31, 0.99, n * c * m)).reshape(n, c, m)
     else:
         scores = tied_scores(rng, (n, c, m), draw(st.sampled_from([3, 8])))
-    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16])))
+    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16, np.float64])))
     return [boxes.astype(dtype), scores.astype(dtype)], attrs
 
 

@@ -57,7 +57,7 @@ def multiclass_cases(draw, plugin: bool = True):
     exact = draw(st.booleans())
     levels = draw(st.sampled_from([4, 8, 100]))
     spread = (np.arange(c) / 64)[:, None] if plugin else None
-    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16])))
+    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16, np.float64])))
     if version == 9 and draw(st.booleans()):  # boxes per class, split by image
         rois = rng.integers(1 if plugin else 0, m + 1, n)
         total = int(rois.sum())

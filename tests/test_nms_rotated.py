@@ -50,7 +50,7 @@ def nms_cases(draw, plugin: bool = True, big: bool = False):
     m = draw(st.integers(1, 120 if big else 16))
     boxes = rotated_boxes(rng, n, m, draw(st.sampled_from([10.0, 300.0])), draw(st.booleans()))
     scores = tied_scores(rng, (n, c, m), draw(st.sampled_from([4, 1000])))
-    dtype = draw(st.sampled_from([np.float32, np.float32, np.float16, bfloat16]))
+    dtype = draw(st.sampled_from([np.float32, np.float32, np.float16, bfloat16, np.float64]))
     limits = [1, 2, 5, 1000] + ([] if plugin else [0, -1])
     inputs = [boxes.astype(dtype), scores.astype(dtype),
               np.array(draw(st.sampled_from(limits)), draw(st.sampled_from([np.int64, np.int32]))),

@@ -58,7 +58,7 @@ def proposal_cases(draw, plugin: bool = True):
     image = [h * stride * draw(st.sampled_from([1.0, 1.5])), w * stride, 1.0]
     if draw(st.booleans()):
         image.append(draw(st.sampled_from([1.0, 0.5])))
-    dtype = draw(st.sampled_from([np.float32, np.float32] + ([] if plugin else [np.float16, bfloat16])))
+    dtype = draw(st.sampled_from([np.float32, np.float32, np.float64] + ([] if plugin else [np.float16, bfloat16])))
     inputs = [np.asarray(v).astype(dtype) for v in (probs, deltas, image)]
     return inputs, attrs, [False, False, draw(st.booleans())]
 
