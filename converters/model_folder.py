@@ -81,7 +81,6 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
     ir_model = read_ir(src / MODEL_XML)
     model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations,
                                    requantize_int4=requantize_int4)
-    _finite_attention_masks(model)
     shared_buffer = False
     if contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
         model, weights, fusions = fuse_for_onnxruntime(model, weights)
@@ -98,35 +97,6 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
                   f"{genai['model']['type']!r} (its generic decoder-only model, which runs the graph as it is)",)
     written = _write(dst, model, weights, genai, copies)
     return FolderConversion(src, dst, written, notes)
-
-
-def _finite_attention_masks(model) -> int:
-    """The -inf of ``Where(mask, 0, -inf)`` before ``Add`` + ``Softmax`` (ScaledDotProductAttention's boolean mask,
-    handlers/nn.py) -> the lowest finite float, in place; how many. A row of scores that attends to something softmaxes
-    to the same bits (exp of the lowest float minus a finite maximum is 0, as of -inf); a row that attends to nothing
-    (a pad token of a left-padded batch under the causal and padding mask of OPT, OLMo2, ...) averages the values,
-    as OpenVINO's stateful CPU kernel (ScaledDotProductAttentionWithKVCache) does, where -inf gives NaN, which the
-    next layer's keys and values carry into every row of the batch."""
-    import numpy as np
-    from onnx import numpy_helper
-
-    graph = model.graph
-    makers = {o: n for n in graph.node for o in n.output}
-    inits = {t.name: t for t in graph.initializer}
-    changed = 0
-    for softmax in (n for n in graph.node if n.op_type == "Softmax" and n.domain == ""):
-        add = makers.get(softmax.input[0])
-        wheres = [makers.get(x) for x in add.input] if add is not None and add.op_type == "Add" else []
-        for where in (w for w in wheres if w is not None and w.op_type == "Where" and w.input[2] in inits):
-            low = numpy_helper.to_array(inits[where.input[2]])
-            if low.dtype.kind == "f" and low.size == 1 and np.isneginf(low).all():
-                name = f"{where.input[2]}/lowest"
-                if name not in inits:
-                    inits[name] = numpy_helper.from_array(np.full(low.shape, np.finfo(low.dtype).min, low.dtype), name)
-                    graph.initializer.append(inits[name])
-                where.input[2] = name
-                changed += 1
-    return changed
 
 
 def _read_json(path: Path, required: bool, why: str = "") -> dict:

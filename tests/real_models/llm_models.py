@@ -19,6 +19,12 @@ from .torchvision_cpu import import_torch
 
 FAMILIES = ("llama", "qwen2", "qwen3", "phi3", "gemma", "mistral")
 PRECISIONS = ("fp32", "int8", "int4")
+#: The second round (docs/llm.md's architecture table), each with the feature that sets it apart (``_other_config``).
+MORE_FAMILIES = ("llama3", "qwen2.5", "gemma2", "gemma3_text", "phi", "stablelm", "gpt_neox", "falcon", "gpt2", "opt",
+                 "bloom", "gptj", "granite", "olmo", "olmo2", "smollm3", "mixtral", "qwen2_moe", "qwen3_moe")
+#: Their precisions: f32 and int4 each, int8 too where the layers differ most from Llama's (Conv1D, fused qkv, experts).
+MORE_PRECISIONS = {f: ("fp32", "int8", "int4") if f in ("gpt2", "opt", "bloom", "falcon", "mixtral") else ("fp32", "int4")
+                   for f in MORE_FAMILIES}
 #: The special tokens of the tokenizer, first in its vocabulary.
 PAD, BOS, EOS = 0, 1, 2
 VOCAB = 320
@@ -111,6 +117,30 @@ def _other_config(tf, family: str, kwargs: dict):
     if family == "qwen3_moe":
         return tf.Qwen3MoeConfig(**kwargs, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                                  tie_word_embeddings=False)
+    return _third_config(tf, family, kwargs, tokens)
+
+
+def _third_config(tf, family: str, kwargs: dict, tokens: dict):
+    if family == "gpt_bigcode":  # StarCoder: multi-query attention in a fused c_attn
+        return tf.GPTBigCodeConfig(**tokens, n_embd=64, n_layer=2, n_head=4, n_positions=256, multi_query=True,
+                                   initializer_range=0.1)
+    if family == "starcoder2":  # LayerNorm with biases, GQA, sliding window
+        return tf.Starcoder2Config(**kwargs, sliding_window=WINDOW, use_bias=True)
+    if family == "cohere":  # parallel attention and MLP after one LayerNorm (no bias), interleaved RoPE, logit scale
+        return tf.CohereConfig(**kwargs, logit_scale=0.5)
+    if family == "gpt_neo":  # local attention (window) on every other layer, learned positions
+        return tf.GPTNeoConfig(**tokens, hidden_size=64, num_layers=2, num_heads=4, attention_types=[[["global", "local"], 1]],
+                               window_size=WINDOW, max_position_embeddings=256, initializer_range=0.1)
+    if family == "phimoe":
+        return tf.PhimoeConfig(**kwargs, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                               tie_word_embeddings=False)
+    if family == "glm4":
+        return tf.Glm4Config(**kwargs, head_dim=16, tie_word_embeddings=False)
+    if family == "nemotron":  # LayerNorm1P, relu^2, partial rotary
+        return tf.NemotronConfig(**kwargs, head_dim=16, tie_word_embeddings=False)
+    if family == "gpt_oss":  # attention sinks, sliding window, experts
+        return tf.GptOssConfig(**kwargs, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW,
+                               layer_types=["sliding_attention", "full_attention"])
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -195,9 +225,9 @@ def family_of(checkpoint: Path) -> str:
 
 
 def _lift_gemma_cap() -> None:
-    """optimum-intel 2.2 refuses to export Gemma (and Gemma2, Gemma3 text: the same config class) with transformers past 5.0 ("Maximum required is 5.0"),
-    where its other decoders take 5.5 (the newest it installs with). The export itself works with 5.5.4
-    (the tests compare our ONNX with the IR it makes, not with transformers): lift the cap."""
+    """optimum-intel 2.2 refuses to export Gemma (Gemma2 and Gemma3 text too: their config classes derive from
+    Gemma's) with transformers past 5.0 ("Maximum required is 5.0"), where its other decoders take 5.5. The export
+    itself works with 5.5.4 (the tests compare our ONNX with the IR it makes, not with transformers): lift the cap."""
     from optimum.exporters.openvino.model_configs import GemmaOpenVINOConfig
 
     GemmaOpenVINOConfig.MAX_TRANSFORMERS_VERSION = "5.6"
