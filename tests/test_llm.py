@@ -1,9 +1,10 @@
 """OpenVINO LLM IRs to ONNX, token for token (issue 17).
 
 Tiny random-weight decoders (real_models/llm_models.py: Llama-, Qwen2-, Qwen3-, Phi-3-, Gemma- and
-Mistral-shaped, and 19 more families: Llama 3 RoPE scaling, Qwen2.5, Gemma2, Gemma3 text, Phi-2, StableLM,
-GPT-NeoX, Falcon, GPT-2, OPT, Bloom, GPT-J, Granite, OLMo, OLMo2, SmolLM3, Mixtral, Qwen2-MoE, Qwen3-MoE)
-exported by optimum-intel in its default stateful form with f32, int8 and int4 weights,
+Mistral-shaped, and 26 more families: Llama 3 RoPE scaling, Qwen2.5, Gemma2, Gemma3 text, Phi-2, StableLM,
+GPT-NeoX, Falcon, GPT-2, OPT, Bloom, GPT-J, Granite, OLMo, OLMo2, SmolLM3, Mixtral, Qwen2-MoE, Qwen3-MoE at f32
+and int4; StarCoder (gpt_bigcode), StarCoder2, Cohere, GPT-Neo, Phi-MoE, GLM-4, GPT-OSS at f32) exported by
+optimum-intel in its default stateful form with f32, int8 and int4 weights,
 converted folder to folder (``converters.model_folder``), then generated greedily 32 tokens:
 
 - in onnxruntime, a plain loop over our ONNX, feeding ``present.N.*`` back as ``past_key_values.N.*``;
@@ -154,14 +155,19 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
         counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:4]}
         assert counts == dict(zip(FUSED_OPS[:4], _fused(family))), counts
         makers = {o: n.op_type for n in model.graph.node for o in n.output}
-        softmaxes = sum(op == "Softmax" for op in makers.values())  # the experts' routers' only
-        assert softmaxes == (2 if family in ("mixtral", "qwen2_moe", "qwen3_moe") else 0) and \
-            {makers[o.name] for o in model.graph.output if o.name.startswith("present.")} == {"GroupQueryAttention"}
+        softmaxes = sum(op == "Softmax" for op in makers.values())  # the experts' routers' (Phi-MoE's: 2 a layer)
+        assert softmaxes == SOFTMAXES.get(family, 0), softmaxes
+        presents = {makers[o.name] for o in model.graph.output if o.name.startswith("present.")}
+        assert presents == {"GroupQueryAttention" if counts["GroupQueryAttention"] else "Concat"}, presents
         if precision != "fp32":  # compact: 4-bit linear layers as MatMulNBits, 8-bit ones dequantized at load
             ops = {n.op_type for n in model.graph.node}
             assert ("MatMulNBits" in ops) == (precision == "int4") and "DequantizeLinear" not in ops, sorted(ops)
             floats = [i for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
             assert max(int(np.prod(i.dims)) for i in floats) < 64 * 64
+
+
+#: Softmaxes left: the experts' routers (Phi-MoE's: 2 a layer), GPT-OSS's attention with its sink (not fused).
+SOFTMAXES = {"mixtral": 2, "qwen2_moe": 2, "qwen3_moe": 2, "phimoe": 4, "gpt_oss": 4}
 
 
 def _fused(family: str) -> tuple[int, int, int, int]:
@@ -171,12 +177,15 @@ def _fused(family: str) -> tuple[int, int, int, int]:
     heads, its norms after the blocks); LayerNorm families (GPT-2, OPT, Bloom, Phi, StableLM, GPT-NeoX, GPT-J,
     Falcon, OLMo) none. Per layer one GroupQueryAttention, and q and k rotated where RoPE covers the whole head
     as rotate_half (Phi-3's, Phi's, StableLM's, GPT-NeoX's partial RoPE, GPT-J's interleaved one, Falcon's and
-    Gemma3's stay decomposed)."""
-    layer_norm = ("gpt2", "opt", "bloom", "phi", "stablelm", "gpt_neox", "gptj", "falcon", "olmo")
+    Gemma3's, GLM-4's, Cohere's stay decomposed). Cohere's LayerNorm without bias is an RMSNorm of the centred
+    input (3 alone); GPT-OSS's attention, with its sink, stays decomposed."""
+    layer_norm = ("gpt2", "opt", "bloom", "phi", "stablelm", "gpt_neox", "gptj", "falcon", "olmo", "gpt_bigcode",
+                  "gpt_neo", "starcoder2", "phimoe")
     if family in layer_norm:
-        return 0, 0, 2, 4 if family == "olmo" else 0
+        return 0, 0, 2, 4 if family in ("olmo", "starcoder2", "phimoe") else 0
     special = {"qwen3": (5, 4, 2, 4), "qwen3_moe": (5, 4, 2, 4), "gemma3_text": (9, 4, 2, 0), "olmo2": (8, 1, 2, 4),
-               "smollm3": (1, 8, 4, 6), "phi3": (1, 4, 2, 0)}
+               "smollm3": (1, 8, 4, 6), "phi3": (1, 4, 2, 0), "cohere": (3, 0, 2, 0), "glm4": (5, 4, 2, 0),
+               "gpt_oss": (1, 4, 0, 0)}
     return special.get(family, (1, 4, 2, 4))
 
 

@@ -73,3 +73,31 @@ def test_all_false_constant_mask_is_the_values_mean(causal, tmp_path):
     np.testing.assert_allclose(got, weights / weights.sum(-1, keepdims=True) @ v, rtol=1e-5, atol=1e-6)
     if not causal:
         np.testing.assert_allclose(got, np.broadcast_to(v.mean(2, keepdims=True), got.shape), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mask", ["bool", "float"])
+def test_sink_is_one_more_logit_in_the_softmax_sum(mask, tmp_path):
+    """The sink input (GPT-OSS, [1, heads, 1, 1]): softmax(concat(scores, sink)) without its last column (OpenVINO's
+    reference), against numpy and the CPU plugin; a boolean mask's padded row now takes only the sink's share."""
+    from openvino.utils.node_factory import NodeFactory
+
+    q, k, v = (ops.parameter([-1, 2, -1, 4], np.float32, name=n) for n in "qkv")
+    m = ops.parameter([-1, 1, -1, -1], np.bool_ if mask == "bool" else np.float32, name="mask")
+    sink = np.array([0.5, -1.0], np.float32).reshape(1, 2, 1, 1)
+    inputs = [q, k, v, m, ops.constant(np.float32(0.3)), ops.constant(sink)]
+    node = NodeFactory("opset13").create("ScaledDotProductAttention", [x.output(0) for x in inputs], {"causal": False})
+    model = ov.Model([ops.result(node)], [q, k, v, m])
+    rng = np.random.default_rng(2)
+    feeds = {n: rng.standard_normal((2, 2, 3, 4)).astype(np.float32) for n in "qkv"}
+    keep = np.tril(np.ones((3, 3), bool))[None, None].repeat(2, 0)
+    keep[0, :, :, :1] = False  # batch 0 left-padded by 1: its row 0 attends to nothing but the sink
+    feeds["mask"] = keep if mask == "bool" else np.where(keep, 0, -1e4).astype(np.float32)
+    got = _run(model, feeds, tmp_path)
+    scores = feeds["q"] @ feeds["k"].transpose(0, 1, 3, 2) * np.float32(0.3)
+    scores = np.where(keep, scores, scores + (LOWEST if mask == "bool" else np.float32(-1e4)))
+    scores = np.concatenate([scores, np.broadcast_to(sink, (2, 2, 3, 1))], axis=-1)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    want = (weights / weights.sum(-1, keepdims=True))[..., :-1] @ feeds["v"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    cpu = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})(feeds)[0]
+    np.testing.assert_allclose(got, cpu, rtol=1e-5, atol=1e-6)

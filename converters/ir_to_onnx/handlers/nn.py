@@ -246,8 +246,8 @@ def batch_norm_inference(ctx: Context, layer) -> None:
 
 
 @translator("ScaledDotProductAttention", since=13,
-            emits=("Add", "Cast", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal", "Shape", "Softmax",
-                   "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
+            emits=("Add", "Cast", "Concat", "Expand", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal",
+                   "Shape", "Slice", "Softmax", "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
 def scaled_dot_product_attention(ctx: Context, layer) -> None:
     """softmax(Q @ K^T * scale + bias) @ V (OpenVINO's pseudo-code): the bias is a causal
     triu(lowest, 1) over [L, S], or the mask (boolean: 0 where true, lowest where false), lowest the
@@ -257,8 +257,6 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
     decomposition of the op adds, gives it NaN, which the next layer carries into every row."""
     q, k, v = (ctx.input(i) for i in range(3))
     n_in = ctx.n_inputs()
-    if n_in > 5:
-        raise ctx.error("the sink input of ScaledDotProductAttention is not supported")
     et = q.type
     if et is None or not et.is_float:
         raise ctx.error(f"needs floating-point query, got {et.ov if et else None}")
@@ -299,11 +297,25 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
             scores = ctx.one("Add", [scores, ctx.one("Where", [mask.name, zero, lowest])])
         else:
             scores = ctx.one("Add", [scores, ctx.cast(mask.name, mask.type, ct)])
-    probs = ctx.one("Softmax", [scores], axis=-1)
+    if n_in > 5:  # the sink (GPT-OSS): one more logit per row, in the softmax's sum only
+        probs = _softmax_with_sink(ctx, scores, ctx.input(5), ct)
+    else:
+        probs = ctx.one("Softmax", [scores], axis=-1)
     if ct == et:
         ctx.one("MatMul", [probs, vn], ctx.out(0))
     else:
         ctx.cast(ctx.one("MatMul", [probs, vn]), ct, et, ctx.out(0))
+
+
+def _softmax_with_sink(ctx: Context, scores: str, sink: Value, ct: ElementType) -> str:
+    """softmax(concat(scores, sink)) without its last column, as OpenVINO's reference does: the sink ([..., 1], of
+    the scores' rank) broadcast over the scores' leading dims to [..., L, 1]."""
+    if sink.shape is None or not sink.shape or sink.shape[-1] not in (1, None):
+        raise ctx.error(f"needs a sink of shape [..., 1], got {sink.shape}")
+    rows = ctx.one("Concat", [ctx.one("Shape", [scores], end=-1), ctx.i64([1])], axis=0)
+    column = ctx.one("Expand", [ctx.cast(sink.name, sink.type, ct), rows])
+    probs = ctx.one("Softmax", [ctx.one("Concat", [scores, column], axis=-1)], axis=-1)
+    return ctx.one("Slice", [probs, ctx.i64([0]), ctx.i64([-1]), ctx.i64([-1])])
 
 
 # --- the rest -------------------------------------------------------------------------
