@@ -173,8 +173,8 @@ SOFTMAXES = {"mixtral": 2, "qwen2_moe": 2, "qwen3_moe": 2, "phimoe": 4, "gpt_oss
 def _fused(family: str) -> tuple[int, int, int, int]:
     """SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, GroupQueryAttention and RotaryEmbedding in the
     converted 2-layer model (SmolLM3's: 4 layers, the fourth without RoPE). RMSNorm families: 2 norms per layer and
-    the final one, those after the first with their residual Add; q/k norms alone (Qwen3, Gemma3, OLMo2's over all
-    heads, its norms after the blocks); LayerNorm families (GPT-2, OPT, Bloom, Phi, StableLM, GPT-NeoX, GPT-J,
+    the final one, those after the first with their residual Add; q/k norms and norms after the blocks alone
+    (Qwen3, Gemma2, Gemma3, OLMo2); LayerNorm families (GPT-2, OPT, Bloom, Phi, StableLM, GPT-NeoX, GPT-J,
     Falcon, OLMo) none. Per layer one GroupQueryAttention, and q and k rotated where RoPE covers the whole head
     as rotate_half (Phi-3's, Phi's, StableLM's, GPT-NeoX's partial RoPE, GPT-J's interleaved one, Falcon's and
     Gemma3's, GLM-4's, Cohere's stay decomposed). Cohere's LayerNorm without bias is an RMSNorm of the centred
@@ -184,7 +184,7 @@ def _fused(family: str) -> tuple[int, int, int, int]:
     if family in layer_norm:
         return 0, 0, 2, 4 if family in ("olmo", "starcoder2", "phimoe") else 0
     special = {"qwen3": (5, 4, 2, 4), "qwen3_moe": (5, 4, 2, 4), "gemma3_text": (9, 4, 2, 0), "olmo2": (8, 1, 2, 4),
-               "smollm3": (1, 8, 4, 6), "phi3": (1, 4, 2, 0), "cohere": (3, 0, 2, 0), "glm4": (5, 4, 2, 0),
+               "smollm3": (1, 8, 4, 6), "phi3": (1, 4, 2, 0), "gemma2": (5, 4, 2, 4), "cohere": (3, 0, 2, 0), "glm4": (5, 4, 2, 0),
                "gpt_oss": (1, 4, 0, 0)}
     return special.get(family, (1, 4, 2, 4))
 
@@ -207,7 +207,8 @@ def test_onnxruntime_genai_generates_openvinos_tokens(family, precision, llm_cac
         got = gen.greedy_genai(dst, prompts, NEW_TOKENS)
         for row in range(len(prompts)):
             expected = gen.until_eos(want.tokens[row], EOS)
-            assert [int(t) for t in got[row]] == expected, f"prompt {name} row {row}"
+            # (in a batch, a row that reached the end-of-sequence token goes on with filler tokens)
+            assert gen.until_eos(got[row], EOS) == expected, f"prompt {name} row {row}"
 
 
 def test_folder_holds_what_genai_needs(llm_cache):
