@@ -92,6 +92,9 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
     tokenizer_irs = sorted(p.name for p in src.glob("openvino_*tokenizer.xml"))
     notes = (f"{', '.join(tokenizer_irs)}: OpenVINO tokenizer IRs, not converted (onnxruntime-genai reads "
              "tokenizer.json)",) if tokenizer_irs else ()
+    if genai["model"]["type"] != config.get("model_type"):
+        notes += (f"model_type {config.get('model_type')!r}: not a type onnxruntime-genai runs as converted, written as "
+                  f"{genai['model']['type']!r} (its generic decoder-only model, which runs the graph as it is)",)
     written = _write(dst, model, weights, genai, copies)
     return FolderConversion(src, dst, written, notes)
 
@@ -134,6 +137,22 @@ def _write(dst: Path, model, weights, genai: dict, copies: list[Path]) -> tuple[
 
 
 # --- genai_config.json -----------------------------------------------------------------------------
+
+
+#: The model types onnxruntime-genai 0.18 runs with its decoder-only model, which feeds the inputs and reads
+#: the outputs genai_config.json names: those checked on converted models (tests/test_llm.py) and LFM2's. Any other
+#: model type (gpt_neox, falcon, bloom, opt, mixtral, ...) is written as "decoder", genai's generic type of that
+#: same model; so is gpt2, which genai takes for the model builder's GPT-2 layout ("Model input was not found").
+GENAI_DECODER_TYPES = frozenset((
+    "decoder", "gemma", "gemma2", "gemma3_text", "granite", "lfm2", "llama", "mistral", "olmo", "phi", "phi3",
+    "qwen2", "qwen3", "smollm3"))
+
+
+def genai_model_type(config: dict) -> str:
+    """onnxruntime-genai's model type for ``config.json``'s ``model_type``: itself where genai knows it, else
+    "decoder"."""
+    model_type = config.get("model_type")
+    return model_type if model_type in GENAI_DECODER_TYPES else "decoder"
 
 
 def _first(config: dict, *keys, default=None):
@@ -225,5 +244,5 @@ def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: 
         "top_p": float(generation.get("top_p", 1.0)),
     }
     return {"model": {"bos_token_id": bos, "context_length": int(context), "decoder": decoder, "eos_token_id": eos,
-                      "pad_token_id": pad, "type": config.get("model_type", "decoder"), "vocab_size": vocab},
+                      "pad_token_id": pad, "type": genai_model_type(config), "vocab_size": vocab},
             "search": search}

@@ -63,9 +63,11 @@ def greedy_openvino(xml, ids: np.ndarray, mask: np.ndarray, new_tokens: int, cor
     request = compiled.create_infer_request()
     request.reset_state()
     beam = np.arange(ids.shape[0], dtype=np.int32)
+    wanted = {name for port in compiled.inputs for name in port.get_names()}  # no position_ids: Bloom (ALiBi)
 
     def step(feed, m, pos):
-        request.infer({"input_ids": feed, "attention_mask": m, "position_ids": pos, "beam_idx": beam})
+        feeds = {"input_ids": feed, "attention_mask": m, "position_ids": pos, "beam_idx": beam}
+        request.infer({k: v for k, v in feeds.items() if k in wanted})
         return request.get_tensor("logits").data.copy()
 
     return _greedy(step, ids, mask, new_tokens)

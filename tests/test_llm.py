@@ -1,7 +1,10 @@
 """OpenVINO LLM IRs to ONNX, token for token (issue 17).
 
 Tiny random-weight decoders (real_models/llm_models.py: Llama-, Qwen2-, Qwen3-, Phi-3-, Gemma- and
-Mistral-shaped) exported by optimum-intel in its default stateful form with f32, int8 and int4 weights,
+Mistral-shaped, and 26 more families: Llama 3 RoPE scaling, Qwen2.5, Gemma2, Gemma3 text, Phi-2, StableLM,
+GPT-NeoX, Falcon, GPT-2, OPT, Bloom, GPT-J, Granite, OLMo, OLMo2, SmolLM3, Mixtral, Qwen2-MoE, Qwen3-MoE at f32
+and int4; StarCoder (gpt_bigcode), StarCoder2, Cohere, GPT-Neo, Phi-MoE, GLM-4, GPT-OSS at f32) exported by
+optimum-intel in its default stateful form with f32, int8 and int4 weights,
 converted folder to folder (``converters.model_folder``), then generated greedily 32 tokens:
 
 - in onnxruntime, a plain loop over our ONNX, feeding ``present.N.*`` back as ``past_key_values.N.*``;
@@ -9,7 +12,7 @@ converted folder to folder (``converters.model_folder``), then generated greedil
 
 against OpenVINO's stateful CPU run at f32 (``llm_generate.OV_CONFIG``), for prompts of 1, 7 and 31 tokens
 and a batch of 2 left-padded ones; the logits of every step are compared too. The Llama-shaped model runs
-by default in all three precisions; the other families are marked slow (``-m slow``). The folders are built
+by default in all three precisions, the OPT-shaped one at f32; the others are marked slow (``-m slow``). The folders are built
 once per run (or kept in ``$ONNX_EXT_MODEL_CACHE``). Needs the optional ``llm`` extra.
 """
 
@@ -48,14 +51,19 @@ def _missing() -> str | None:
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=f"{_missing()} is not installed (the `llm` extra)")
 
 
-def _marks(family: str) -> list:
-    return [] if family == DEFAULT_FAMILY else [pytest.mark.slow]
+#: Also in the default run: OPT at f32 (LayerNorm, learned positions, a boolean attention mask, genai's "decoder").
+DEFAULT_MODELS = {("opt", "fp32")}
+
+
+def _marks(family: str, precision: str) -> list:
+    return [] if family == DEFAULT_FAMILY or (family, precision) in DEFAULT_MODELS else [pytest.mark.slow]
 
 
 def _models():
-    from real_models.llm_models import FAMILIES, PRECISIONS
+    from real_models.llm_models import FAMILIES, MORE_PRECISIONS, PRECISIONS
 
-    return [pytest.param(f, p, id=f"{f}-{p}", marks=_marks(f)) for f in FAMILIES for p in PRECISIONS]
+    pairs = [(f, p) for f in FAMILIES for p in PRECISIONS] + [(f, p) for f, ps in MORE_PRECISIONS.items() for p in ps]
+    return [pytest.param(f, p, id=f"{f}-{p}", marks=_marks(f, p)) for f, p in pairs]
 
 
 MODELS = _models() if _missing() is None else [pytest.param("llama", "fp32", id="llama-fp32")]
@@ -145,20 +153,40 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
         fused = {k for k, ops in unlisted.items() if ops <= set(FUSED_OPS)}  # the fusions after the translation
         assert not {k: v for k, v in unlisted.items() if k not in fused}
         counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:4]}
-        # the RMSNorms: 2 per layer and the final one, those after the first with their residual Add (Qwen3's q/k
-        # norms alone); per layer one GroupQueryAttention and q and k rotated (Phi-3's RoPE, on a slice of the
-        # head, stays decomposed)
-        assert counts == {"SimplifiedLayerNormalization": 1 + 4 * (family == "qwen3"),
-                          "SkipSimplifiedLayerNormalization": 4, "GroupQueryAttention": 2,
-                          "RotaryEmbedding": 0 if family == "phi3" else 4}, counts
+        assert counts == dict(zip(FUSED_OPS[:4], _fused(family))), counts
         makers = {o: n.op_type for n in model.graph.node for o in n.output}
-        assert "Softmax" not in makers.values() and \
-            {makers[o.name] for o in model.graph.output if o.name.startswith("present.")} == {"GroupQueryAttention"}
+        softmaxes = sum(op == "Softmax" for op in makers.values())  # the experts' routers' (Phi-MoE's: 2 a layer)
+        assert softmaxes == SOFTMAXES.get(family, 0), softmaxes
+        presents = {makers[o.name] for o in model.graph.output if o.name.startswith("present.")}
+        assert presents == {"GroupQueryAttention" if counts["GroupQueryAttention"] else "Concat"}, presents
         if precision != "fp32":  # compact: 4-bit linear layers as MatMulNBits, 8-bit ones dequantized at load
             ops = {n.op_type for n in model.graph.node}
             assert ("MatMulNBits" in ops) == (precision == "int4") and "DequantizeLinear" not in ops, sorted(ops)
             floats = [i for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT]
             assert max(int(np.prod(i.dims)) for i in floats) < 64 * 64
+
+
+#: Softmaxes left: the experts' routers (Phi-MoE's: 2 a layer), GPT-OSS's attention with its sink (not fused).
+SOFTMAXES = {"mixtral": 2, "qwen2_moe": 2, "qwen3_moe": 2, "phimoe": 4, "gpt_oss": 4}
+
+
+def _fused(family: str) -> tuple[int, int, int, int]:
+    """SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, GroupQueryAttention and RotaryEmbedding in the
+    converted 2-layer model (SmolLM3's: 4 layers, the fourth without RoPE). RMSNorm families: 2 norms per layer and
+    the final one, those after the first with their residual Add; q/k norms and norms after the blocks alone
+    (Qwen3, Gemma2, Gemma3, OLMo2); LayerNorm families (GPT-2, OPT, Bloom, Phi, StableLM, GPT-NeoX, GPT-J,
+    Falcon, OLMo) none. Per layer one GroupQueryAttention, and q and k rotated where RoPE covers the whole head
+    as rotate_half (Phi-3's, Phi's, StableLM's, GPT-NeoX's partial RoPE, GPT-J's interleaved one, Falcon's and
+    Gemma3's, GLM-4's, Cohere's stay decomposed). Cohere's LayerNorm without bias is an RMSNorm of the centred
+    input (3 alone); GPT-OSS's attention, with its sink, stays decomposed."""
+    layer_norm = ("gpt2", "opt", "bloom", "phi", "stablelm", "gpt_neox", "gptj", "falcon", "olmo", "gpt_bigcode",
+                  "gpt_neo", "starcoder2", "phimoe")
+    if family in layer_norm:
+        return 0, 0, 2, 4 if family in ("olmo", "starcoder2", "phimoe") else 0
+    special = {"qwen3": (5, 4, 2, 4), "qwen3_moe": (5, 4, 2, 4), "gemma3_text": (9, 4, 2, 0), "olmo2": (8, 1, 2, 4),
+               "smollm3": (1, 8, 4, 6), "phi3": (1, 4, 2, 0), "gemma2": (5, 4, 2, 4), "cohere": (3, 0, 2, 0), "glm4": (5, 4, 2, 0),
+               "gpt_oss": (1, 4, 0, 0)}
+    return special.get(family, (1, 4, 2, 4))
 
 
 @pytest.mark.parametrize("family, precision", MODELS)
@@ -179,7 +207,8 @@ def test_onnxruntime_genai_generates_openvinos_tokens(family, precision, llm_cac
         got = gen.greedy_genai(dst, prompts, NEW_TOKENS)
         for row in range(len(prompts)):
             expected = gen.until_eos(want.tokens[row], EOS)
-            assert [int(t) for t in got[row]] == expected, f"prompt {name} row {row}"
+            # (in a batch, a row that reached the end-of-sequence token goes on with filler tokens)
+            assert gen.until_eos(got[row], EOS) == expected, f"prompt {name} row {row}"
 
 
 def test_folder_holds_what_genai_needs(llm_cache):
@@ -201,6 +230,19 @@ def test_folder_holds_what_genai_needs(llm_cache):
     assert decoder["inputs"]["position_ids"] == "position_ids"
     # the caches feed GroupQueryAttention only: onnxruntime-genai hands them in as preallocated buffers
     assert genai["search"]["past_present_share_buffer"] is True and genai["search"]["do_sample"] is False
+
+
+def test_model_type_genai_does_not_run_is_its_decoder(llm_cache, tmp_path):
+    """A model type onnxruntime-genai 0.18 does not run as converted (OPT's) is written as its generic "decoder"
+    (test_onnxruntime_genai_generates_openvinos_tokens runs it), and one line says so; Llama's stays "llama"."""
+    from converters.model_folder import convert_folder
+
+    src, _ = _folders("opt", "fp32", llm_cache)
+    done = convert_folder(src, tmp_path / "opt")
+    assert json.loads((tmp_path / "opt" / "genai_config.json").read_text())["model"]["type"] == "decoder"
+    assert [n for n in done.notes if "model_type 'opt'" in n and "written as 'decoder'" in n], done.notes
+    _, llama = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    assert json.loads((llama / "genai_config.json").read_text())["model"]["type"] == "llama"
 
 
 def test_tokenizer_round_trip_in_genai(llm_cache):

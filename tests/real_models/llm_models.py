@@ -19,6 +19,16 @@ from .torchvision_cpu import import_torch
 
 FAMILIES = ("llama", "qwen2", "qwen3", "phi3", "gemma", "mistral")
 PRECISIONS = ("fp32", "int8", "int4")
+#: The second round (docs/llm.md's architecture table), each with the feature that sets it apart (``_other_config``),
+#: at f32 and int4 (the experts at f32 only); then a third at f32 (``_third_config``).
+MORE_FAMILIES = ("llama3", "qwen2.5", "gemma2", "gemma3_text", "phi", "stablelm", "gpt_neox", "falcon", "gpt2", "opt",
+                 "bloom", "gptj", "granite", "olmo", "olmo2", "smollm3", "mixtral", "qwen2_moe", "qwen3_moe")
+THIRD_FAMILIES = ("gpt_bigcode", "starcoder2", "cohere", "gpt_neo", "phimoe", "glm4", "gpt_oss")
+#: The experts at int4 not: same tokens, logits 3e-4 of the largest off OpenVINO's CPU plugin, which runs them with its
+#: own GatherMatmul kernel (docs/llm.md: open).
+MOE = ("mixtral", "qwen2_moe", "qwen3_moe")
+MORE_PRECISIONS = {**{f: ("fp32",) if f in MOE else ("fp32", "int4") for f in MORE_FAMILIES},
+                   **{f: ("fp32",) for f in THIRD_FAMILIES}}
 #: The special tokens of the tokenizer, first in its vocabulary.
 PAD, BOS, EOS = 0, 1, 2
 VOCAB = 320
@@ -46,6 +56,95 @@ def config(family: str, **overrides):
         return tf.GemmaConfig(**kwargs, head_dim=16)
     if family == "mistral":
         return tf.MistralConfig(**kwargs, sliding_window=None, tie_word_embeddings=False)
+    return _other_config(tf, family, kwargs)
+
+
+#: The windows of the sliding-window families: shorter than a 31-token prompt and 32 new tokens.
+WINDOW = 16
+#: Long-context RoPE scaling as Llama 3.1/3.2 checkpoints carry it (original context shorter than the test's).
+LLAMA3_ROPE = {"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+               "high_freq_factor": 4.0, "original_max_position_embeddings": 32}
+
+
+def _other_config(tf, family: str, kwargs: dict):
+    """The families beyond the first six (issue 17's second round): what optimum-intel exports and people
+    download, each with the feature that sets it apart."""
+    tokens = {k: kwargs[k] for k in ("vocab_size", "pad_token_id", "bos_token_id", "eos_token_id")}
+    if family == "llama3":  # rope_type llama3 (frequency-dependent scaling of the angles)
+        return tf.LlamaConfig(**kwargs, tie_word_embeddings=True, rope_parameters=LLAMA3_ROPE)
+    if family == "qwen2.5":  # Qwen2.5's config: qwen2 with a larger rope_theta, untied
+        return tf.Qwen2Config(**kwargs, tie_word_embeddings=False, use_sliding_window=False,
+                              rope_parameters={"rope_type": "default", "rope_theta": 1000000.0})
+    if family == "gemma2":  # soft-capped attention and logits, sliding window on every other layer
+        return tf.Gemma2Config(**kwargs, head_dim=16, query_pre_attn_scalar=16, sliding_window=WINDOW,
+                               attn_logit_softcapping=5.0, final_logit_softcapping=3.0)
+    if family == "gemma3_text":  # q/k norm, local RoPE base on sliding layers, window
+        return tf.Gemma3TextConfig(**kwargs, head_dim=16, query_pre_attn_scalar=16, sliding_window=WINDOW,
+                                   layer_types=["sliding_attention", "full_attention"])
+    if family == "phi":  # phi-2: partial rotary, LayerNorm, parallel attention and MLP, biases
+        return tf.PhiConfig(**dict(kwargs, num_key_value_heads=4), partial_rotary_factor=0.5, tie_word_embeddings=False)
+    if family == "stablelm":  # partial rotary (25%), LayerNorm, q/k/v biases
+        return tf.StableLmConfig(**kwargs, partial_rotary_factor=0.25, use_qkv_bias=True, tie_word_embeddings=False)
+    if family == "gpt_neox":  # Pythia: fused qkv per head, partial rotary, parallel residual, MHA
+        return tf.GPTNeoXConfig(**{k: v for k, v in kwargs.items() if k != "num_key_value_heads"},
+                                rotary_pct=0.25, use_parallel_residual=True, tie_word_embeddings=False)
+    if family == "falcon":  # new decoder architecture: GQA in a fused qkv, parallel attention, rotary
+        return tf.FalconConfig(**tokens, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_kv_heads=2,
+                               new_decoder_architecture=True, parallel_attn=True, bias=False, alibi=False,
+                               max_position_embeddings=256, initializer_range=0.1)
+    if family == "gpt2":  # learned positions, LayerNorm, Conv1D projections, gelu
+        return tf.GPT2Config(**tokens, n_embd=64, n_layer=2, n_head=4, n_positions=256, initializer_range=0.1)
+    if family == "opt":  # learned positions offset by 2, ReLU, biases
+        return tf.OPTConfig(**tokens, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, ffn_dim=128,
+                            word_embed_proj_dim=64, max_position_embeddings=256, init_std=0.1)
+    if family == "bloom":  # ALiBi, LayerNorm after the embedding
+        return tf.BloomConfig(**tokens, hidden_size=64, n_layer=2, n_head=4, initializer_range=0.1)
+    if family == "gptj":  # interleaved partial rotary, parallel attention
+        return tf.GPTJConfig(**tokens, n_embd=64, n_layer=2, n_head=4, rotary_dim=8, n_positions=256,
+                             initializer_range=0.1, tie_word_embeddings=False)
+    if family == "granite":  # embedding, residual, attention and logits multipliers
+        return tf.GraniteConfig(**kwargs, embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.3,
+                                logits_scaling=2.0, tie_word_embeddings=False)
+    if family == "olmo":  # LayerNorm without weights, q/k/v clipped
+        return tf.OlmoConfig(**kwargs, clip_qkv=0.5, tie_word_embeddings=False)
+    if family == "olmo2":  # q/k RMSNorm over all heads, norms after the blocks
+        return tf.Olmo2Config(**kwargs, tie_word_embeddings=False)
+    if family == "smollm3":  # no RoPE on every 4th layer
+        return tf.SmolLM3Config(**dict(kwargs, num_hidden_layers=4), no_rope_layer_interval=4,
+                                tie_word_embeddings=True)
+    if family == "mixtral":  # mixture of experts, top 2 of 4
+        return tf.MixtralConfig(**kwargs, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                                tie_word_embeddings=False)
+    if family == "qwen2_moe":  # experts, a shared expert with its gate
+        return tf.Qwen2MoeConfig(**kwargs, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                 shared_expert_intermediate_size=64, tie_word_embeddings=False)
+    if family == "qwen3_moe":
+        return tf.Qwen3MoeConfig(**kwargs, head_dim=16, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                                 tie_word_embeddings=False)
+    return _third_config(tf, family, kwargs, tokens)
+
+
+def _third_config(tf, family: str, kwargs: dict, tokens: dict):
+    if family == "gpt_bigcode":  # StarCoder: multi-query attention in a fused c_attn
+        return tf.GPTBigCodeConfig(**tokens, n_embd=64, n_layer=2, n_head=4, n_positions=256, multi_query=True,
+                                   initializer_range=0.1)
+    if family == "starcoder2":  # LayerNorm with biases, GQA, sliding window
+        return tf.Starcoder2Config(**kwargs, sliding_window=WINDOW, use_bias=True)
+    if family == "cohere":  # parallel attention and MLP after one LayerNorm (no bias), interleaved RoPE, logit scale
+        return tf.CohereConfig(**kwargs, logit_scale=0.5)
+    if family == "gpt_neo":  # local attention (window) on every other layer, learned positions
+        return tf.GPTNeoConfig(**tokens, hidden_size=64, num_layers=2, num_heads=4, attention_types=[[["global", "local"], 1]],
+                               window_size=WINDOW, max_position_embeddings=256, initializer_range=0.1)
+    if family == "phimoe":
+        return tf.PhimoeConfig(**kwargs, num_local_experts=4, num_experts_per_tok=2, sliding_window=None,
+                               tie_word_embeddings=False)
+    if family == "glm4":
+        return tf.Glm4Config(**kwargs, head_dim=16, tie_word_embeddings=False)
+    if family == "nemotron":  # LayerNorm1P, relu^2, partial rotary
+        return tf.NemotronConfig(**kwargs, head_dim=16, tie_word_embeddings=False)
+    if family == "gpt_oss":  # attention sinks, sliding window, experts
+        return tf.GptOssConfig(**kwargs, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW,
+                               layer_types=["sliding_attention", "full_attention"])
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -102,7 +201,7 @@ def export(checkpoint: Path, out: Path) -> Path:
     from optimum.exporters.openvino import main_export
     from optimum.intel import OVConfig
 
-    if family_of(checkpoint) == "gemma":
+    if family_of(checkpoint) in ("gemma", "gemma2", "gemma3_text"):
         _lift_gemma_cap()
     main_export(str(checkpoint), out, task="text-generation-with-past", ov_config=OVConfig(dtype="fp32"),
                 convert_tokenizer=True)
@@ -130,9 +229,9 @@ def family_of(checkpoint: Path) -> str:
 
 
 def _lift_gemma_cap() -> None:
-    """optimum-intel 2.2 refuses to export Gemma with transformers past 5.0 ("Maximum required is 5.0"),
-    where its other decoders take 5.5 (the newest it installs with). The export itself works with 5.5.4
-    (the tests compare our ONNX with the IR it makes, not with transformers): lift the cap."""
+    """optimum-intel 2.2 refuses to export Gemma (Gemma2 and Gemma3 text too: their config classes derive from
+    Gemma's) with transformers past 5.0 ("Maximum required is 5.0"), where its other decoders take 5.5. The export
+    itself works with 5.5.4 (the tests compare our ONNX with the IR it makes, not with transformers): lift the cap."""
     from optimum.exporters.openvino.model_configs import GemmaOpenVINOConfig
 
     GemmaOpenVINOConfig.MAX_TRANSFORMERS_VERSION = "5.6"

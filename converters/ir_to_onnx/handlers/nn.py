@@ -246,15 +246,17 @@ def batch_norm_inference(ctx: Context, layer) -> None:
 
 
 @translator("ScaledDotProductAttention", since=13,
-            emits=("Add", "Cast", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal", "Shape", "Softmax",
-                   "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
+            emits=("Add", "Cast", "Concat", "Expand", "Greater", "Identity", "MatMul", "Mul", "Range", "Reciprocal",
+                   "Shape", "Slice", "Softmax", "Sqrt", "Squeeze", "Transpose", "Unsqueeze", "Where"))
 def scaled_dot_product_attention(ctx: Context, layer) -> None:
     """softmax(Q @ K^T * scale + bias) @ V (OpenVINO's pseudo-code): the bias is a causal
-    triu(-inf, 1) over [L, S], or the mask (boolean: 0 where true, -inf where false)."""
+    triu(lowest, 1) over [L, S], or the mask (boolean: 0 where true, lowest where false), lowest the
+    lowest finite float, as OpenVINO's reference has it (reference/scaled_dot_product_attention.hpp): a
+    row that attends to nothing (a pad token of a left-padded batch under OPT's or OLMo2's boolean mask)
+    averages the values, as OpenVINO's stateful CPU kernel does too; -inf, which the CPU plugin's
+    decomposition of the op adds, gives it NaN, which the next layer carries into every row."""
     q, k, v = (ctx.input(i) for i in range(3))
     n_in = ctx.n_inputs()
-    if n_in > 5:
-        raise ctx.error("the sink input of ScaledDotProductAttention is not supported")
     et = q.type
     if et is None or not et.is_float:
         raise ctx.error(f"needs floating-point query, got {et.ov if et else None}")
@@ -274,7 +276,7 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
         dim = ctx.cast(ctx.one("Shape", [qn], start=-1), _I64, ct)
         scale_name = ctx.one("Reciprocal", [ctx.one("Sqrt", [dim])])
     scores = ctx.one("Mul", [scores, scale_name])
-    neg_inf = _scalar(ctx, -np.inf, ct)
+    lowest = _scalar(ctx, np.finfo(ct.numpy).min, ct)
     zero = _scalar(ctx, 0.0, ct)
     if attr.boolean(layer, "causal", False):
         length_q = ctx.one("Shape", [qn], start=-2, end=-1)
@@ -282,24 +284,38 @@ def scaled_dot_product_attention(ctx: Context, layer) -> None:
         one = ctx.i64(1)
         rows = ctx.one("Unsqueeze", [ctx.one("Range", [ctx.i64(0), ctx.one("Squeeze", [length_q]), one]), ctx.i64([1])])
         cols = ctx.one("Range", [ctx.i64(0), ctx.one("Squeeze", [length_k]), one])
-        bias = ctx.one("Where", [ctx.one("Greater", [cols, rows]), neg_inf, zero])
+        bias = ctx.one("Where", [ctx.one("Greater", [cols, rows]), lowest, zero])
         scores = ctx.one("Add", [scores, bias])
     elif n_in > 3:
         mask = ctx.input(3)
         if mask.const is not None and not np.any(np.asarray(mask.const)):
             if mask.type != _BOOL:
                 pass  # an all-zero float mask adds nothing
-            else:  # an all-false boolean mask: every score is -inf
-                scores = ctx.one("Add", [scores, neg_inf])
+            else:  # an all-false boolean mask: every score is the lowest float, every row the values' mean
+                scores = ctx.one("Add", [scores, lowest])
         elif mask.type == _BOOL:
-            scores = ctx.one("Add", [scores, ctx.one("Where", [mask.name, zero, neg_inf])])
+            scores = ctx.one("Add", [scores, ctx.one("Where", [mask.name, zero, lowest])])
         else:
             scores = ctx.one("Add", [scores, ctx.cast(mask.name, mask.type, ct)])
-    probs = ctx.one("Softmax", [scores], axis=-1)
+    if n_in > 5:  # the sink (GPT-OSS): one more logit per row, in the softmax's sum only
+        probs = _softmax_with_sink(ctx, scores, ctx.input(5), ct)
+    else:
+        probs = ctx.one("Softmax", [scores], axis=-1)
     if ct == et:
         ctx.one("MatMul", [probs, vn], ctx.out(0))
     else:
         ctx.cast(ctx.one("MatMul", [probs, vn]), ct, et, ctx.out(0))
+
+
+def _softmax_with_sink(ctx: Context, scores: str, sink: Value, ct: ElementType) -> str:
+    """softmax(concat(scores, sink)) without its last column, as OpenVINO's reference does: the sink ([..., 1], of
+    the scores' rank) broadcast over the scores' leading dims to [..., L, 1]."""
+    if sink.shape is None or not sink.shape or sink.shape[-1] not in (1, None):
+        raise ctx.error(f"needs a sink of shape [..., 1], got {sink.shape}")
+    rows = ctx.one("Concat", [ctx.one("Shape", [scores], end=-1), ctx.i64([1])], axis=0)
+    column = ctx.one("Expand", [ctx.cast(sink.name, sink.type, ct), rows])
+    probs = ctx.one("Softmax", [ctx.one("Concat", [scores, column], axis=-1)], axis=-1)
+    return ctx.one("Slice", [probs, ctx.i64([0]), ctx.i64([-1]), ctx.i64([-1])])
 
 
 # --- the rest -------------------------------------------------------------------------
