@@ -611,6 +611,16 @@ def _():
     return M(outs, [i, seg, w]), [[np.array([0, 4, 2, 2], np.int32), np.array([0, 0, 2, 3], np.int32), f32(r, 4)]]
 
 
+@case("einsum_ellipses_of_different_ranks")
+def _():
+    """OpenVINO broadcasts ellipses of different ranks; ONNX's Einsum inference refused the model (the IR
+    generator's sample): the narrower ellipsis gets leading ones."""
+    r = np.random.default_rng(94)
+    a, b = P([2, 3, 4, 5], name="a"), P([5, 6], name="b")
+    outs = [o8.einsum([a, b], "...ij,...jk->...ik"), o8.einsum([b, a], "...jk,...ij->...ik")]
+    return M(outs, [a, b]), [[f32(r, 2, 3, 4, 5), f32(r, 5, 6)]]
+
+
 # --- Col2Im --------------------------------------------------------------------------------------
 
 
