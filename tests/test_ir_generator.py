@@ -13,7 +13,7 @@ from ir_generator.cases import all_cases, attribute_combinations, default_attrib
 from ir_generator.known import known_cause
 from ir_generator.pool import run_cases
 from ir_generator.report import select
-from ir_generator.run import FAILURES, run_case
+from ir_generator.run import FAILURES, openvino_outputs, run_case
 from ir_generator.spec import SPECS
 
 from converters.ir_to_onnx.registry import type_key
@@ -64,6 +64,24 @@ def test_outcomes_of_known_cases():
     assert run_case(find("Sqrt-1[]boolean:static:plain"))["outcome"] == "ov-rejects"
     refused = run_case(find("Gather-8[batch_dims=0,$axis=0,$indices=in_range]f32,I=i64:dyn_rank:plain"))
     assert refused["outcome"] in ("match", "refused"), refused
+
+
+def test_an_empty_result_of_the_reference_is_a_result(tmp_path):
+    """Range from 254 to 7 by 2 is empty, as OpenVINO's reference computes it; the harness took an empty output
+    for one evaluate() left uncomputed (as it does for ROIAlign on data of dynamic rank) and compared with the CPU
+    plugin, which gives 124 values (it counts |stop - start| / step whatever the direction)."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset1 as o1
+    import openvino.opset4 as o4
+
+    params = [o1.parameter([], ov.Type.u8) for _ in range(3)]
+    xml = tmp_path / "range.xml"
+    ov.save_model(ov.Model([o4.range(*params, "u8")], params), str(xml))
+    got, backend = openvino_outputs(xml, [np.array(v, np.uint8) for v in (254, 7, 2)])
+    assert backend == "reference" and got[0].shape == (0,) and got[0].dtype == np.uint8
+    case = "ROIAlign-3[pooled_h=2,pooled_w=2,sampling_ratio=0,spatial_scale=1.0,mode=avg]f32,I=i64:dyn_rank:plain"
+    assert run_case(find(case))["backend"] == "cpu"  # its reference leaves the output empty: the plugin decides
 
 
 def test_every_element_type_of_every_translator_loads(tmp_path):

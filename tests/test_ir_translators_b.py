@@ -587,6 +587,20 @@ def _():
     return M(outs, [i, off, w]), [[np.array([0, 5, 3, 3, 1], np.int64), np.array([0, 2, 2], np.int64), f32(r, 5)]]
 
 
+@case("embedding_bags_negative_default_index")
+def _():
+    """A negative default index leaves empty bags zeros (OpenVINO's reference and CPU plugin; the IR generator's
+    sample found ours gave the row it counts from the end), a constant one or one given at run time."""
+    r = np.random.default_rng(93)
+    table = C(f32(r, 6, 2))
+    i, off, d = P([5], "i64", name="i"), P([4], "i64", name="off"), P([], "i64", name="d")
+    outs = [o3.embedding_bag_offsets_sum(table, i, off, C(-1, np.int64)),
+            o15.embedding_bag_offsets(table, i, off, d, reduction="mean")]
+    # bags [0, 2), [2, 2) (empty), [2, 4), [4, 5)
+    feeds = [np.array([0, 5, 3, 3, 1], np.int64), np.array([0, 2, 2, 4], np.int64)]
+    return M(outs, [i, off, d]), [feeds + [np.array(d_value, np.int64)] for d_value in (-1, 2)]
+
+
 @case("embedding_segments_sum")
 def _():
     r = np.random.default_rng(92)
@@ -595,6 +609,16 @@ def _():
     outs = [o3.embedding_segments_sum(table, i, seg, C(4, np.int32)),
             o3.embedding_segments_sum(table, i, seg, C(4, np.int32), C(2, np.int32), w)]
     return M(outs, [i, seg, w]), [[np.array([0, 4, 2, 2], np.int32), np.array([0, 0, 2, 3], np.int32), f32(r, 4)]]
+
+
+@case("einsum_ellipses_of_different_ranks")
+def _():
+    """OpenVINO broadcasts ellipses of different ranks; ONNX's Einsum inference refused the model (the IR
+    generator's sample): the narrower ellipsis gets leading ones."""
+    r = np.random.default_rng(94)
+    a, b = P([2, 3, 4, 5], name="a"), P([5, 6], name="b")
+    outs = [o8.einsum([a, b], "...ij,...jk->...ik"), o8.einsum([b, a], "...jk,...ij->...ik")]
+    return M(outs, [a, b]), [[f32(r, 2, 3, 4, 5), f32(r, 5, 6)]]
 
 
 # --- Col2Im --------------------------------------------------------------------------------------

@@ -307,8 +307,8 @@ class Context:
         for value in node.outputs:
             if value.name:
                 self._scope[value.name] = value
-        if self.layer is not None:
-            self.node_owners[node.name] = self.layer.describe()
+        if self.layer is not None:  # a node moved from a body (an inlined If) keeps its owner
+            self.node_owners.setdefault(node.name, self.layer.describe())
         self.nodes.append(node)
 
     def _node_name(self, op_type: str) -> str:

@@ -74,10 +74,13 @@ def _bags(ctx: Context, table: Value, t: str, ct, indices: Value, member: str, w
     count = ctx.one("ReduceSum", [m, ctx.i64([1])], keepdims=1)
     if mean:
         out = ctx.one("Div", [out, ctx.one("Max", [count, ctx.const(np.ones((), ct.numpy))])])
-    if default is not None:
-        row = ctx.one("Reshape", [ctx.one("Gather", [t, ctx.one("Reshape", [ctx.as_i64(default), ctx.i64([1])])],
-                                          axis=0), ctx.i64([1, -1])])
+    # a negative default index leaves empty bags zeros, as OpenVINO's reference (was the row it counts from the end)
+    if default is not None and not (default.const is not None and np.asarray(default.const).reshape(-1)[0] < 0):
+        index = ctx.one("Reshape", [ctx.as_i64(default), ctx.i64([1])])
+        row = ctx.one("Reshape", [ctx.one("Gather", [t, index], axis=0), ctx.i64([1, -1])])
         empty = ctx.one("Equal", [count, ctx.const(np.zeros((), ct.numpy))])
+        if default.const is None:
+            empty = ctx.one("And", [empty, ctx.one("GreaterOrEqual", [index, ctx.i64(0)])])
         out = ctx.one("Where", [empty, row, out])
     shape = ctx.one("Concat", [ctx.i64([-1]), ctx.one("Shape", [t], start=1)], axis=0)
     ctx.cast(ctx.one("Reshape", [out, shape]), ct, table.type, ctx.out(0))
@@ -90,8 +93,8 @@ def _positions(ctx: Context, indices: Value) -> str:
 
 
 #: What _offsets may emit.
-_OFFSETS_OPS = ("Cast", "Concat", "Div", "Equal", "Gather", "Identity", "LessOrEqual", "MatMul", "Max", "Mul", "Range",
-                "ReduceSum", "Reshape", "Shape", "Size", "Squeeze", "Sub", "Unsqueeze", "Where")
+_OFFSETS_OPS = ("And", "Cast", "Concat", "Div", "Equal", "Gather", "GreaterOrEqual", "Identity", "LessOrEqual", "MatMul",
+                "Max", "Mul", "Range", "ReduceSum", "Reshape", "Shape", "Size", "Squeeze", "Sub", "Unsqueeze", "Where")
 
 
 def _offsets(ctx: Context, layer, mean: bool) -> None:
@@ -130,8 +133,8 @@ def embedding_bag_offsets(ctx: Context, layer) -> None:
 
 
 @translator("EmbeddingSegmentsSum", since=3,
-            emits=("Cast", "Concat", "Div", "Equal", "Gather", "Identity", "MatMul", "Max", "Mul", "Range", "ReduceSum",
-                   "Reshape", "Shape", "Size", "Unsqueeze", "Where"))
+            emits=("And", "Cast", "Concat", "Div", "Equal", "Gather", "GreaterOrEqual", "Identity", "MatMul", "Max", "Mul",
+                   "Range", "ReduceSum", "Reshape", "Shape", "Size", "Unsqueeze", "Where"))
 def embedding_segments_sum(ctx: Context, layer) -> None:
     table, t, ct = _table(ctx)
     indices, segments, count = ctx.input(1), ctx.input(2), ctx.input(3)

@@ -321,7 +321,7 @@ def _softmax_with_sink(ctx: Context, scores: str, sink: Value, ct: ElementType) 
 # --- the rest -------------------------------------------------------------------------
 
 
-@translator("Einsum", since=7, emits=("Einsum",))
+@translator("Einsum", since=7, emits=("Einsum", "Unsqueeze"))
 def einsum(ctx: Context, layer) -> None:
     equation = attr.string(ctx, layer, "equation", "").replace(" ", "")
     if not equation:
@@ -329,7 +329,26 @@ def einsum(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     et = values[0].type
     # sums of products: modulo 2^n in integers, so u64 may run as i64
-    ctx.emit("Einsum", [x.name for x in values], et, ctx.out(0), kind="bits", equation=equation)
+    ctx.emit("Einsum", _ellipses_of_one_rank(ctx, equation, values), et, ctx.out(0), kind="bits", equation=equation)
+
+
+def _ellipses_of_one_rank(ctx: Context, equation: str, values: list) -> list[str]:
+    """The inputs, those whose ``...`` stands for fewer dims than another's given leading ones there:
+    OpenVINO broadcasts ellipses of different ranks (``...ij,jk`` with [2, 3, 4] and [4, 5]), ONNX's
+    Einsum inference refuses them."""
+    terms = equation.split("->")[0].split(",")
+    if len(terms) != len(values) or any(v.rank is None for v in values):
+        return [v.name for v in values]
+    counts = [v.rank - (len(t) - 3) if "..." in t else None for t, v in zip(terms, values)]
+    widest = max((c for c in counts if c is not None), default=0)
+    names = []
+    for t, v, c in zip(terms, values, counts):
+        if c is None or c >= widest:
+            names.append(v.name)
+            continue
+        at = t.index("...")
+        names.append(ctx.one("Unsqueeze", [v.name, ctx.i64(list(range(at, at + widest - c)))]))
+    return names
 
 
 @translator("GatherElements", since=6, emits=("Cast", "GatherElements"))
