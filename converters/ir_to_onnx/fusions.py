@@ -26,6 +26,9 @@ onnx_ir passes, in this order:
   nothing but the attention and onnxruntime-genai can hand them in as preallocated buffers
   (``past_present_share_buffer``). onnxruntime's kernel takes a step of several tokens after a past at
   batch 1 only (a prompt, then one token a step, as generation runs, is any batch);
+- then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
+  unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
+  ``_simplify_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
@@ -334,9 +337,8 @@ def _read_length_from_mask(graph: ir.Graph, shape: ir.Node, mask: ir.Value, ids:
 #   mask itself: ``Unsqueeze(mask, [1, 2])`` (every index in range: Gather-8's zeros never occur);
 # - the first element of a Range(start, stop, 1) (``Gather(Range(past, total, 1), 0)``): start when the range
 #   is not empty, else (Gather-8 out of range) 0: ``Where(start < stop, start, 0)``;
-# - Range-4 from a constant start with the constant step 1 on integers to int64: ONNX Range, exact in
-#   onnxruntime (its count, (stop - start) in int64 then in double, is exact below 2^53 elements, more than
-#   memory holds; empty for stop <= start, as Range-4).
+# - Range-4(0, stop, 1) on integers to int64: ONNX Range, exact in onnxruntime (its count, stop - 0 in int64
+#   then in double, is exact below 2^53 elements, more than memory holds; empty for stop <= 0, as Range-4).
 
 
 def _simplify_attention_mask(graph: ir.Graph) -> int:
@@ -480,8 +482,8 @@ def _first_of_range(graph: ir.Graph, gather: ir.Node) -> int:
 
 
 def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
-    """``Range-4(constant start, stop, 1)`` on i32/i64 to int64 -> ONNX ``Range`` in int64."""
-    if not _integer_range(r) or _ints(r.inputs[2]) != [1] or _ints(r.inputs[0]) is None:
+    """``Range-4(0, stop, 1)`` on i32/i64 to int64 -> ONNX ``Range`` in int64 (stop - 0 cannot overflow)."""
+    if not _integer_range(r) or _ints(r.inputs[2]) != [1] or _ints(r.inputs[0]) != [0]:
         return 0
     casts = [ir.node("Cast", [v], attributes={"to": ir.DataType.INT64}) for v in r.inputs]
     plain = ir.node("Range", [c.outputs[0] for c in casts])
