@@ -101,7 +101,7 @@ def gather_scenarios():
     out = []
 
     def add(name, what, data_shape, idx_shape, axis, batch_dims=0, dynamic=0, oor=False, consts=(True, False),
-            const_static=False, zero_row0=False):
+            const_static=False, zero_row0=False, const_data=False):
         data = RNG.standard_normal(data_shape).astype(np.float32)
         if zero_row0:  # a padding row of zeros at index 0, as nn.Embedding(padding_idx=0) keeps it
             data[(slice(None),) * axis + (0,)] = 0
@@ -117,9 +117,9 @@ def gather_scenarios():
         for const in consts:
             dyn = 0 if (const and const_static) else dynamic
 
-            def ov_model(const=const, idx=idx, dynamic=dyn):
-                d = _param("data", _ov_shape(data_shape, dynamic), np.float32)
-                params = [d]
+            def ov_model(const=const, idx=idx, dynamic=dyn, data=data):
+                d = opset8.constant(data) if const_data else _param("data", _ov_shape(data_shape, dynamic), np.float32)
+                params = [] if const_data else [d]
                 if const:
                     i = opset8.constant(idx)
                 else:
@@ -127,9 +127,9 @@ def gather_scenarios():
                     params.append(i)
                 return _model(opset8.gather(d, i, opset8.constant(np.int64(axis)), batch_dims), params)
 
-            def native(const=const, idx=idx, safe=safe, dynamic=dyn):
-                ins = [_vi("data", np.float32, _dims(data_shape, dynamic))]
-                inits = []
+            def native(const=const, idx=idx, safe=safe, dynamic=dyn, data=data):
+                ins = [] if const_data else [_vi("data", np.float32, _dims(data_shape, dynamic))]
+                inits = [numpy_helper.from_array(data, "data")] if const_data else []
                 iname = "indices"
                 if const:
                     inits.append(numpy_helper.from_array(safe if oor else idx, "indices"))
@@ -144,7 +144,7 @@ def gather_scenarios():
                              helper.make_node("GatherND", ["data", "idx1"], ["y"], batch_dims=batch_dims)]
                 return _onnx_model(nodes, ins, inits)
 
-            feeds = {"data": data}
+            feeds = {} if const_data else {"data": data}
             if not const:
                 feeds["indices"] = idx
             note = "native runs the same shape with in-range indices (ONNX Gather raises out of range)" if oor else ""
@@ -158,6 +158,10 @@ def gather_scenarios():
         consts=(False,))
     add("embedding-oor-pad0", "as embedding-oor, row 0 a zero padding row (out-of-range rows zeroed by a Mul)",
         [32000, 768], [8, 512], 0, oor=True, consts=(False,), zero_row0=True)
+    add("embedding-table", "as embedding, the table a constant (an LLM's: no check, no If)", [32000, 768], [8, 512], 0,
+        consts=(False,), const_data=True)
+    add("embedding-table-step", "a constant table [32000,768] f32, one id (a decoding step)", [32000, 768], [1, 1], 0,
+        consts=(False,), const_data=True)
     add("channels", "[16,256,28,28] f32, 128 indices, axis 1", [16, 256, 28, 28], [128], 1)
     add("batched", "[?,512,768]=[16,..] f32 (const: [16,512,768]), ids [16,128], axis 1, batch_dims 1",
         [16, 512, 768], [16, 128], 1, batch_dims=1, dynamic=1, const_static=True)
@@ -278,7 +282,7 @@ def broadcast_scenarios():
                 nodes.append(helper.make_node("Expand", [src, "target_shape"], ["y"]))
                 return _onnx_model(nodes, ins, inits)
 
-            feeds = {"data": data}
+            feeds = {} if const_data else {"data": data}
             if not const:
                 feeds["target_shape"] = target
             out.append(Scenario("Broadcast", name, what, const, ov_model, native, feeds,

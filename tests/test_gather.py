@@ -3,7 +3,7 @@ against OpenVINO's reference, on random cases, the shared vectors and the spec."
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import onnx_ext
@@ -53,6 +53,38 @@ def _check_against_openvino(ov_reference, data, indices, axis, batch_dims, const
 def test_gather_matches_openvino(ov_reference, case):
     data, indices, axis, batch_dims, const = case
     _check_against_openvino(ov_reference, data, indices, axis, batch_dims, const)
+
+
+@st.composite
+def table_cases(draw):
+    """A constant table (an embedding's), indices at run time: any spread, the index types' extremes."""
+    rank = draw(st.integers(1, 3))
+    shape = draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank))
+    axis = draw(st.integers(0, rank - 1))
+    n = shape[axis]
+    idx_dtype = draw(st.sampled_from([np.int32, np.int64]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    spread = draw(st.sampled_from([0, 1, 3]))
+    indices = rng.integers(-n - spread, max(n, 1) + spread, draw(st.lists(st.integers(0, 3), max_size=2)))
+    indices = indices.astype(idx_dtype)
+    if draw(st.booleans()) and indices.size:  # i + n and the Clip near the type's limits
+        info = np.iinfo(idx_dtype)
+        indices.reshape(-1)[0] = draw(st.sampled_from([info.min, info.max, info.min + n, info.max - n]))
+    axis_value = axis - rank if draw(st.booleans()) else axis
+    return _values(rng, shape, draw(st.sampled_from(DATA_TYPES))), indices, np.array(axis_value, np.int64)
+
+
+@settings(max_examples=30)
+@given(table_cases())
+def test_gather_constant_table_matches_openvino(ov_reference, case):
+    # A constant table gets the ``table_`` body (a zero row appended, no check, no If) whatever the indices.
+    data, indices, axis = case
+    model = one_node_model("Gather", [data, indices, axis], {}, const=[True, False, True],
+                           out_rank=data.ndim + indices.ndim - 1)
+    node = model.graph.node[0]
+    assert node.overload == f"table_axis{int(axis) % data.ndim}_n{data.shape[int(axis)]}_i{indices.itemsize * 8}"
+    assert "If" not in {n.op_type for f in model.functions if f.overload == node.overload for n in f.node}
+    _check_against_openvino(ov_reference, data, indices, axis, 0, [True, False, True])
 
 
 @pytest.mark.parametrize("vector", load_vectors("Gather"), ids=lambda v: v["test_name"])

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import onnx_ext
 from helpers import DATA_TYPES, random_values as _values, assert_same, bits, feeds_of, one_node_model, run_three_ways
 from helpers import optimised_op_types
-from onnx_ext.ops.gather import SPEC, OnAxis, gather_reference
+from onnx_ext.ops.gather import SPEC, OnAxis, OnTable, gather_reference
 
 @st.composite
 def cases(draw):
@@ -109,6 +109,31 @@ def test_overload_names_round_trip(name, parsed):
     assert OnAxis(*parsed).name == name
     assert name in SPEC.bodies
     assert SPEC.function_proto(name).overload == name
+
+
+@pytest.mark.parametrize("name, parsed", [("table_axis0_n32000_i32", (0, 32000, "i32")),
+                                          ("table_axis2_n0_i64", (2, 0, "i64"))])
+def test_table_overload_names_round_trip(name, parsed):
+    assert SPEC.bodies.overload(name) == OnTable(*parsed)
+    assert OnTable(*parsed).name == name
+    assert SPEC.function_proto(name).overload == name
+
+
+@pytest.mark.parametrize("name", ["table_axism1_n3_i64", "table_axis0_n3", "table_axis0_n3_i16", "table_axis0_i64",
+                                  "table_axis0_n2147483648_i32", "table_axis0_n03_i32"])
+def test_unknown_table_overload_names_are_refused(name):
+    assert name not in SPEC.bodies
+
+
+def test_constant_table_runs_index_arithmetic_and_one_gather(tmp_path):
+    # The zero row is appended once, at load (the Concat folded); per call: Less, Add, Where, Clip, Gather.
+    data = np.arange(24, dtype=np.uint8).reshape(6, 4)
+    inputs = [data, np.array([[0, 5, -6, 6, -7, 2**31 - 1, -2**31]], np.int32), np.array(0, np.int64)]
+    model = one_node_model("Gather", inputs, {}, const=[True, False, True], out_rank=3)
+    assert model.graph.node[0].overload == "table_axis0_n6_i32"
+    assert sorted(optimised_op_types(model, tmp_path)) == ["Add", "Clip", "Gather", "Less", "Where"]
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, gather_reference(*inputs), how)
 
 
 @pytest.mark.parametrize("name", ["axis", "axis-1", "axism0", "axis01", "batch0_axis0", "batch1_axis2", "axis1_n",

@@ -112,3 +112,84 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
     for got, want in zip(run[1][1:], run[0][1:]):  # the caches
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
         assert got.shape == (batch, KV, past + new, D)
+
+
+def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The attention block with its ``bias`` built from ``attention_mask`` as the IR's translation writes
+    transformers' sdpa mask: the domain's Range-4 and Gather-8 (kv and query positions, the padding rows
+    gathered from the flattened bool mask at ``kv_idx + batch_idx * width``), LessOrEqual, And, Where."""
+    import onnx_ext
+
+    n, ext = helper.make_node, onnx_ext.make_node
+    i32 = {k: numpy_helper.from_array(np.array(v, np.int32), k) for k, v in
+           (("i32_0", 0), ("i32_1", 1), ("i32_m1", [-1]))}
+    i64 = {k: numpy_helper.from_array(np.array(v, np.int64), k) for k, v in
+           (("s0", 0), ("s1", 1), ("ax0", [0]), ("ax1", [1]), ("ax2", [2]), ("ax3", [3]), ("m1", [-1]))}
+    others = [numpy_helper.from_array(np.array(True), "true"), numpy_helper.from_array(np.array(0, np.float32), "f0"),
+              numpy_helper.from_array(np.array(-65504, np.float32), "fmin")]
+    nodes = [n("Shape", ["attention_mask"], ["mshape"]), n("Shape", ["input_ids"], ["ishape"]),
+             n("Gather", ["mshape", "s1"], ["width"]), n("Gather", ["ishape", "s1"], ["ilen"]),
+             n("Sub", ["width", "ilen"], ["past"]), n("Shape", ["x"], ["xshape"]),
+             ext("Gather", ["xshape", "s1", "s0"], ["q"]), ext("Gather", ["xshape", "s0", "s0"], ["batch"]),
+             n("Add", ["past", "q"], ["total"]),
+             ext("Range", ["i32_0", "total", "i32_1"], ["kv"], output_type=TensorProto.INT64),
+             n("Unsqueeze", ["kv", "ax0"], ["kv1"]), n("Unsqueeze", ["kv1", "ax1"], ["kv2"]),
+             n("Unsqueeze", ["kv2", "ax2"], ["kv4"]),
+             ext("Range", ["i32_0", "q", "i32_1"], ["qr"], output_type=TensorProto.INT64),
+             ext("Range", ["past", "total", "i32_1"], ["cache_positions"], output_type=TensorProto.INT64),
+             ext("Gather", ["cache_positions", "s0", "s0"], ["first"]), n("Add", ["qr", "first"], ["qpos"]),
+             n("Unsqueeze", ["qpos", "ax0"], ["qp1"]), n("Unsqueeze", ["qp1", "ax1"], ["qp2"]),
+             n("Unsqueeze", ["qp2", "ax3"], ["qpos4"]),
+             n("LessOrEqual", ["kv4", "qpos4"], ["causal"]), n("And", ["true", "causal"], ["causal1"]),
+             n("Cast", ["attention_mask"], ["mb"], to=TensorProto.BOOL), n("Shape", ["mb"], ["mbs"]),
+             n("Cast", ["mbs"], ["mbs32"], to=TensorProto.INT32),
+             n("ReduceProd", ["mbs32", "ax0"], ["size"], keepdims=1), n("Concat", ["size", "i32_m1"], ["flat_shape"], axis=0),
+             n("Cast", ["flat_shape"], ["flat_shape64"], to=TensorProto.INT64), n("Reshape", ["mb", "flat_shape64"], ["flat"]),
+             ext("Range", ["i32_0", "batch", "i32_1"], ["br"], output_type=TensorProto.INT64),
+             n("Unsqueeze", ["br", "ax1"], ["b1"]), n("Unsqueeze", ["b1", "ax2"], ["b2"]),
+             n("Unsqueeze", ["b2", "ax3"], ["b4"]),
+             n("Cast", ["kv4"], ["kv32"], to=TensorProto.INT32), n("Cast", ["b4"], ["b32"], to=TensorProto.INT32),
+             n("Split", ["mbs32"], ["rows", "cols"], axis=0, num_outputs=2), n("Mul", ["b32", "cols"], ["offsets"]),
+             n("Add", ["kv32", "offsets"], ["index"]), ext("Gather", ["flat", "index", "i32_0"], ["picked"]),
+             n("Reshape", ["picked", "m1"], ["picked1"]), n("Shape", ["index"], ["ixs"]),
+             n("Cast", ["ixs"], ["ixs32"], to=TensorProto.INT32), n("Cast", ["ixs32"], ["ixs64"], to=TensorProto.INT64),
+             n("Reshape", ["picked1", "ixs64"], ["padding"], allowzero=1), n("And", ["causal1", "padding"], ["allowed"]),
+             n("Where", ["allowed", "f0", "fmin"], ["bias"])]
+    graph = model.graph
+    inputs = [v for v in graph.input if v.name != "bias"]
+    out = helper.make_graph(nodes + list(graph.node), graph.name, inputs, graph.output,
+                            list(graph.initializer) + list(i32.values()) + list(i64.values()) + others)
+    return onnx_ext.attach_functions(helper.make_model(out, opset_imports=list(model.opset_import),
+                                                       ir_version=model.ir_version))
+
+
+@pytest.mark.parametrize("batch, past, new, pad", [(2, 0, 6, 2), (3, 6, 1, 3), (1, 4, 3, 0)])
+def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
+    """The IR's mask once the attention is fused: the padding rows are the mask unsqueezed, the first cache
+    position a Where, the Ranges ONNX Ranges; no domain Range or Gather left, the same bias as the domain's."""
+    model = _with_ir_mask(_attention_block())
+    fused, _, report = fuse_for_onnxruntime(model)
+    assert report.counts["attention mask"] == 5  # the padding rows, the first position, the 3 Ranges left
+    left = sorted(n.overload for n in fused.graph.node if n.domain == "org.openvinotoolkit.onnx_ext")
+    assert left == ["axis0_n3_inrange"], left  # the length from a shape (a plain Gather in onnxruntime)
+    feeds = _feeds(batch, past, new, pad=pad, rng=np.random.default_rng(past))
+    del feeds["bias"]
+    mask = feeds["attention_mask"]
+    mask[-1, -2] = 0  # a hole: any padding
+    total = past + new
+    allowed = (np.arange(total)[None, :] <= np.arange(past, total)[:, None])[None] & (mask[:, None, :] != 0)
+    want = np.where(allowed, 0, -65504).astype(np.float32)[:, None]
+    for m in (model, fused):
+        assert np.array_equal(_bias_of(m, feeds), want)
+    sessions = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]) for m in (model, fused)]
+    (unfused_y,), (fused_y,) = (s.run(["y"], feeds) for s in sessions)
+    valid = allowed.any(axis=-1)  # rows that attend to something
+    np.testing.assert_allclose(fused_y[valid], unfused_y[valid], rtol=1e-5, atol=1e-5)
+
+
+def _bias_of(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
+    """The value of ``bias`` (the mask the attention reads) in ``model``, as an extra output."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    model.graph.output.append(helper.make_tensor_value_info("bias", TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(["bias"], feeds)[0]

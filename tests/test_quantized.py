@@ -21,6 +21,8 @@ import openvino.opset13 as ops  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file  # noqa: E402
+from helpers import bits  # noqa: E402
+from onnx_ext.domain import DOMAIN  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, run_onnx  # noqa: E402
 from real_models.cache import cache_dir  # noqa: E402
 
@@ -345,14 +347,40 @@ def test_compressed_embedding_gather(wtype, zero_point, tmp_path):
     else:  # nothing dequantized but the rows gathered
         assert "DequantizeLinear" not in _ops(model) and {"Gather", "Mul"} <= _ops(model)
         assert {"u8": "UINT8", "i8": "INT8"}[wtype] in _initializer_types(model)
+        # the tables are constants: Gather-8 without a check or an If (out-of-range rows read a zero row)
+        overloads = {n.overload for n in model.graph.node if n.op_type == "Gather" and n.domain == DOMAIN}
+        assert overloads and all(o.startswith("table_axis0_n50_") for o in overloads), overloads
     feeds = [rng.integers(0, 50, (2, 7)).astype(np.int64)]
+    feeds[0][1, :5] = [-1, -50, 50, -51, 2**40]  # from the end; out of range: zero rows (OpenVINO's reference)
+    bad = (feeds[0] < -50) | (feeds[0] >= 50)
     got = run_onnx(model, feeds)[0]
+    reference = evaluate_ir(xml, feeds)[0]
+    assert np.array_equal(bits(got[bad]), bits(reference[bad])) and not reference[bad].any()
     if wtype == "u4":  # as OpenVINO's reference: each product rounded to the scale's f16
-        want = evaluate_ir(xml, feeds)[0]
-        np.testing.assert_array_equal(got, weights[feeds[0]])
-    else:  # 8-bit rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md)
+        np.testing.assert_array_equal(got[~bad], weights[feeds[0][~bad]])
+        want = reference
+    else:  # 8-bit rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md); its rows of
+        # out-of-range indices are not zeros (memory past the table): compared with the reference above
         want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
+        want[bad] = reference[bad]
     assert_close(got, want, "embedding rows", ulps=0)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_constant_table_gather(tied, tmp_path):
+    """An f32 embedding table gets Gather-8's ``table_`` body (a copy with a zero row, made at load): not when
+    the lm_head reads the same table (tied), which memory would hold twice; both as OpenVINO's reference."""
+    rng = np.random.default_rng(17)
+    table = ops.constant(rng.standard_normal((50, 16)).astype(np.float32))
+    ids = ops.parameter([-1, -1], np.int64, name="ids")
+    rows = ops.gather(table, ids, ops.constant(np.int64(0)))
+    head = table if tied else ops.constant(rng.standard_normal((50, 16)).astype(np.float32))
+    xml = _save(ov.Model([ops.matmul(rows, head, False, True)], [ids], "embedding"), tmp_path)
+    model = convert(xml)
+    (gather,) = [n for n in model.graph.node if n.op_type == "Gather" and n.domain == DOMAIN]
+    assert gather.overload == ("axis0_n50_zf" if tied else "table_axis0_n50_i64")
+    feeds = [np.array([[3, -1, 50, -51, 49, 0]], np.int64)]
+    assert_close(run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0], "logits", ulps=4, atol=1e-5)  # f32 sums
 
 
 def test_non_integer_zero_point_stays_layer_by_layer(tmp_path):

@@ -26,6 +26,9 @@ onnx_ir passes, in this order:
   nothing but the attention and onnxruntime-genai can hand them in as preallocated buffers
   (``past_present_share_buffer``). onnxruntime's kernel takes a step of several tokens after a past at
   batch 1 only (a prompt, then one token a step, as generation runs, is any batch);
+- then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
+  unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
+  ``_simplify_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
@@ -323,6 +326,173 @@ def _read_length_from_mask(graph: ir.Graph, shape: ir.Node, mask: ir.Value, ids:
     graph.remove(shape, safe=True)
 
 
+# --- the IR's attention mask: fewer kernels per step ----------------------------------------------------------
+#
+# The mask the IR builds from ``attention_mask`` (transformers' sdpa mask, once per step) runs the domain's
+# Gather-8 and Range-4 functions, each a few checks and an If. Once the attention is GroupQueryAttention, the
+# graph is onnxruntime's only (no other runtime reads it), and three of them have a plain form, exact for the
+# inputs an LLM takes (``attention_mask`` [batch, past + length], ``input_ids`` [batch, length]):
+# - the padding rows, ``mask[batch_idx, kv_idx]`` gathered from the flattened bool mask at
+#   ``kv_idx + batch_idx * width`` for batch_idx = Range(0, batch), kv_idx = Range(0, past + length), are the
+#   mask itself: ``Unsqueeze(mask, [1, 2])`` (every index in range: Gather-8's zeros never occur);
+# - the first element of a Range(start, stop, 1) (``Gather(Range(past, total, 1), 0)``): start when the range
+#   is not empty, else (Gather-8 out of range) 0: ``Where(start < stop, start, 0)``;
+# - Range-4(0, stop, 1) on integers to int64: ONNX Range, exact in onnxruntime (its count, stop - 0 in int64
+#   then in double, is exact below 2^53 elements, more than memory holds; empty for stop <= 0, as Range-4).
+
+
+def _simplify_attention_mask(graph: ir.Graph) -> int:
+    """The three rewrites above, where they fit; how many."""
+    done = 0
+    for node in list(graph):
+        if node.graph is None or node.domain != EXT_DOMAIN:
+            continue
+        if node.op_type == "Gather":
+            done += _padding_rows(graph, node) or _first_of_range(graph, node)
+    for node in list(graph):
+        if node.graph is not None and node.domain == EXT_DOMAIN and node.op_type == "Range":
+            done += _plain_range(graph, node)
+    return done
+
+
+def _producer(value: ir.Value | None, op_type: str, domain: str = "") -> ir.Node | None:
+    node = value.producer() if value is not None else None
+    return node if node is not None and node.op_type == op_type and node.domain == domain else None
+
+
+def _through_casts(value: ir.Value) -> ir.Value:
+    """``value`` before the Casts to i32 or i64 that made it (shapes and indices)."""
+    while (cast := _producer(value, "Cast")) is not None and cast.attributes.get_int("to") in _INTS:
+        value = cast.inputs[0]
+    return value
+
+
+_INTS = (ir.DataType.INT32, ir.DataType.INT64)
+
+
+def _integer_range(r: ir.Node | None) -> bool:
+    """A Range-4 of i32/i64 inputs to int64 (the types its overload's name says: the graph's values between
+    the domain's nodes have none)."""
+    from onnx_ext.ops.range import FastRange
+
+    record = FastRange.decode(r.overload) if r is not None else None
+    return record is not None and record.output.ov == "i64" and \
+        all(t.ov in ("i32", "i64") for t in (record.start, record.stop, record.step))
+
+
+def _matrix(mask: ir.Value) -> bool:
+    """``mask`` is 2-D: declared, or a Cast of a 2-D value (``attention_mask``)."""
+    cast = _producer(mask, "Cast")
+    return _rank(mask) == 2 or (cast is not None and _rank(cast.inputs[0]) == 2)
+
+
+def _gather_on_axis0(node: ir.Node) -> bool:
+    return len(node.inputs) == 3 and _ints(node.inputs[2]) == [0] and node.attributes.get_int("batch_dims", 0) == 0
+
+
+def _counting_range(value: ir.Value, position: int) -> ir.Value | None:
+    """The stop of ``Range-4(0, stop, 1)`` that ``value`` is, unsqueezed to rank 4 with its dim at ``position``."""
+    rank, at = 4, position
+    while (unsqueeze := _producer(value, "Unsqueeze")) is not None:
+        axes = _ints(unsqueeze.inputs[1])
+        if axes is None or len(axes) != 1:
+            return None
+        axis = axes[0] % rank
+        if axis == at:
+            return None
+        at -= axis < at
+        rank -= 1
+        value = unsqueeze.inputs[0]
+    r = _producer(value, "Range", EXT_DOMAIN)
+    if rank != 1 or at != 0 or r is None or _ints(r.inputs[0]) != [0] or _ints(r.inputs[2]) != [1]:
+        return None
+    return r.inputs[1]
+
+
+def _padding_rows(graph: ir.Graph, gather: ir.Node) -> int:
+    """``Reshape(Reshape(Gather-8(Reshape(mask, [-1, 1]), kv_idx + batch_idx * width), [-1]), Shape(index))``
+    -> ``Unsqueeze(mask, [1, 2])`` for a 2-D mask, kv_idx and batch_idx counting ranges as [1, 1, 1, W] and
+    [B, 1, 1, 1], width = dim 1 of the mask."""
+    flat, index = gather.inputs[0], gather.inputs[1]
+    reshape = _producer(flat, "Reshape")
+    if not _gather_on_axis0(gather) or reshape is None:
+        return 0
+    mask = reshape.inputs[0]
+    concat = _producer(_through_casts(reshape.inputs[1]), "Concat")
+    prod = _producer(concat.inputs[0], "ReduceProd") if concat is not None and len(concat.inputs) == 2 else None
+    if not _matrix(mask) or prod is None or _ints(concat.inputs[1]) != [-1] or \
+            _producer(_through_casts(prod.inputs[0]), "Shape") is None or \
+            _through_casts(prod.inputs[0]).producer().inputs[0] is not mask or _ints(prod.inputs[1]) != [0]:
+        return 0
+    add = _producer(index, "Add")
+    if add is None:
+        return 0
+    for kv, scaled in (add.inputs, reversed(add.inputs)):
+        mul = _producer(_through_casts(scaled), "Mul")
+        if mul is None or _counting_range(_through_casts(kv), 3) is None:
+            continue
+        for rows, width in (mul.inputs, reversed(mul.inputs)):
+            split = _producer(width, "Split")
+            shape = _producer(_through_casts(split.inputs[0]), "Shape") if split is not None else None
+            if _counting_range(_through_casts(rows), 0) is not None and shape is not None and \
+                    shape.inputs[0] is mask and len(split.outputs) == 2 and width is split.outputs[1] and \
+                    split.attributes.get_int("axis", 0) == 0 and len(split.inputs) == 1:
+                return _replace_padding_rows(graph, gather, mask, index)
+    return 0
+
+
+def _replace_padding_rows(graph: ir.Graph, gather: ir.Node, mask: ir.Value, index: ir.Value) -> int:
+    uses = list(gather.outputs[0].uses())
+    first = uses[0].node if len(uses) == 1 else None
+    if first is None or first.op_type != "Reshape" or _ints(first.inputs[1]) != [-1]:
+        return 0
+    uses = list(first.outputs[0].uses())
+    last = uses[0].node if len(uses) == 1 else None
+    shape = _producer(_through_casts(last.inputs[1]), "Shape") if last is not None and last.op_type == "Reshape" \
+        else None
+    if shape is None or shape.inputs[0] is not index or shape.attributes:
+        return 0
+    axes = ir.Value(name=f"{gather.name}/rows_axes", const_value=ir.tensor(np.array([1, 2], np.int64)))
+    graph.register_initializer(axes)
+    rows = ir.node("Unsqueeze", [mask, axes])
+    graph.insert_before(last, rows)
+    last.outputs[0].replace_all_uses_with(rows.outputs[0])
+    for node in (last, first, gather):
+        graph.remove(node, safe=True)
+    return 1
+
+
+def _first_of_range(graph: ir.Graph, gather: ir.Node) -> int:
+    """``Gather-8(Range-4(start, stop, 1), 0)`` (a scalar index) on integers -> ``Where(start < stop, start, 0)``."""
+    r = _producer(gather.inputs[0], "Range", EXT_DOMAIN)
+    if not _integer_range(r) or not _gather_on_axis0(gather) or _ints(gather.inputs[1]) != [0] or \
+            gather.inputs[1].const_value.numpy().ndim != 0 or _ints(r.inputs[2]) != [1]:
+        return 0
+    zero = ir.Value(name=f"{gather.name}/empty", const_value=ir.tensor(np.array(0, np.int64)))
+    graph.register_initializer(zero)
+    start, stop = (ir.node("Cast", [v], attributes={"to": ir.DataType.INT64}) for v in r.inputs[:2])
+    less = ir.node("Less", [start.outputs[0], stop.outputs[0]])
+    first = ir.node("Where", [less.outputs[0], start.outputs[0], zero])
+    graph.insert_before(gather, [start, stop, less, first])
+    gather.outputs[0].replace_all_uses_with(first.outputs[0])
+    graph.remove(gather, safe=True)
+    if not r.outputs[0].uses():
+        graph.remove(r, safe=True)
+    return 1
+
+
+def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
+    """``Range-4(0, stop, 1)`` on i32/i64 to int64 -> ONNX ``Range`` in int64 (stop - 0 cannot overflow)."""
+    if not _integer_range(r) or _ints(r.inputs[2]) != [1] or _ints(r.inputs[0]) != [0]:
+        return 0
+    casts = [ir.node("Cast", [v], attributes={"to": ir.DataType.INT64}) for v in r.inputs]
+    plain = ir.node("Range", [c.outputs[0] for c in casts])
+    graph.insert_before(r, [*casts, plain])
+    r.outputs[0].replace_all_uses_with(plain.outputs[0])
+    graph.remove(r, safe=True)
+    return 1
+
+
 # --- linear layers on one input -> one MatMul / MatMulNBits ---------------------------------------------
 
 
@@ -454,7 +624,8 @@ def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol])
 #: The ops the rewrites emit.
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
-             "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity")
+             "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity",
+             "Unsqueeze", "Less", "Where")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
@@ -507,6 +678,7 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.Model
         ir_model.functions.update(functions)
     if report.counts["GroupQueryAttention"]:
         report.shared_cache_buffers = _share_cache_buffers(ir_model.graph)
+        report.counts["attention mask"] = _simplify_attention_mask(ir_model.graph)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
     if not report.total:
         return model, list(weights), report

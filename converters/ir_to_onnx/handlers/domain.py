@@ -11,7 +11,7 @@ from onnx_ext.model import ir_node
 from onnx_ext.ops import broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
 
 from .. import attributes as attr
-from ..context import Context, Value
+from ..context import LARGE_INITIALIZER_BYTES, Context, Value
 from ..registry import op_version, translator
 
 
@@ -28,7 +28,19 @@ def gather(ctx: Context, layer) -> None:
     version = op_version(layer)
     batch_dims = 0 if version == 1 else attr.integer(ctx, layer, "batch_dims", 0)
     values = [ctx.input(i) for i in range(3)]
+    data = values[0]
+    if data.const is not None and data.const.nbytes >= LARGE_INITIALIZER_BYTES and _read_elsewhere(ctx, 0):
+        # Gather-8's body for a constant table holds a copy of it with a zero row (made at load): not of a
+        # table another layer reads too (an embedding tied to the lm_head), which memory would then hold twice
+        values[0] = Value(data.name, data.type, data.shape)
     domain_node(ctx, "Gather", values, [ctx.out(0)], batch_dims=batch_dims, version=version)
+
+
+def _read_elsewhere(ctx: Context, i: int) -> bool:
+    """Whether the output that input i of the layer reads feeds another layer's input too."""
+    port = (ctx.layer.id, ctx.layer.inputs[i].id)
+    src = next((e.from_layer, e.from_port) for e in ctx.ir.edges if (e.to_layer, e.to_port) == port)
+    return sum((e.from_layer, e.from_port) == src for e in ctx.ir.edges) > 1
 
 
 @translator("Range", since=1, emits=("onnx_ext.Range",))

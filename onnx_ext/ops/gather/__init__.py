@@ -15,9 +15,10 @@ import numpy as np
 from ...errors import OpAttributeError, OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand, require_version
 from .bodies import HELPERS, BatchedRanked, Gather, PlainRanked, gather_plain
-from .on_axis import OnAxis
+from .on_axis import OnAxis, OnTable
 
-__all__ = ["SPEC", "VERSIONS", "BatchedRanked", "Gather", "OnAxis", "PlainRanked", "gather_reference", "output_dims"]
+__all__ = ["SPEC", "VERSIONS", "BatchedRanked", "Gather", "OnAxis", "OnTable", "PlainRanked", "gather_reference",
+           "output_dims"]
 
 VERSIONS = (1, 7, 8)
 #: Data types whose out-of-range rows a Mul by a 0/1 mask zeroes (see OnAxis).
@@ -136,6 +137,11 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     if n is not None and indices.value is not None and np.all((-n <= indices.value) & (indices.value < n)):
         zero = "inrange"
     b = attrs["batch_dims"]
+    if b == 0 and zero != "inrange" and data.value is not None and n is not None and a >= 0:
+        # a constant table (an embedding): one Gather, no If
+        table = OnTable(a, n, indices.type.ov)
+        if table.valid():
+            return table.name
     if b == 0:
         return OnAxis(0, a, n, zero).name
     if b < 0:
@@ -157,7 +163,7 @@ SPEC = OpSpec(
     select_body=select_body,
     output_type=lambda attrs, operands: operands[0].type,
     output_shape=output_shape,
-    bodies=Bodies(Gather, {"plain": gather_plain, "batched": Gather}, [OnAxis, PlainRanked, BatchedRanked]),
+    bodies=Bodies(Gather, {"plain": gather_plain, "batched": Gather}, [OnAxis, OnTable, PlainRanked, BatchedRanked]),
     helpers=HELPERS,
     public=Gather,
     reference=gather_reference,

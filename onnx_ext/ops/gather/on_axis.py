@@ -195,3 +195,35 @@ def _row0_times_zero_is_plus_zero(b: BodyBuilder, a: int) -> str:
     row0 = b("Cast", b("Slice", "data", b.const([0]), b.const([1]), b.const([a])), to=onnx.TensorProto.FLOAT)
     positive = b("Cast", b("Greater", b("Reciprocal", row0), b.const(0.0, np.float32)), to=onnx.TensorProto.INT32)
     return b("Equal", b("ReduceMin", positive, keepdims=0), b.const(1, np.int32))
+
+
+@dataclass(frozen=True)
+class OnTable(Overload):
+    """Gather-8(data: a constant, indices: ``i32`` or ``i64``, axis: the constant a >= 0; batch_dims 0), n = the
+    size of axis a.
+
+    No check and no If (an embedding's table, read once per step): the body appends a row of zeros to the data
+    on the axis, a Concat of constants that onnxruntime folds once, at load; it maps negative indices to i + n
+    and every index out of [-n, n-1] onto that row (Where, Clip to [-1, n]: -1 is the zero row too), and
+    gathers once. Right for data at run time as well (the Concat then runs at each call). The constants are
+    of the indices' type, which the name says (no Cast of the indices).
+    """
+
+    SPELLING = "table_axis{axis}_n{n}_{indices}"
+    axis: Annotated[int, NAT]
+    n: Annotated[int, NAT]
+    indices: Annotated[str, words(("i32", "i64"))]
+
+    def valid(self) -> bool:
+        return self.indices == "i64" or self.n < 2**31  # n in the indices' type
+
+    def build(self, g: BodyBuilder) -> str:
+        a, n = self.axis, self.n
+        dtype = np.int32 if self.indices == "i32" else np.int64
+        row_shape = g("Concat", g("Shape", "data", start=0, end=a), g.const([1]), g("Shape", "data", start=a + 1),
+                      axis=0)
+        table = g("Concat", "data", g("CastLike", g("ConstantOfShape", row_shape), "data"), axis=a)
+        # i + n for i < 0 (no overflow: n >= 0); the sum computed for i >= 0 too, and dropped by the Where
+        rows = g("Where", g("Less", "indices", g.const(0, dtype)), g("Add", "indices", g.const(n, dtype)), "indices")
+        rows = g("Clip", rows, g.const(-1, dtype), g.const(n, dtype))
+        return g("Gather", table, rows, axis=a)
