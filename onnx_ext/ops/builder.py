@@ -3,7 +3,7 @@ onnxscript cannot take as parameters (``BodyBuilder``), and the function it make
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -79,6 +79,33 @@ class BodyBuilder:
             out: str | None = None) -> str:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
+
+    def loop(self, name: str, count: str, body: BodyBuilder, iteration: str,
+             carried: Mapping[str, tuple[str, int, Sequence[int] | None]] | None = None,
+             scanned: Mapping[str, tuple[str, int]] | None = None) -> list[str]:
+        """A Loop of ``count`` (INT64 scalar) iterations of ``body`` (a ``branch()``; its graph ``{name}_block``),
+        which reads the iteration number as ``iteration`` and each carried value ``v`` as ``{name}_{v}_in`` and
+        writes it as ``{name}_{v}_out``. ``carried``: v -> (its initial value, element type, shape in the body or
+        None), in the order given (onnxscript orders a Loop's carried values by set iteration:
+        ``base._sort_loop_carried``); ``scanned``: the body's values stacked over the iterations, body output ->
+        (a name for the Loop's output, element type). The condition stays true (written here, last in the body).
+        Returns the Loop's outputs: the final carried values (``{name}_{v}_final``), then the stacked ones."""
+        carried, scanned, info = carried or {}, scanned or {}, onnx.helper.make_tensor_value_info
+        body("Identity", body.const(True, np.bool_), out=f"{name}_cond_out")
+        graph = onnx.helper.make_graph(
+            body.nodes, self.fresh(f"{name}_block"),
+            [info(iteration, onnx.TensorProto.INT64, []), info(f"{name}_cond_in", onnx.TensorProto.BOOL, []),
+             *(info(f"{name}_{v}_in", t, shape) for v, (_, t, shape) in carried.items())],
+            [info(f"{name}_cond_out", onnx.TensorProto.BOOL, None),
+             *(info(f"{name}_{v}_out", t, None) for v, (_, t, _) in carried.items()),
+             *(info(value, t, None) for value, (_, t) in scanned.items())])
+        outs = [self.fresh(f"{name}_{v}_final") for v in carried] + [self.fresh(hint) for hint, _ in scanned.values()]
+        # no carried value: a constant condition (onnxruntime's function inliner drops a trailing empty input,
+        # leaving a Loop of one input)
+        cond = "" if carried else self.const(True, np.bool_)
+        self.nodes.append(onnx.helper.make_node("Loop", [count, cond, *(init for init, _, _ in carried.values())],
+                                                outs, body=graph))
+        return outs
 
     def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str,
                  inputs: Sequence[str] | None = None) -> BuiltFunction:
