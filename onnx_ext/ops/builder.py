@@ -3,6 +3,7 @@ onnxscript cannot take as parameters (``BodyBuilder``), and the function it make
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -28,6 +29,14 @@ class BuiltFunction:
         return copy_function(self._proto)
 
 
+@dataclass(frozen=True)
+class Ref:
+    """An INT attribute of a node that takes the value of the function's attribute ``name`` at each call
+    (``g("Cast", x, to=Ref("classes_index_type"))``)."""
+
+    name: str
+
+
 class BodyBuilder:
     """Emits the nodes of a built body; ``branch()`` gives a builder for an If branch that
     shares the value names (unique across the function)."""
@@ -43,8 +52,16 @@ class BodyBuilder:
 
     def __call__(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
         out = out or self.fresh(op_type.lower())
-        self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
+        node = onnx.helper.make_node(op_type, list(inputs), [out],
+                                     **{k: v for k, v in attrs.items() if not isinstance(v, Ref)})
+        node.attribute.extend(onnx.AttributeProto(name=k, ref_attr_name=v.name, type=onnx.AttributeProto.INT)
+                              for k, v in attrs.items() if isinstance(v, Ref))
+        self.nodes.append(node)
         return out
+
+    def attribute(self, name: str) -> str:
+        """The function's INT attribute ``name`` as a Constant."""
+        return self("Constant", out=self.fresh(name), value_int=Ref(name))
 
     def call(self, fn, *inputs: str, outputs: int = 1) -> str | list[str]:
         """A call of the domain's function ``fn`` (a helper of the op's bodies): its output, or the list of its
