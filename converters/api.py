@@ -14,9 +14,10 @@ import onnx
 from onnx_ext.errors import OnnxExtError
 
 from .ir import IRModel
-from .model_folder import is_model_folder, quantization_conflict
+from .model_folder import is_model_folder
 from .verify.inputs import load_inputs
 from .verify import InputPolicy, VerifyError, VerifyReport, make_policy, save_ov_model, verify_files
+from .weight_options import WeightOptions
 
 
 class ConvertError(OnnxExtError):
@@ -72,10 +73,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``IRError`` is one), FileNotFoundError or another OSError.
     """
     dst = Path(dst)
-    conflict = quantization_conflict(contrib, int8_activations, requantize_int4)
-    if conflict:
-        raise ConvertError(conflict)
-    quantized = dict(int8_activations=int8_activations, requantize_int4=requantize_int4)
+    weight_options = WeightOptions(contrib, int8_activations, requantize_int4)
+    if weight_options.conflict():
+        raise ConvertError(weight_options.conflict())
     policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
                                    float_range=float_range, int_range=int_range)
     if verify and inputs is not None and isinstance(src, (str, Path)):
@@ -85,19 +85,19 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
         if is_ov_model(src):
             _check_dst(dst, ".onnx", "an openvino.Model")
             xml = save_ov_model(src, Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="onnx-ext-"))))
-            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options, contrib,
-                                    **quantized)
+            return _ir_to_onnx_file(xml, dst, "the openvino.Model", inline, external_data, verify, options,
+                                    weight_options)
         if not isinstance(src, (str, Path)):
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
         if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
-            return _folder(src, dst, inline, verify, contrib, **quantized)
+            return _folder(src, dst, inline, verify, weight_options)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
-            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options, contrib,
-                                    **quantized)
+            return _ir_to_onnx_file(src, dst, str(src), inline, external_data, verify, options,
+                                    weight_options)
         if direction == (".onnx", ".xml"):
             _check_dst(dst, ".xml", str(src))
             if inline:
@@ -135,14 +135,12 @@ def _inputs_for(src: Path, inputs):
             raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
                               f"{', '.join(t.name for t in declared)})")
     return feeds
-def _folder(src: Path, dst: Path, inline: bool, verify: bool, contrib: bool,
-            int8_activations: bool = False, requantize_int4: bool = False) -> Conversion:
-    from .model_folder import convert_folder
+def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: WeightOptions) -> Conversion:
+    from .model_folder import folder_conversion
 
     if verify:
         raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
-    done = convert_folder(src, dst, inline=inline, contrib=contrib, int8_activations=int8_activations,
-                          requantize_int4=requantize_int4)
+    done = folder_conversion(src, dst, inline, weight_options)
     return Conversion(str(src), dst, done.written, notes=done.notes)
 
 
@@ -168,12 +166,10 @@ def _onnx_to_ir_file(src: Path, dst: Path) -> None:
 
 
 def _ir_to_onnx_file(xml: Path, dst: Path, label: str, inline: bool, external_data, verify: bool,
-                     options: dict, contrib: bool = True, int8_activations: bool = False,
-                     requantize_int4: bool = False) -> Conversion:
+                     options: dict, weight_options: WeightOptions) -> Conversion:
     from .ir_to_onnx import convert_ir_file
 
-    convert_ir_file(xml, dst, inline=inline, external_data=external_data, contrib=contrib,
-                    int8_activations=int8_activations, requantize_int4=requantize_int4)
+    convert_ir_file(xml, dst, inline=inline, external_data=external_data, weight_options=weight_options)
     written = (dst,) + ((dst.with_name(dst.name + ".data"),) if dst.with_name(dst.name + ".data").exists() else ())
     report = _verified(written, verify_files, xml, dst, ir_label=label, **options) if verify else None
     return Conversion(label, dst, written, report)

@@ -268,12 +268,16 @@ def _convert(args) -> int:
     return _convert_batch(args, sources, dst, options)
 
 
+def _weight_options(args) -> dict:
+    """--no-contrib, --int8-activations, --requantize-int4 as ``convert``'s keywords (``WeightOptions``)."""
+    return dict(contrib=args.contrib, int8_activations=args.int8_activations, requantize_int4=args.requantize_int4)
+
+
 def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     from .api import convert
 
     start = time.perf_counter()
-    result = convert(src, dst, inline=args.inline, verify=args.verify, contrib=args.contrib,
-                    int8_activations=args.int8_activations, requantize_int4=args.requantize_int4, **options)
+    result = convert(src, dst, inline=args.inline, verify=args.verify, **_weight_options(args), **options)
     _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
@@ -284,8 +288,7 @@ def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
     from . import batch
 
     jobs = batch.plan(sources, dst, args.to)
-    settings = dict(inline=args.inline, verify=args.verify, contrib=args.contrib,
-                    int8_activations=args.int8_activations, requantize_int4=args.requantize_int4, **options)
+    settings = dict(inline=args.inline, verify=args.verify, **_weight_options(args), **options)
     n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
     outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet, details=args.verbose)
     failed = [o for o in outcomes if o.status == "failed"]

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
+from .weight_options import WeightOptions
+
 MODEL_XML = "openvino_model.xml"
 ONNX_NAME = "model.onnx"
 GENAI_CONFIG = "genai_config.json"
@@ -51,23 +53,18 @@ def is_model_folder(path) -> bool:
     return path.is_dir() and (path / MODEL_XML).is_file()
 
 
-def quantization_conflict(contrib: bool, int8_activations: bool, requantize_int4: bool) -> str | None:
-    """Why these IR -> ONNX options cannot go together (the API's and a folder's check), or None."""
-    if int8_activations and not contrib:
-        return "int8_activations runs onnxruntime's contrib op MatMulNBits: not with contrib=False"
-    if requantize_int4 and not int8_activations:
-        return "requantize_int4 goes with int8_activations (4-bit MatMulNBits at accuracy level 4)"
-    return None
-
-
 def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
                    int8_activations: bool = False, requantize_int4: bool = False) -> FolderConversion:
     """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module);
     ``int8_activations``: compressed weights with int8 activations, ``requantize_int4``: 8-bit linear layers
-    requantized to 4 bits (``convert_model``)."""
-    conflict = quantization_conflict(contrib, int8_activations, requantize_int4)
-    if conflict:
-        raise FolderError(conflict)
+    requantized to 4 bits (``WeightOptions``)."""
+    return folder_conversion(src, dst, inline, WeightOptions(contrib, int8_activations, requantize_int4))
+
+
+def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> FolderConversion:
+    """``convert_folder`` with its weight options as one record."""
+    if weight_options.conflict():
+        raise FolderError(weight_options.conflict())
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
     from .ir_to_onnx.fusions import fuse_for_onnxruntime
@@ -79,10 +76,9 @@ def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
                         why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
-    model, weights = convert_model(ir_model, inline=inline, contrib=contrib, int8_activations=int8_activations,
-                                   requantize_int4=requantize_int4)
+    model, weights = convert_model(ir_model, inline=inline, weight_options=weight_options)
     shared_buffer = False
-    if contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
+    if weight_options.contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
         model, weights, fusions = fuse_for_onnxruntime(model, weights)
         shared_buffer = fusions.shared_cache_buffers
     genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)

@@ -40,9 +40,14 @@ def openvino_extensions() -> list:
     return [ConversionExtension(name, DOMAIN, _converter(name)) for name in SPECS]
 
 
+def native_builder(op_type: str):
+    """(normalised attributes, OpenVINO inputs) -> the native OpenVINO node of the domain's op ``op_type``."""
+    return _BUILDERS.get(op_type) or SPECS[op_type].openvino
+
+
 def _converter(op_type: str):
     spec = SPECS[op_type]
-    build = _BUILDERS.get(op_type) or spec.openvino
+    build = native_builder(op_type)
 
     def convert(ctx):
         inputs = [ctx.get_input(i) for i in range(ctx.get_input_size())]

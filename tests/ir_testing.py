@@ -119,10 +119,11 @@ def evaluate_model_cpu(model, feeds: list[np.ndarray]) -> list[np.ndarray]:
     return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
-def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: dict):
-    """The op built with openvino's NodeFactory(opsetN): constants for ``const`` inputs, else Parameters."""
+def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: dict, spec: bool = False):
+    """The op built with openvino's NodeFactory(opsetN) (``spec``: by the domain op's OpSpec from its attributes,
+    ``ov_reference.native_node``): constants for ``const`` inputs, else Parameters."""
     import openvino as ov
-    from openvino.utils.node_factory import NodeFactory
+    from ov_reference import native_node
 
     args, params = [], []
     for value, is_const in zip(inputs, const):
@@ -133,8 +134,7 @@ def native_model(op: str, version: int, inputs: list, const: list[bool], attrs: 
             p = ov.opset8.parameter(list(value.shape), to_ov_tensor(value).element_type)
             params.append(p)
             args.append(p.output(0))
-    node = NodeFactory(f"opset{version}").create(op, args, attrs)
-    return ov.Model(node.outputs(), params, "native")
+    return ov.Model(native_node(op, version, args, attrs, spec).outputs(), params, "native")
 
 
 def domain_ops(model) -> list:

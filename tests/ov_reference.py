@@ -36,8 +36,7 @@ def _ov_type(ov, dtype):
 
 
 
-def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: dict):
-    from openvino.utils.node_factory import NodeFactory
+def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: dict, spec: bool = False):
     import openvino.opset8 as ops
 
     args, feeds, params = [], [], []
@@ -49,16 +48,28 @@ def _build(ov, op: str, version: int, inputs: list, const: list[bool], attrs: di
             args.append(param.output(0))
             feeds.append(value)
             params.append(param)
-    node = NodeFactory(f"opset{version}").create(op, args, attrs)
-    return node, feeds, params
+    return native_node(op, version, args, attrs, spec), feeds, params
 
 
-def _evaluate(op, version, inputs, const, attrs, device="reference"):
+def native_node(op: str, version: int, args: list, attrs: dict, spec: bool = False):
+    """OpenVINO's ``op``-``version`` of ``attrs``; ``spec``: ``attrs`` are the domain op's (ONNX) attributes,
+    and the domain's builder makes the node (``onnx_ext.openvino.native_builder``, as ONNX -> IR does)."""
+    if spec:
+        from onnx_ext.openvino import native_builder
+        from onnx_ext.ops import SPECS
+
+        return native_builder(op)(SPECS[op].normalize(attrs), args)
+    from openvino.utils.node_factory import NodeFactory
+
+    return NodeFactory(f"opset{version}").create(op, args, attrs)
+
+
+def _evaluate(op, version, inputs, const, attrs, device="reference", spec=False):
     import openvino as ov
 
     if device.lower() == "cpu":
-        return _compile_and_run(ov, op, version, inputs, const, attrs)
-    node, _, _ = _build(ov, op, version, inputs, const, attrs)
+        return _compile_and_run(ov, op, version, inputs, const, attrs, spec)
+    node, _, _ = _build(ov, op, version, inputs, const, attrs, spec)
     outs = []
     for i in range(node.get_output_size()):
         pshape = node.get_output_partial_shape(i)
@@ -70,9 +81,9 @@ def _evaluate(op, version, inputs, const, attrs, device="reference"):
     return [from_ov_tensor(t) for t in outs]
 
 
-def _compile_and_run(ov, op, version, inputs, const, attrs):
+def _compile_and_run(ov, op, version, inputs, const, attrs, spec=False):
     """The op alone on the CPU plugin at f32: the oracle of ops that have no reference ``evaluate``."""
-    node, feeds, params = _build(ov, op, version, inputs, const, attrs)
+    node, feeds, params = _build(ov, op, version, inputs, const, attrs, spec)
     model = ov.Model(node.outputs(), params, "op")
     compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
@@ -97,7 +108,8 @@ def _worker(conn):
 
 
 class OVReference:
-    """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs."""
+    """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs; ``spec=True``: attrs are
+    the domain op's, its OpSpec builds the node (``native_node``)."""
 
     def __init__(self):
         self._ctx = mp.get_context("spawn")
@@ -112,13 +124,13 @@ class OVReference:
         self._conn = parent
 
     def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None,
-                 device: str = "reference") -> list[np.ndarray]:
+                 device: str = "reference", spec: bool = False) -> list[np.ndarray]:
         """``device``: "reference" (``node.evaluate``) or "CPU"/"cpu" (the plugin at f32, for ops without
         evaluate)."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
         const = list(const) if const is not None else [False] * len(inputs)
-        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs, device))
+        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs, device, spec))
         try:
             status, payload = self._conn.recv()
         except (EOFError, ConnectionResetError):

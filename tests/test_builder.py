@@ -1,5 +1,5 @@
 """BodyBuilder.function: a built body takes the name, inputs, outputs and attributes of the op's general body,
-for ops of one output and of several."""
+for ops of one output and of several; BodyBuilder.loop: carried and stacked values, stacked values only."""
 
 import numpy as np
 import onnx
@@ -47,3 +47,28 @@ def test_a_count_of_outputs_other_than_the_ops_is_refused():
     g = BodyBuilder()
     with pytest.raises(ValueError, match="2 outputs built, the op has 1"):
         g.function([g("Neg", "x"), "x"], _like(["y"]), "two")
+
+
+def test_loop_carries_and_stacks_values():
+    g = BodyBuilder()
+    body = g.branch()
+    total = body("Add", "acc_sum_in", "x")
+    body("Identity", total, out="acc_sum_out")
+    body("Mul", total, body("Cast", "step", to=onnx.TensorProto.FLOAT), out="scaled")
+    final, stacked = g.loop("acc", g.const(4), body, "step", carried={"sum": ("x", onnx.TensorProto.FLOAT, [3])},
+                            scanned={"scaled": ("stacked", onnx.TensorProto.FLOAT)})
+    proto = g.function([final, stacked], _like(["final", "stacked"]), "loop").to_function_proto()
+    x = np.array([1, 2, 3], np.float32)
+    got_final, got_stacked = _run(proto, x)
+    assert np.array_equal(got_final, 5 * x)
+    assert np.array_equal(got_stacked, [(i + 2) * x * i for i in range(4)])
+
+
+def test_loop_of_stacked_values_only():
+    g = BodyBuilder()
+    body = g.branch()
+    body("Mul", "x", body("Cast", "step", to=onnx.TensorProto.FLOAT), out="scaled")
+    (stacked,) = g.loop("only", g.const(3), body, "step", scanned={"scaled": ("stacked", onnx.TensorProto.FLOAT)})
+    proto = g.function(stacked, _like(["y"]), "loop").to_function_proto()
+    x = np.array([1, 2, 3], np.float32)
+    assert np.array_equal(_run(proto, x)[0], [x * i for i in range(3)])

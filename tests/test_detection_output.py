@@ -16,19 +16,10 @@ from ml_dtypes import bfloat16
 from domain_ops import node_model, round_trip, run_three_ways
 from nms_testing import EXAMPLES, assert_rows, tied_scores
 from onnx_ext.ops import SPECS
-from onnx_ext.ops.detection_output import BOOLEANS
 from onnx_ext.ops.detection_output.reference import CENTER_SIZE, CORNER
 from test_schemas import bare_model, check_case, inferred_output
 
 SPEC = SPECS["DetectionOutput"]
-
-
-def ov_attrs(attrs: dict) -> dict:
-    full = SPEC.normalize(attrs)
-    out = {k: bool(v) if k in BOOLEANS else v for k, v in full.items() if k != "version"}
-    if full["version"] == 8:
-        del out["num_classes"]
-    return out
 
 
 def assert_detections(got, want, what: str, ulps: int = 4):
@@ -105,8 +96,8 @@ def check_onnx(inputs, attrs, const, known_shapes, want):
 @given(detection_cases())
 def test_detection_output_matches_openvino_cpu(ov_reference, case):
     inputs, attrs, const, known_shapes = case
-    (expected,) = ov_reference("DetectionOutput", attrs["version"], inputs, ov_attrs(attrs), const=const,
-                               device="CPU")
+    (expected,) = ov_reference("DetectionOutput", attrs["version"], inputs, attrs, const=const,
+                               device="CPU", spec=True)
     want = SPEC.reference(*inputs, **SPEC.normalize(attrs))
     assert_detections(want, expected.astype(want.dtype), "numpy reference", ulps=2)
     check_onnx(inputs, attrs, const, known_shapes, want)
@@ -253,7 +244,7 @@ def test_round_trip_gives_the_native_op_back(version, five, tmp_path):
     if version == 1:
         attrs["num_classes"] = c
     const = [False, False, True] + [False] * (len(inputs) - 3)
-    native = native_model("DetectionOutput", version, inputs, const, ov_attrs(attrs))
+    native = native_model("DetectionOutput", version, inputs, const, attrs, spec=True)
     _, again = round_trip(native, tmp_path, "DetectionOutput")
     model = onnx.load(tmp_path / "m.onnx")
     feeds = {i.name: v for i, v in zip(model.graph.input, [v for v, k in zip(inputs, const) if not k])}

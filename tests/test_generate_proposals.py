@@ -74,19 +74,12 @@ def check_onnx(op, inputs, attrs, want, batched):
             assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), f"{how} output {k}"
 
 
-def ov_attrs(spec, attrs):
-    full = spec.normalize(attrs)
-    if spec is GP:
-        full.update(normalized=bool(full["normalized"]), roi_num_type=INDEX_TYPES[full["roi_num_type"]])
-    return full
-
-
 @settings(max_examples=EXAMPLES)
 @given(st.booleans(), st.data())
 def test_generate_proposals_match_openvino_cpu(ov_reference, batched, data):
     inputs, attrs = data.draw(proposal_cases(batched))
     spec, op = (GP, "GenerateProposals") if batched else (ED, ED_NAME)
-    expected = ov_reference(op, 9 if batched else 6, inputs, ov_attrs(spec, attrs), device="CPU")
+    expected = ov_reference(op, 9 if batched else 6, inputs, attrs, device="CPU", spec=True)
     want = spec.run_reference(*inputs, **spec.normalize(attrs))
     atol = 8 * float(np.spacing(np.float32(np.abs(inputs[0]).max() * 2)))  # (the plugin fuses multiply-adds)
     assert_rows(want[0], expected[0], "numpy reference rois", exact=0, atol=atol)
@@ -196,7 +189,7 @@ def test_round_trip_gives_the_native_op_back(batched, tmp_path):
         attrs["min_size"] = 0.0
         inputs = [info[0], anchors.reshape(-1, 4), deltas[0], scores[0]]
     inputs = [np.asarray(v, np.float32) for v in inputs]
-    native = native_model(op, version, inputs, [False, True, False, False], ov_attrs(spec, attrs))
+    native = native_model(op, version, inputs, [False, True, False, False], attrs, spec=True)
     _, again = round_trip(native, tmp_path, op)
     model = onnx.load(tmp_path / "m.onnx")
     feeds = [inputs[0], inputs[2], inputs[3]]

@@ -19,12 +19,6 @@ from onnx_ext.ops.multiclass_nms import INDEX_TYPES
 SPEC = SPECS["MatrixNms"]
 
 
-def ov_attrs(attrs: dict) -> dict:
-    full = SPEC.normalize(attrs)
-    return dict(full, output_type=INDEX_TYPES[full["output_type"]], normalized=bool(full["normalized"]),
-                sort_result_across_batch=bool(full["sort_result_across_batch"]))
-
-
 @st.composite
 def matrix_cases(draw, plugin: bool = True):
     """(inputs, attrs). ``plugin``: within what OpenVINO's CPU plugin computes as the reference does: distinct
@@ -67,7 +61,7 @@ def test_matrix_nms_matches_openvino_cpu(ov_reference, case):
     check_onnx(inputs, attrs, want)
     if not want[2].sum():
         return  # (the plugin refuses an empty result: "Total number of boxes is less or equal than 0")
-    expected = ov_reference("MatrixNms", 8, inputs, ov_attrs(attrs), device="CPU")
+    expected = ov_reference("MatrixNms", 8, inputs, attrs, device="CPU", spec=True)
     # indices and counts exactly; decayed scores within an ulp (the plugin's build rounds the linear decay
     # differently now and then)
     assert np.array_equal(want[1], expected[1]) and np.array_equal(want[2], expected[2])
@@ -157,7 +151,7 @@ def test_round_trip_gives_the_native_op_back(tmp_path):
     attrs = dict(sort_result_type="score", sort_result_across_batch=1, output_type=onnx.TensorProto.INT32,
                  score_threshold=0.1, nms_top_k=20, keep_top_k=30, background_class=1, normalized=0,
                  decay_function="gaussian", gaussian_sigma=2.0, post_threshold=0.05)
-    native = native_model("MatrixNms", 8, inputs, [False, False], ov_attrs(attrs))
+    native = native_model("MatrixNms", 8, inputs, [False, False], attrs, spec=True)
     _, again = round_trip(native, tmp_path, "MatrixNms")
     model = onnx.load(tmp_path / "m.onnx")
     got = onnx_ext.run(model, {i.name: v for i, v in zip(model.graph.input, inputs)})

@@ -19,14 +19,6 @@ from onnx_ext.ops.multiclass_nms import INDEX_TYPES
 SPEC = SPECS["MulticlassNms"]
 
 
-def ov_attrs(attrs: dict) -> dict:
-    full = SPEC.normalize(attrs)
-    out = {k: v for k, v in full.items() if k != "version"}
-    out.update(output_type=INDEX_TYPES[full["output_type"]], normalized=bool(full["normalized"]),
-               sort_result_across_batch=bool(full["sort_result_across_batch"]))
-    return out
-
-
 def _boxes(rng, shape, scale, exact):
     corner = rng.random((*shape, 2)) * scale
     size = rng.random((*shape, 2)) * scale * 0.6
@@ -84,7 +76,7 @@ def check_onnx(inputs, attrs, want):
 @given(multiclass_cases())
 def test_multiclass_nms_matches_openvino_cpu(ov_reference, case):
     inputs, attrs = case
-    expected = ov_reference("MulticlassNms", attrs["version"], inputs, ov_attrs(attrs), device="CPU")
+    expected = ov_reference("MulticlassNms", attrs["version"], inputs, attrs, device="CPU", spec=True)
     want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
     for k, (w, e) in enumerate(zip(want, expected)):
         assert w.shape == e.shape and np.array_equal(w.astype(np.float64), e.astype(np.float64)), \
@@ -190,7 +182,7 @@ def test_round_trip_gives_the_native_op_back(version, per_class, tmp_path):
                   tied_scores(rng, (2, 3, 40), 16, (np.arange(3) / 64)[:, None])]
     attrs = dict(sort_result_type="classid", output_type=onnx.TensorProto.INT32, iou_threshold=0.5,
                  score_threshold=0.1, nms_top_k=20, keep_top_k=30, background_class=1, normalized=0, version=version)
-    native = native_model("MulticlassNms", version, inputs, [False] * len(inputs), ov_attrs(attrs))
+    native = native_model("MulticlassNms", version, inputs, [False] * len(inputs), attrs, spec=True)
     _, again = round_trip(native, tmp_path, "MulticlassNms")
     model = onnx.load(tmp_path / "m.onnx")
     got = onnx_ext.run(model, {i.name: v for i, v in zip(model.graph.input, inputs)})

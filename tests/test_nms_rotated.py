@@ -22,12 +22,6 @@ SPEC = SPECS["NMSRotated"]
 ANGLES = [0.0, np.pi / 2, -np.pi / 2, np.pi, np.pi / 4, -np.pi / 3]
 
 
-def ov_attrs(attrs: dict) -> dict:
-    full = SPEC.normalize(attrs)
-    return dict(sort_result_descending=bool(full["sort_result_descending"]), clockwise=bool(full["clockwise"]),
-                output_type=INDEX_TYPES[full["output_type"]])
-
-
 def rotated_boxes(rng, n: int, m: int, scale: float, degenerate: bool) -> np.ndarray:
     """[n, m, 5] boxes in clusters (each box near the one before it half the time), angles from ANGLES or any."""
     centre = rng.random((n, m, 2)) * scale
@@ -79,7 +73,7 @@ def _check_against_cpu(ov_reference, case):
     inputs, attrs, const, known = case
     want = _reference(inputs, attrs)
     check_onnx(inputs, attrs, want, const, known)
-    expected = ov_reference("NMSRotated", 13, inputs, ov_attrs(attrs), const=const, device="CPU")
+    expected = ov_reference("NMSRotated", 13, inputs, attrs, const=const, device="CPU", spec=True)
     assert_outputs_equal(want, expected, "the reference vs OpenVINO's CPU plugin:")
 
 
@@ -246,7 +240,7 @@ def test_round_trip_gives_the_native_op_back(tmp_path):
               np.array(0.1, np.float32)]
     attrs = dict(sort_result_descending=0, clockwise=0, output_type=onnx.TensorProto.INT32)
     const = [False, False, True, True, True]
-    native = native_model("NMSRotated", 13, inputs, const, ov_attrs(attrs))
+    native = native_model("NMSRotated", 13, inputs, const, attrs, spec=True)
     _, again = round_trip(native, tmp_path, "NMSRotated")
     model = onnx.load(tmp_path / "m.onnx")
     got = onnx_ext.run(model, {i.name: v for i, v in zip(model.graph.input, inputs)})

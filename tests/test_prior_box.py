@@ -17,15 +17,6 @@ from test_schemas import bare_model, check_case, inferred_output
 
 SPEC = SPECS["PriorBox"]
 INT_TYPES = [np.int32, np.int64, np.uint8, np.int16, np.uint16, np.uint32, np.uint64, np.int8]
-OV_BOOLEANS = ("clip", "flip", "scale_all_sizes", "min_max_aspect_ratios_order")
-
-
-def ov_attrs(attrs: dict) -> dict:
-    full = SPEC.normalize(attrs)
-    out = {k: bool(v) if k in OV_BOOLEANS else v for k, v in full.items() if k != "version"}
-    if full["version"] == 1:
-        del out["min_max_aspect_ratios_order"]
-    return out
 
 
 def sizes(draw, n, lo=1.0, hi=64.0):
@@ -83,7 +74,7 @@ def prior_box_cases(draw):
 def test_prior_box_matches_openvino_bit_for_bit(ov_reference, case):
     attrs, layer, image, const = case
     # the reference reads both inputs as the first one's type, and needs a static output shape: constants
-    (expected,) = ov_reference("PriorBox", attrs["version"], [layer, image], ov_attrs(attrs), const=[True, True])
+    (expected,) = ov_reference("PriorBox", attrs["version"], [layer, image], attrs, const=[True, True], spec=True)
     assert_same(SPEC.reference(layer, image, **SPEC.normalize(attrs)), expected, "numpy reference")
     model = one_node_model("PriorBox", [layer, image], attrs, const=const, out_type="f32", out_rank=2)
     for how, got in run_three_ways(model, [layer, image]).items():
@@ -119,7 +110,7 @@ def test_ssd300_heads_make_8732_priors(ov_reference):
         attrs = {"offset": 0.5, "min_size": [lo], "max_size": [hi], "aspect_ratio": ratios, "flip": 1,
                  "step": step, "variance": [0.1, 0.1, 0.2, 0.2], "version": 1}
         layer, image = np.array([size, size], np.int64), np.array([300, 300], np.int64)
-        (expected,) = ov_reference("PriorBox", 1, [layer, image], ov_attrs(attrs), const=[True, True])
+        (expected,) = ov_reference("PriorBox", 1, [layer, image], attrs, const=[True, True], spec=True)
         got = onnx_ext.run(one_node_model("PriorBox", [layer, image], attrs, out_type="f32", out_rank=2),
                            {"in0": layer, "in1": image})[0]
         assert_same(got, expected, f"{size}x{size}")

@@ -14,13 +14,8 @@ import onnx_ext
 from domain_ops import check_inference, node_model, round_trip, run_three_ways
 from nms_testing import EXAMPLES, assert_rows
 from onnx_ext.ops import SPECS
-from onnx_ext.ops.proposal import BOOLEANS
 
 SPEC = SPECS["Proposal"]
-
-
-def ov_attrs(attrs: dict) -> dict:
-    return {k: bool(v) if k in BOOLEANS else v for k, v in SPEC.normalize(attrs).items() if k != "version"}
 
 
 def distinct_scores(rng, shape) -> np.ndarray:
@@ -96,7 +91,7 @@ def check_onnx(inputs, attrs, const, want):
 @given(proposal_cases())
 def test_proposal_matches_openvino_cpu(ov_reference, case):
     inputs, attrs, const = case
-    expected = ov_reference("Proposal", attrs["version"], inputs, ov_attrs(attrs), const=const, device="CPU")
+    expected = ov_reference("Proposal", attrs["version"], inputs, attrs, const=const, device="CPU", spec=True)
     want = SPEC.run_reference(*inputs, **SPEC.normalize(attrs))
     assert_rows(want[0], expected[0], "numpy reference rois", exact=1, ulps=4, atol=plugin_atol(inputs))
     if len(want) == 2:  # (the plugin leaves the probabilities after the end marker unset)
@@ -211,7 +206,7 @@ def test_round_trip_gives_the_native_op_back(version, framework, tmp_path):
               (rng.standard_normal((1, 24, 8, 10)) * 0.3).astype(np.float32), np.array([128, 160, 1], np.float32)]
     attrs = dict(base_size=16, pre_nms_topn=200, post_nms_topn=50, nms_thresh=0.7, feat_stride=16, min_size=0,
                  ratio=[0.5, 1.0, 2.0], scale=[2.0, 4.0], framework=framework, version=version)
-    native = native_model("Proposal", version, inputs, [False, False, True], ov_attrs(attrs))
+    native = native_model("Proposal", version, inputs, [False, False, True], attrs, spec=True)
     _, again = round_trip(native, tmp_path, "Proposal")
     model = onnx.load(tmp_path / "m.onnx")
     got = onnx_ext.run(model, {i.name: v for i, v in zip(model.graph.input, inputs)})

@@ -23,6 +23,7 @@ from onnx_ext.ops import Operand
 from onnx_ext.types import ElementType, from_numpy, from_ov
 
 from ..ir import IRError, IRModel, Layer
+from ..weight_options import WeightOptions
 from .kernels import compute_type
 from .naming import Names
 
@@ -135,12 +136,8 @@ class Context:
             self._domain_used = False
             #: Other operator-set domains the nodes use (com.microsoft for MatMulNBits) -> version.
             self.extra_opsets: dict[str, int] = {}
-            #: Whether onnxruntime's contrib ops (com.microsoft: MatMulNBits) may be emitted; False: standard ONNX.
-            self.contrib = True
-            #: Whether compressed weights run with int8 activations (MatMulNBits accuracy_level 4; needs contrib).
-            self.int8_activations = False
-            #: With int8_activations: 8-bit weights of MatMuls requantized to 4-bit MatMulNBits (not exact).
-            self.requantize_int4 = False
+            #: How compressed weights run: contrib ops (MatMulNBits) or standard ONNX, int8 activations.
+            self.weight_options = WeightOptions()
             #: The dims and type an IR port declared, by value name, where the translation took them as
             #: they are: hints, which shape_hints.py checks against ONNX's shape inference.
             self.hints: dict[str, Hint] = {}

@@ -16,6 +16,7 @@ from onnx_ext.errors import OnnxExtError
 from ..ir import IRError, IRModel, Layer
 from ..ir_reader import read_ir
 from ..onnx_file import write_onnx
+from ..weight_options import WeightOptions
 from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
@@ -38,15 +39,14 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True)
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, weights = _convert(ir_model, inline, contrib)
+    model, weights = _convert(ir_model, inline, WeightOptions(contrib=contrib))
     for tensor in weights:
         ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
     return model
 
 
 def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
-                    external_data: bool | None = None, contrib: bool = True,
-                    int8_activations: bool = False, requantize_int4: bool = False) -> Path:
+                    external_data: bool | None = None, weight_options: WeightOptions = WeightOptions()) -> Path:
     """Read ``xml_path`` (+ .bin), convert, and write ``onnx_path`` atomically.
 
     The model is written to a temporary file beside ``onnx_path`` and renamed
@@ -55,34 +55,29 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     the model is streamed, never serialised with its weights in memory. Models
     past 2 GB (or with ``external_data=True``) keep their large initializers in
     ``<onnx file name>.data`` beside the model (ONNX external data, offsets aligned
-    to 4096 bytes). Returns the path written.
+    to 4096 bytes). ``weight_options``: how compressed weights run. Returns the path written.
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        model, weights = _convert(read_ir(xml_path, bin_path), inline, contrib, int8_activations, requantize_int4)
+        model, weights = _convert(read_ir(xml_path, bin_path), inline, weight_options)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
-def convert_model(ir_model: IRModel, *, inline: bool = False, contrib: bool = True,
-                  int8_activations: bool = False,
-                  requantize_int4: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
-    """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both).
-    ``int8_activations``: compressed weights as MatMulNBits at accuracy level 4 (int8 activations), 8-bit
-    ones included, as OpenVINO's CPU plugin runs them by default (dynamic quantization); else exact.
-    ``requantize_int4`` (with ``int8_activations``): 8-bit weights of MatMuls (the lm_head NNCF keeps in int4
-    IRs) requantized to 4 bits, as onnxruntime-genai's model builder does: further from the IR."""
+def convert_model(ir_model: IRModel, *, inline: bool = False,
+                  weight_options: WeightOptions = WeightOptions()) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+    """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both);
+    ``weight_options``: how compressed weights run (exact by default)."""
     with _no_cyclic_gc():
-        return _convert(ir_model, inline, contrib, int8_activations, requantize_int4)
+        return _convert(ir_model, inline, weight_options)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool, contrib: bool = True,
-             int8_activations: bool = False,
-             requantize_int4: bool = False) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def _convert(ir_model: IRModel, inline: bool,
+             weight_options: WeightOptions = WeightOptions()) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
     """The checked model without its weights, and the weights (see ``assemble``). Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
@@ -91,9 +86,7 @@ def _convert(ir_model: IRModel, inline: bool, contrib: bool = True,
     with _no_cyclic_gc():
         for _ in range(MAX_TRANSLATIONS):
             ctx = Context(ir_model, hint_overrides=dict(overrides))
-            ctx.contrib = contrib
-            ctx.int8_activations = int8_activations
-            ctx.requantize_int4 = requantize_int4
+            ctx.weight_options = weight_options
             try:
                 try:
                     translate_graph(ctx, layers)

@@ -3,7 +3,8 @@ onnxscript cannot take as parameters (``BodyBuilder``), and the function it make
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -28,6 +29,14 @@ class BuiltFunction:
         return copy_function(self._proto)
 
 
+@dataclass(frozen=True)
+class Ref:
+    """An INT attribute of a node that takes the value of the function's attribute ``name`` at each call
+    (``g("Cast", x, to=Ref("classes_index_type"))``)."""
+
+    name: str
+
+
 class BodyBuilder:
     """Emits the nodes of a built body; ``branch()`` gives a builder for an If branch that
     shares the value names (unique across the function)."""
@@ -43,8 +52,16 @@ class BodyBuilder:
 
     def __call__(self, op_type: str, *inputs: str, out: str | None = None, **attrs) -> str:
         out = out or self.fresh(op_type.lower())
-        self.nodes.append(onnx.helper.make_node(op_type, list(inputs), [out], **attrs))
+        node = onnx.helper.make_node(op_type, list(inputs), [out],
+                                     **{k: v for k, v in attrs.items() if not isinstance(v, Ref)})
+        node.attribute.extend(onnx.AttributeProto(name=k, ref_attr_name=v.name, type=onnx.AttributeProto.INT)
+                              for k, v in attrs.items() if isinstance(v, Ref))
+        self.nodes.append(node)
         return out
+
+    def attribute(self, name: str) -> str:
+        """The function's INT attribute ``name`` as a Constant."""
+        return self("Constant", out=self.fresh(name), value_int=Ref(name))
 
     def call(self, fn, *inputs: str, outputs: int = 1) -> str | list[str]:
         """A call of the domain's function ``fn`` (a helper of the op's bodies): its output, or the list of its
@@ -79,6 +96,33 @@ class BodyBuilder:
             out: str | None = None) -> str:
         return self("If", cond, out=out, then_branch=then.graph(self.fresh("then"), then_out),
                     else_branch=orelse.graph(self.fresh("else"), else_out))
+
+    def loop(self, name: str, count: str, body: BodyBuilder, iteration: str,
+             carried: Mapping[str, tuple[str, int, Sequence[int] | None]] | None = None,
+             scanned: Mapping[str, tuple[str, int]] | None = None) -> list[str]:
+        """A Loop of ``count`` (INT64 scalar) iterations of ``body`` (a ``branch()``; its graph ``{name}_block``),
+        which reads the iteration number as ``iteration`` and each carried value ``v`` as ``{name}_{v}_in`` and
+        writes it as ``{name}_{v}_out``. ``carried``: v -> (its initial value, element type, shape in the body or
+        None), in the order given (onnxscript orders a Loop's carried values by set iteration:
+        ``base._sort_loop_carried``); ``scanned``: the body's values stacked over the iterations, body output ->
+        (a name for the Loop's output, element type). The condition stays true (written here, last in the body).
+        Returns the Loop's outputs: the final carried values (``{name}_{v}_final``), then the stacked ones."""
+        carried, scanned, info = carried or {}, scanned or {}, onnx.helper.make_tensor_value_info
+        body("Identity", body.const(True, np.bool_), out=f"{name}_cond_out")
+        graph = onnx.helper.make_graph(
+            body.nodes, self.fresh(f"{name}_block"),
+            [info(iteration, onnx.TensorProto.INT64, []), info(f"{name}_cond_in", onnx.TensorProto.BOOL, []),
+             *(info(f"{name}_{v}_in", t, shape) for v, (_, t, shape) in carried.items())],
+            [info(f"{name}_cond_out", onnx.TensorProto.BOOL, None),
+             *(info(f"{name}_{v}_out", t, None) for v, (_, t, _) in carried.items()),
+             *(info(value, t, None) for value, (_, t) in scanned.items())])
+        outs = [self.fresh(f"{name}_{v}_final") for v in carried] + [self.fresh(hint) for hint, _ in scanned.values()]
+        # no carried value: a constant condition (onnxruntime's function inliner drops a trailing empty input,
+        # leaving a Loop of one input)
+        cond = "" if carried else self.const(True, np.bool_)
+        self.nodes.append(onnx.helper.make_node("Loop", [count, cond, *(init for init, _, _ in carried.values())],
+                                                outs, body=graph))
+        return outs
 
     def function(self, output: str | Sequence[str], like: onnx.FunctionProto, overload: str,
                  inputs: Sequence[str] | None = None) -> BuiltFunction:

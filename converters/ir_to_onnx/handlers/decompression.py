@@ -318,7 +318,7 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
         return []
     if not users or not USE_MATMUL_NBITS:
         return []
-    if not ctx.root.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
+    if not ctx.root.weight_options.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
         users = users if all(_is(u, "Gather") for u in users) else []
     block = None
     for layer, index in users:
@@ -340,7 +340,7 @@ def _row_block(k: int) -> int:
 
 def _int8_activations(ctx: Context) -> bool:
     """Whether compressed weights run with int8 activations (MatMulNBits at accuracy level 4, 8-bit ones too)."""
-    return ctx.root.contrib and ctx.root.int8_activations
+    return ctx.root.weight_options.contrib and ctx.root.weight_options.int8_activations
 
 
 def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> int | None:
@@ -389,7 +389,7 @@ def _nbits_values(d: Decompression) -> tuple[np.ndarray, int]:
 def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     """MatMulNBits(A, B, scales, zero_points), computed in f32 as OpenVINO's CPU plugin does at f32 (scales
     widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed)."""
-    if ctx.root.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
+    if ctx.root.weight_options.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
         d = _requantized_int4(d)
     n, k = d.weights.shape
     wtype = from_numpy(d.weights.dtype)

@@ -24,8 +24,7 @@ import onnx
 from ...errors import OpInputError
 from ...types import from_onnx
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type
-from .bodies import (HELPERS, CTCGreedyDecoder, CTCGreedyDecoderSeqLen, ctc_greedy_decoder_direct,
-                     ctc_seq_len_direct, ctc_seq_len_direct_noblank, ctc_seq_len_noblank)
+from .bodies import HELPERS, CTCGreedyDecoder, CTCGreedyDecoderSeqLen, Decoded, ctc_greedy_decoder_direct
 
 __all__ = ["SPECS", "ctc_greedy_decoder_reference", "ctc_greedy_decoder_seq_len_reference"]
 
@@ -217,9 +216,8 @@ SEQ_LEN = OpSpec(
     output_type=lambda attrs, operands: (from_onnx(attrs["classes_index_type"]),
                                          from_onnx(attrs["sequence_length_type"])),
     output_shape=_seq_len_shapes,
-    bodies=Bodies(CTCGreedyDecoderSeqLen, {"general": CTCGreedyDecoderSeqLen, "direct": ctc_seq_len_direct,
-                                           "general_noblank": ctc_seq_len_noblank,
-                                           "direct_noblank": ctc_seq_len_direct_noblank}),
+    bodies=Bodies(CTCGreedyDecoderSeqLen, {"general": CTCGreedyDecoderSeqLen}, [Decoded],
+                  listed=[Decoded("data"), Decoded("f64", False), Decoded("data", False)]),
     helpers=HELPERS,
     public=CTCGreedyDecoderSeqLen,
     reference=ctc_greedy_decoder_seq_len_reference,

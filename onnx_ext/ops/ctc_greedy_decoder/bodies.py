@@ -5,9 +5,14 @@ ScatterElements at their running count (CumSum), the rest -1."""
 
 from __future__ import annotations
 
-from onnxscript import DOUBLE, INT64, script
+from dataclasses import dataclass
+from typing import Annotated
+
+from onnxscript import BOOL, DOUBLE, INT64, script
 
 from ...domain import op, ov_ext
+from ..base import Overload, words
+from ..builder import BodyBuilder, Ref
 
 
 @script(ov_ext, default_opset=op)
@@ -119,34 +124,24 @@ def CTCGreedyDecoderSeqLen(data, sequence_length, blank_index, merge_repeated: i
     return op.Cast(decoded, to=classes_index_type), op.Cast(count, to=sequence_length_type)
 
 
-@script(ov_ext, default_opset=op)
-def ctc_seq_len_direct(data, sequence_length, blank_index, merge_repeated: int = 1, classes_index_type: int = 6,
-                       sequence_length_type: int = 6):
-    # f16, f32, f64 data: ArgMax on the data itself.
-    classes = op.ArgMax(data, axis=2, keepdims=0)
-    keep = _lengths_keep(classes, sequence_length, _blank_of(blank_index),
-                         op.Cast(op.Constant(value_int=merge_repeated), to=9))
-    decoded, count = _decode(classes, keep)
-    return op.Cast(decoded, to=classes_index_type), op.Cast(count, to=sequence_length_type)
+@dataclass(frozen=True)
+class Decoded(Overload):
+    """CTCGreedyDecoderSeqLen-6 with ArgMax in f64 (``general``: every float type; bf16 has no ArgMax kernel) or on
+    the data itself (``direct``: f16, f32, f64), its blank read from blank_index or, with no such input
+    (``_noblank``), C - 1: the public body's nodes, built."""
 
+    SPELLING = "{argmax}[_{has_blank}]"
+    argmax: Annotated[str, words({"general": "f64", "direct": "data"})]
+    has_blank: Annotated[bool, words({"noblank": False})] = True
 
-@script(ov_ext, default_opset=op)
-def ctc_seq_len_noblank(data, sequence_length, blank_index, merge_repeated: int = 1, classes_index_type: int = 6,
-                        sequence_length_type: int = 6):
-    # No blank_index input: the blank is C - 1. ArgMax in f64.
-    classes = op.ArgMax(op.Cast(data, to=DOUBLE.dtype), axis=2, keepdims=0)
-    blank = op.Sub(op.ReduceSum(op.Shape(data, start=2, end=3), keepdims=0), op.Constant(value_int=1))
-    keep = _lengths_keep(classes, sequence_length, blank, op.Cast(op.Constant(value_int=merge_repeated), to=9))
-    decoded, count = _decode(classes, keep)
-    return op.Cast(decoded, to=classes_index_type), op.Cast(count, to=sequence_length_type)
-
-
-@script(ov_ext, default_opset=op)
-def ctc_seq_len_direct_noblank(data, sequence_length, blank_index, merge_repeated: int = 1,
-                               classes_index_type: int = 6, sequence_length_type: int = 6):
-    # No blank_index input, f16, f32, f64 data.
-    classes = op.ArgMax(data, axis=2, keepdims=0)
-    blank = op.Sub(op.ReduceSum(op.Shape(data, start=2, end=3), keepdims=0), op.Constant(value_int=1))
-    keep = _lengths_keep(classes, sequence_length, blank, op.Cast(op.Constant(value_int=merge_repeated), to=9))
-    decoded, count = _decode(classes, keep)
-    return op.Cast(decoded, to=classes_index_type), op.Cast(count, to=sequence_length_type)
+    def build(self, g: BodyBuilder) -> tuple[str, str]:
+        data = g("Cast", "data", to=DOUBLE.dtype) if self.argmax == "f64" else "data"
+        classes = g("ArgMax", data, axis=2, keepdims=0)
+        if self.has_blank:
+            blank = g.call(_blank_of, "blank_index")
+        else:
+            blank = g("Sub", g("ReduceSum", g("Shape", "data", start=2, end=3), keepdims=0), g("Constant", value_int=1))
+        merge = g("Cast", g.attribute("merge_repeated"), to=BOOL.dtype)
+        keep = g.call(_lengths_keep, classes, "sequence_length", blank, merge)
+        decoded, count = g.call(_decode, classes, keep, outputs=2)
+        return g("Cast", decoded, to=Ref("classes_index_type")), g("Cast", count, to=Ref("sequence_length_type"))

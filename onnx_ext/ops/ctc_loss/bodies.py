@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-import onnx
 from onnxscript import BOOL, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
@@ -214,15 +213,8 @@ class Computed(Overload):
         cast = self.compute == "f32"
         logits = g("Cast", "logits", to=FLOAT.dtype) if cast else "logits"
         blank = g.call(_blank_of, "blank_index") if self.has_blank else g.call(_last_class, "logits")
-        flags = [g("Cast", _attribute_constant(g, name), to=BOOL.dtype)
+        flags = [g("Cast", g.attribute(name), to=BOOL.dtype)
                  for name in ("ctc_merge_repeated", "unique", "preprocess_collapse_repeated")]
         loss = g.call(_ctc_loss, logits, "logit_length", "labels", "label_length", blank, *flags)
         return g("CastLike", loss, "logits") if cast else loss
 
-
-def _attribute_constant(g: BodyBuilder, name: str) -> str:
-    """The INT attribute ``name`` of the node as a Constant."""
-    node = onnx.helper.make_node("Constant", [], [g.fresh(name)])
-    node.attribute.append(onnx.AttributeProto(name="value_int", ref_attr_name=name, type=onnx.AttributeProto.INT))
-    g.nodes.append(node)
-    return node.output[0]

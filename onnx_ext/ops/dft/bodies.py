@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
-import onnx
 from onnxscript import DOUBLE, INT64, script
 
 from ...domain import op, ov_ext
@@ -202,30 +201,23 @@ class OnAxes(Overload):
         compute = et if et.ov == "f64" else from_ov("f32")
         x = "data" if compute == et else g("Cast", "data", to=compute.onnx)
         real_input = self.KIND == "RDFT"
-        rank = g("Size", g("Shape", "data")) if real_input else _call(g, _complex_data, "data")
-        axes = _call(g, _normalized_axes, "axes", rank)
-        sizes = _call(g, _checked_sizes, "signal_size", g.const(self.count)) if self.has_size else None
+        rank = g("Size", g("Shape", "data")) if real_input else g.call(_complex_data, "data")
+        axes = g.call(_normalized_axes, "axes", rank)
+        sizes = g.call(_checked_sizes, "signal_size", g.const(self.count)) if self.has_size else None
         last = self.count - 1
         steps = list(range(self.count))
         if self.KIND in ("RDFT", "IRDFT"):  # RDFT: the last axis first (real to one-sided); IRDFT: it last
             steps = [last] + steps[:-1] if real_input else steps[:-1]
         for i in steps:
             axis = g("Gather", axes, g.const(i))
-            n = _call(g, _size, x, sizes, g.const(i), axis) if sizes else g("Gather", g("Shape", x), axis)
+            n = g.call(_size, x, sizes, g.const(i), axis) if sizes else g("Gather", g("Shape", x), axis)
             kind = "real" if real_input and i == last else "inverse" if self.KIND in ("IDFT", "IRDFT") else "complex"
             x = step(g, x, axis, n, kind, compute, g("Size", g("Shape", x)))
         if self.KIND == "IRDFT":
             axis = g("Gather", axes, g.const(last))
-            n = _call(g, _irdft_length, x, sizes or g.const([-1] * self.count), g.const(last), axis)
+            n = g.call(_irdft_length, x, sizes or g.const([-1] * self.count), g.const(last), axis)
             x = step(g, x, axis, n, "hermitian", compute, g("Size", g("Shape", x)))
         return x if compute == et else g("Cast", x, to=et.onnx)
-
-
-def _call(g: BodyBuilder, fn, *inputs: str) -> str:
-    """A call of the domain's helper function ``fn``."""
-    out = g.fresh(fn.name.lstrip("_"))
-    g.nodes.append(onnx.helper.make_node(fn.name, list(inputs), [out], domain=ov_ext.domain))
-    return out
 
 
 def family(kind: str) -> type[OnAxes]:

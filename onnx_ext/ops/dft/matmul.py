@@ -52,11 +52,11 @@ def _dft(g: BodyBuilder, x: str, axis: str, n: str, kind: str) -> str:
     """The step by ONNX DFT (the inverse through the forward one: ``_idft``)."""
     if kind == "real":
         return g("DFT", g("Unsqueeze", x, g.const([-1])), n, axis, onesided=1)
-    from .bodies import _call, _idft, _real_inverse
+    from .bodies import _idft, _real_inverse
 
     if kind == "hermitian":
-        return _call(g, _real_inverse, x, axis, n)
-    return _call(g, _idft, x, n, axis) if kind == "inverse" else g("DFT", x, n, axis)
+        return g.call(_real_inverse, x, axis, n)
+    return g.call(_idft, x, n, axis) if kind == "inverse" else g("DFT", x, n, axis)
 
 
 def _matmul(g: BodyBuilder, x: str, axis: str, n: str, kind: str, ct: ElementType, shape: str, pre: str,

@@ -159,16 +159,9 @@ def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: 
     k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", "mn_step", b.const([1])), axis=1), "mn_cdf_in",
                               classes)
     b("Identity", cdf_out, out="mn_cdf_out")
-    b("Identity", b.const(True, np.bool_), out="mn_cond_out")
     b("Squeeze", k, b.const([1]), out="mn_sample")
-    info = onnx.helper.make_tensor_value_info
-    graph = onnx.helper.make_graph(
-        b.nodes, g.fresh("mn_sample_step"),
-        [info("mn_step", I64, []), info("mn_cond_in", onnx.TensorProto.BOOL, []), info("mn_cdf_in", ct, None)],
-        [info("mn_cond_out", onnx.TensorProto.BOOL, None), info("mn_cdf_out", ct, None), info("mn_sample", I64, None)])
-    final, stacked = g.fresh("mn_final"), g.fresh("mn_samples")
-    g.nodes.append(onnx.helper.make_node("Loop", [g("Squeeze", n, g.const([0])), "", cdf], [final, stacked],
-                                         body=graph))
+    _, stacked = g.loop("mn", g("Squeeze", n, g.const([0])), b, "mn_step", carried={"cdf": (cdf, ct, None)},
+                        scanned={"mn_sample": ("mn_samples", I64)})
     # (no sample: onnxruntime gives the Loop's stacked output the shape [0])
     stacked = g("Reshape", stacked, g("Concat", n, g("Shape", cdf, start=0, end=1), axis=0), allowzero=1)
     return g("Transpose", stacked, perm=[1, 0])

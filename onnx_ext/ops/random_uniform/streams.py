@@ -117,15 +117,7 @@ def _philox_blocks(g: BodyBuilder, words: str, key: tuple[int, int], counter: tu
     i = body("Range", start, body("Add", start, size), body.const(1))
     four = body("Concat", *[body("Unsqueeze", v, body.const([0])) for v in philox(body, i, key, counter)], axis=0)
     body("Transpose", four, perm=[1, 0], out="philox_words_out")  # [size, 4]: call after call
-    body("Identity", body.const(True, np.bool_), out="philox_cond_out")
-    info = onnx.helper.make_tensor_value_info
-    graph = onnx.helper.make_graph(
-        body.nodes, g.fresh("philox_block"),
-        [info("philox_block", onnx.TensorProto.INT64, []), info("philox_cond_in", onnx.TensorProto.BOOL, [])],
-        [info("philox_cond_out", onnx.TensorProto.BOOL, None), info("philox_words_out", U32, None)])
-    stacked = g.fresh("philox_words")
-    # (a condition given: onnxruntime's function inliner drops a trailing empty input, leaving Loop one)
-    g.nodes.append(onnx.helper.make_node("Loop", [blocks, g.const(True, np.bool_)], [stacked], body=graph))
+    (stacked,) = g.loop("philox", blocks, body, "philox_block", scanned={"philox_words_out": ("philox_words", U32)})
     return g("Slice", g("Reshape", stacked, g.const([-1])), g.const([0]), g("Reshape", words, g.const([1])))
 
 
@@ -159,23 +151,14 @@ def _mersenne(g: BodyBuilder, words: str, global_seed: int) -> str:
     state, a constant for the seed, carried)."""
     body = g.branch()
     w = Words(body)
-    state = "mt_state_in"
-    new = _twist(body, w, state)
+    new = _twist(body, w, "mt_state_in")
     tempered = _temper(w, new)
     body("Identity", new, out="mt_state_out")
-    body("Identity", body.const(True, np.bool_), out="mt_cond_out")
     body("Identity", tempered, out="mt_words_out")
-    graph = onnx.helper.make_graph(
-        body.nodes, g.fresh("mt_block"),
-        [onnx.helper.make_tensor_value_info("mt_iter", onnx.TensorProto.INT64, []),
-         onnx.helper.make_tensor_value_info("mt_cond_in", onnx.TensorProto.BOOL, []),
-         onnx.helper.make_tensor_value_info(state, U64, [MT_N])],
-        [onnx.helper.make_tensor_value_info(n, t, None) for n, t in
-         (("mt_cond_out", onnx.TensorProto.BOOL), ("mt_state_out", U64), ("mt_words_out", U64))])
     blocks = g("Div", g("Add", words, g.const(MT_N - 1)), g.const(MT_N))
     init = g.const(mt_state(global_seed), np.uint64)
-    final, stream = g.fresh("mt_final"), g.fresh("mt_stream")
-    g.nodes.append(onnx.helper.make_node("Loop", [blocks, "", init], [final, stream], body=graph))
+    _, stream = g.loop("mt", blocks, body, "mt_iter", carried={"state": (init, U64, [MT_N])},
+                       scanned={"mt_words_out": ("mt_stream", U64)})
     flat = g("Cast", g("Reshape", stream, g.const([-1])), to=U32)
     return g("Slice", flat, g.const([0]), g("Reshape", words, g.const([1])))
 
