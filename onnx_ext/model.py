@@ -124,10 +124,23 @@ def inline_ir(model: ir.Model) -> None:
     # onnxruntime warn when it loads the model
     for p in (InlinePass(), RemoveUnusedNodesPass(), RemoveUnusedFunctionsPass(), RemoveUnusedOpsetsPass()):
         p(model)
+    _cast_to_known_types(model)
     leftover = sorted({n.op_type for n in _domain_nodes(model.graph)})
     if leftover:
         raise OnnxExtError(f"inlining left nodes of the domain: {leftover}")
     model.opset_imports.pop(DOMAIN, None)
+
+
+def _cast_to_known_types(model: ir.Model) -> None:
+    """Each inlined CastLike whose target's type is known becomes a Cast: onnxruntime has no CastLike kernel, so it
+    cannot fold one whose inputs are constants (a body's typed zeros beside a constant table) and warns at load."""
+    for graph in model.graphs():
+        for node in list(graph):
+            target = node.inputs[1] if node.op_type == "CastLike" and node.domain == "" else None
+            if target is None or not isinstance(target.type, ir.TensorType):
+                continue
+            cast = ir.Node("", "Cast", [node.inputs[0]], [ir.AttrInt64("to", target.dtype.value)], name=node.name)
+            ir.convenience.replace_nodes_and_values(graph, node, [node], [cast], node.outputs, cast.outputs)
 
 
 def function_protos() -> list[onnx.FunctionProto]:
