@@ -38,8 +38,7 @@ def gather(ctx: Context, layer) -> None:
 
 def _read_elsewhere(ctx: Context, i: int) -> bool:
     """Whether the output that input i of the layer reads feeds another layer's input too."""
-    port = (ctx.layer.id, ctx.layer.inputs[i].id)
-    src = next((e.from_layer, e.from_port) for e in ctx.ir.edges if (e.to_layer, e.to_port) == port)
+    src = ctx.ir.producers()[(ctx.layer.id, ctx.layer.inputs[i].id)]
     return sum((e.from_layer, e.from_port) == src for e in ctx.ir.edges) > 1
 
 
