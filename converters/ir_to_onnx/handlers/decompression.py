@@ -346,14 +346,16 @@ def _int8_activations(ctx: Context) -> bool:
 def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> int | None:
     """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights (and 8-bit ones
     with ``eight_bits``) [N, K] in groups along K or per row (or tensor), the MatMul's second input,
-    transposed; a float input of the result's type."""
-    if d.weights.ndim != 2 or d.out_type.ov not in ("f32", "f16") or \
+    transposed; a float input of the result's type. Or experts' weights [E, N, K] in groups along K (or per
+    tensor) under a batched MatMul whose first input is [E, M, K]: one MatMulNBits per expert."""
+    experts = d.weights.ndim == 3
+    if d.weights.ndim not in (2, 3) or d.out_type.ov not in ("f32", "f16") or \
             from_numpy(d.weights.dtype).bits not in ((4, 8) if eight_bits else (4,)):
         return None  # (8-bit MatMulNBits is exact but, at accuracy level 0, has no fast CPU kernel: folded instead)
-    n, k = d.weights.shape
-    if d.block_size is not None and d.axis == 1:
+    k = d.weights.shape[-1]
+    if d.block_size is not None and d.axis == d.weights.ndim - 1:
         block = d.block_size
-    elif d.block_size is None and d.axis in (0, None):
+    elif d.block_size is None and (d.axis is None or (d.axis == 0 and not experts)):
         block = _row_block(k)
     else:
         return None
@@ -362,6 +364,8 @@ def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> i
     a = matmul.inputs[0]
     transposed = attr.boolean(matmul, "transpose_b", False) and not attr.boolean(matmul, "transpose_a", False)
     if not transposed or a.element_type != d.out_type or len(a.dims) < 2:
+        return None
+    if experts and (len(a.dims) != 3 or a.dims[0] != d.weights.shape[0]):
         return None
     return block
 
@@ -388,7 +392,35 @@ def _nbits_values(d: Decompression) -> tuple[np.ndarray, int]:
 
 def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     """MatMulNBits(A, B, scales, zero_points), computed in f32 as OpenVINO's CPU plugin does at f32 (scales
-    widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed)."""
+    widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed). Experts'
+    weights [E, N, K]: A [E, M, K] split along E, one MatMulNBits per expert, the results concatenated (as
+    OpenVINO's CPU plugin, whose GatherMatmul dequantizes each expert in f32; one DequantizeLinear on the
+    [E, N, K] weights would round them to the IR's f16 scales, or, with f32 scales, dequantize every expert
+    at every run)."""
+    a = ctx.input(0)
+    if d.weights.ndim == 2:
+        out = _nbits_node(ctx, d, a.name, ctx.out(0))
+        declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (d.weights.shape[0],))
+        return
+    experts, n = d.weights.shape[:2]
+    rows = None if a.shape is None else (1,) + tuple(a.shape[1:-1]) + (n,)
+    parts = []
+    for e, part in enumerate(ctx.node("Split", [a.name], experts, axis=0, num_outputs=experts)):
+        parts.append(_nbits_node(ctx, _expert(d, e), part, ctx.tmp("expert")))
+        declare(ctx.value(parts[-1]), d.out_type, rows)
+    ctx.one("Concat", parts, ctx.out(0), axis=0)
+
+
+def _expert(d: Decompression, e: int) -> Decompression:
+    """Expert ``e``'s weights [N, K] of experts' weights [E, N, K] (in groups along K, or per tensor)."""
+    if d.axis is None:
+        return replace(d, weights=d.weights[e])
+    return replace(d, weights=d.weights[e], scale=d.scale[e], axis=1,
+                   zero_point=None if d.zero_point is None else d.zero_point[e])
+
+
+def _nbits_node(ctx: Context, d: Decompression, a: str, out: str) -> str:
+    """One MatMulNBits of ``a`` by the 2-D weights of ``d`` into ``out`` (its type and shape left to declare)."""
     if ctx.root.weight_options.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
         d = _requantized_int4(d)
     n, k = d.weights.shape
@@ -397,7 +429,7 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     packed, shift = _nbits_values(d)
     blocks = packed.shape[1]
     scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
-    inputs = [ctx.input(0).name, ctx.const(packed, hint="weights"), ctx.const(scales.reshape(-1), hint="scale")]
+    inputs = [a, ctx.const(packed, hint="weights"), ctx.const(scales.reshape(-1), hint="scale")]
     if d.zero_point is not None or wtype.kind == "uint":
         zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
             _per_block(d.zero_point.astype(np.int16), n, blocks)
@@ -410,13 +442,12 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     # accuracy level 4: the activations quantized to int8 per block, int8 products (OpenVINO's CPU default for
     # compressed weights, its dynamic quantization); 0 (the default): dequantized weights, f32 products, exact
     level = {"accuracy_level": 4} if _int8_activations(ctx) else {}
-    out = ctx.node("MatMulNBits", inputs, [ctx.out(0)], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
+    out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
                    **level)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
     # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
     # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
-    a = ctx.input(0)
-    declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
+    return out
 
 
 #: The block of requantized weights: onnxruntime-genai's model builder's default for int4.

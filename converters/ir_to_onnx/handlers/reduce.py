@@ -59,7 +59,8 @@ def cum_sum(ctx: Context, layer) -> None:
 
 
 # MatMulNBits: compressed 4/8-bit weights (decompression.py)
-@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Squeeze", "Transpose", "Unsqueeze"))
+@translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Split", "Concat", "Squeeze", "Transpose",
+                                      "Unsqueeze"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
