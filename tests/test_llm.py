@@ -166,6 +166,29 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
             assert max(int(np.prod(i.dims)) for i in floats) < 64 * 64
 
 
+def test_int4_experts_are_exact(llm_cache):
+    """int4 experts (Mixtral-shaped: 4 experts, top 2, each layer's expert weights [E, N, K] in groups of 16 under
+    batched MatMuls, in the default run): one MatMulNBits per expert, f32 scales, no DequantizeLinear (whose f16
+    scales rounded each weight to f16 where OpenVINO's CPU plugin dequantizes in f32: logits 1.5e-3 off); the
+    left-padded batch generates OpenVINO's tokens, every step's logits within 1e-5 of the largest."""
+    import onnx
+
+    src, dst = _folders("mixtral", "int4", llm_cache)
+    model = onnx.load(str(dst / "model.onnx"), load_external_data=False)
+    makers = {o: n.op_type for n in model.graph.node for o in n.output}
+    experts = [n for n in model.graph.node if n.op_type == "MatMulNBits" and makers.get(n.input[0]) == "Split"]
+    assert len(experts) == 2 * 3 * 4 and "DequantizeLinear" not in makers.values()  # layers x (gate, up, down) x experts
+    inits = {i.name: i for i in model.graph.initializer}
+    assert {inits[n.input[2]].data_type for n in experts} == {onnx.TensorProto.FLOAT}
+    ids, mask = gen.left_padded(_prompts(PROMPTS["batch2-left-padded"], seed=15), pad=0)
+    want = gen.greedy_openvino(src / "openvino_model.xml", ids, mask, 8)
+    got = gen.greedy_onnxruntime(dst / "model.onnx", ids, mask, 8)
+    np.testing.assert_array_equal(got.tokens, want.tokens)
+    scale = max(float(np.abs(w).max()) for w in want.logits)
+    diff = max(float(np.abs(g - w).max()) for g, w in zip(got.logits, want.logits))
+    assert diff <= 1e-5 * scale, f"logits differ by {diff:.3g} (max |logit| {scale:.3g})"
+
+
 #: Softmaxes left: the experts' routers (Phi-MoE's: 2 a layer), GPT-OSS's attention with its sink (not fused).
 SOFTMAXES = {"mixtral": 2, "qwen2_moe": 2, "qwen3_moe": 2, "phimoe": 4, "gpt_oss": 4}
 
