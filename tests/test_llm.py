@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -298,29 +299,53 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
+def _without_assign(xml: str) -> str:
+    """The IR without its first Assign layer (and that layer's edges): its variable is read, never written."""
+    layer = re.search(r'\s*<layer id="(\d+)"[^>]*type="Assign".*?</layer>', xml, re.S)
+    xml = xml.replace(layer.group(0), "")
+    return re.sub(rf'\s*<edge [^>]*to-layer="{layer.group(1)}"[^>]*/>', "", xml)
+
+
+def _one_variable_twice(xml: str) -> str:
+    """The IR with its second variable renamed as its first: two ReadValue (and Assign) layers on one variable."""
+    first, second = sorted(set(re.findall(r'variable_id="([^"]+)"', xml)))[:2]
+    return xml.replace(f'variable_id="{second}"', f'variable_id="{first}"')
+
+
 @pytest.mark.parametrize("change, message", [
     ("no config.json", "holds openvino_model.xml .* but no config.json"),
     ({"num_hidden_layers": 3}, "num_hidden_layers is 3, the IR has 2 layers of KV cache"),
     ({"num_attention_heads": 8, "head_dim": 16}, "num_attention_heads is 8, the IR's attention has 4 query heads"),
-])
+    ({"num_key_value_heads": 4}, "num_key_value_heads is 4, the IR has 2 KV heads in its cache"),
+    (_without_assign, r"openvino_model.xml: .*ReadValue-opset6\): variable 'past_key_values\.\d\.\w+present[^']+' has "
+                      "no Assign"),
+    (_one_variable_twice, r"openvino_model.xml: .*variable 'past_key_values[^']+' is read by two ReadValue layers"),
+], ids=["no-config", "layers", "heads", "kv-heads", "readvalue-without-assign", "variable-twice"])
 def test_bad_folder_is_one_line_error(change, message, llm_cache, tmp_path):
+    """A folder with no config.json, a config.json that contradicts the IR, a stateful IR whose state is
+    malformed: one line naming the file and what is wrong, exit 2 from the CLI, nothing written (neither the
+    destination nor the private folder beside it)."""
+    from converters import convert
+    from onnx_ext.errors import OnnxExtError
+
     src, _ = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
     bad = _copy(src, tmp_path / "bad")
-    (bad / "config.json").unlink()
-    if change != "no config.json":
-        config = json.loads((src / "config.json").read_text())
-        (bad / "config.json").write_text(json.dumps({**config, **change}))
+    if callable(change):
+        (bad / "openvino_model.xml").unlink()
+        (bad / "openvino_model.xml").write_text(change((src / "openvino_model.xml").read_text()))
+    else:
+        (bad / "config.json").unlink()
+        if change != "no config.json":
+            config = json.loads((src / "config.json").read_text())
+            (bad / "config.json").write_text(json.dumps({**config, **change}))
     out = tmp_path / "out"
     run = _cli(bad, out)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
-    assert __import__("re").search(message, run.stderr), run.stderr
-    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]
-    from converters import convert
-    from converters.model_folder import FolderError
-
-    with pytest.raises(FolderError, match=message):
+    assert re.search(message, run.stderr), run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]  # no out, no .out* folder beside it
+    with pytest.raises(OnnxExtError, match=message):
         convert(bad, out)
-    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad"]
     shutil.rmtree(bad)
 
 
