@@ -287,30 +287,67 @@ def test_decompression_subgraph(wtype, group, zero_point, consumer, tmp_path):
         np.testing.assert_array_equal(got, weights)  # the test's own f16 arithmetic agrees
 
 
+def _grouped_weights(wtype: str, shape: list[int], k_axis: int, group: int, rng):
+    """NNCF's 4-bit weights of ``shape`` in groups of ``group`` along ``k_axis``, zero points and f16 scales per
+    group: the decompression subgraph (Convert, Subtract, Multiply, Reshape, Convert to f32) and the f32 weights
+    the CPU plugin computes ((q - zp) * scale in f32)."""
+    lo, hi = QRANGE[wtype]
+    grouped = shape[:k_axis] + [shape[k_axis] // group, group] + shape[k_axis + 1:]
+    per_group = grouped[:k_axis + 1] + [1] + grouped[k_axis + 2:]
+    q = rng.integers(lo, hi + 1, grouped)
+    zp = rng.integers(lo, hi + 1, per_group)
+    scale = (rng.random(per_group) * 0.02 + 0.001).astype(np.float16)
+    const = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(grouped), q.reshape(-1).tolist())
+    zconst = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(per_group), zp.reshape(-1).tolist())
+    w = ops.multiply(ops.subtract(ops.convert(const, "f16"), ops.convert(zconst, "f16")), ops.constant(scale))
+    w = ops.convert(ops.reshape(w, ops.constant(np.array(shape, np.int64)), False), "f32")
+    return w, ((q - zp).astype(np.float32) * scale.astype(np.float32)).reshape(shape)
+
+
+def _nbits_vs_cpu_plugin(model_ov, feeds, weights, tmp_path, transpose_b: bool) -> onnx.ModelProto:
+    """Converts; the result equals the CPU plugin's at f32 (which dequantizes in f32) up to f32 sums in
+    another order, where the weights rounded to f16 (DequantizeLinear with the IR's f16 scales) are 2^-11 off."""
+    xml = _save(model_ov, tmp_path)
+    model = convert(xml)
+    got = run_onnx(model, feeds)[0]
+    want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
+    k = weights.shape[-1 if transpose_b else -2]
+    bound = k * 2.0**-24 * (np.abs(feeds[0]) @ np.abs(np.swapaxes(weights, -1, -2) if transpose_b else weights))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.all(np.abs(got - want) <= bound + 1e-30), (np.abs(got - want) / (bound + 1e-30)).max()
+    return model
+
+
 @pytest.mark.parametrize("wtype", ["u4", "i4"])
 def test_4bit_matmul_not_transposed(wtype, tmp_path):
-    """4-bit weights [K, N] grouped along K (a MatMul without transpose_b, as NNCF compresses it):
-    blocked DequantizeLinear along axis 0, then MatMul."""
+    """4-bit weights [K, N] grouped along K (a MatMul without transpose_b, as NNCF compresses it): MatMulNBits
+    on the weights transposed to [N, K] (with their scales and zero points), exact to the CPU plugin."""
     rng = np.random.default_rng(14)
     k, n, g = 64, 24, 16
-    lo, hi = QRANGE[wtype]
-    q = rng.integers(lo, hi + 1, (k // g, g, n))
-    zp = rng.integers(lo, hi + 1, (k // g, 1, n))
-    scale = (rng.random((k // g, 1, n)) * 0.02 + 0.001).astype(np.float16)
-    const = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(list(q.shape)), q.reshape(-1).tolist())
-    zconst = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(list(zp.shape)), zp.reshape(-1).tolist())
-    w = ops.multiply(ops.subtract(ops.convert(const, "f16"), ops.convert(zconst, "f16")), ops.constant(scale))
-    w = ops.convert(ops.reshape(w, ops.constant(np.array([k, n], np.int64)), False), "f32")
+    w, weights = _grouped_weights(wtype, [k, n], 0, g, rng)
     x = ops.parameter([-1, k], np.float32, name="x")
-    xml = _save(ov.Model([ops.matmul(x, w, False, False)], [x], "linear"), tmp_path)
-    model = convert(xml)
-    dq = next(node for node in model.graph.node if node.op_type == "DequantizeLinear")
-    assert {a.name: onnx.helper.get_attribute_value(a) for a in dq.attribute} == {"axis": 0, "block_size": g}
-    feeds = [rng.standard_normal((3, k)).astype(np.float32)]
-    weights = ((q - zp).astype(np.float16) * scale).astype(np.float32).reshape(k, n)
-    got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
-    bound = k * 2.0**-24 * (np.abs(feeds[0]) @ np.abs(weights))  # f32 sums in another order
-    assert got.dtype == want.dtype and np.all(np.abs(got - want) <= bound), np.abs(got - want).max()
+    model_ov = ov.Model([ops.matmul(x, w, False, False)], [x], "linear")
+    model = _nbits_vs_cpu_plugin(model_ov, [rng.standard_normal((3, k)).astype(np.float32)], weights, tmp_path, False)
+    assert "MatMulNBits" in _ops(model) and "DequantizeLinear" not in _ops(model)
+
+
+@pytest.mark.parametrize("transpose_b", [True, False], ids=["ENK", "EKN"])
+@pytest.mark.parametrize("wtype", ["u4", "i4"])
+def test_4bit_experts_matmul(wtype, transpose_b, tmp_path):
+    """Experts' 4-bit weights [E, N, K] (Mixtral's, Qwen-MoE's, Phi-MoE's: transpose_b) or [E, K, N] (GPT-OSS's)
+    grouped along K under a batched MatMul of x [E, M, K], as optimum-intel exports MoE layers: one MatMulNBits per
+    expert (f32 scales) on x split along E, exact to the CPU plugin at f32; was one DequantizeLinear with the IR's
+    f16 scales (each weight rounded to f16)."""
+    rng = np.random.default_rng(16)
+    e, k, n, g = 3, 64, 24, 16
+    w, weights = _grouped_weights(wtype, [e, n, k] if transpose_b else [e, k, n], 2 if transpose_b else 1, g, rng)
+    x = ops.parameter([e, -1, k], np.float32, name="x")
+    model_ov = ov.Model([ops.matmul(x, w, False, transpose_b)], [x], "experts")
+    feeds = [rng.standard_normal((e, 5, k)).astype(np.float32)]
+    model = _nbits_vs_cpu_plugin(model_ov, feeds, weights, tmp_path, transpose_b)
+    assert [n.op_type for n in model.graph.node] == ["Split"] + ["MatMulNBits"] * e + ["Concat"]
+    scales = {i.name: i.data_type for i in model.graph.initializer}
+    assert {scales[n.input[2]] for n in model.graph.node if n.op_type == "MatMulNBits"} == {onnx.TensorProto.FLOAT}
 
 
 def test_matmul_nbits_before_the_output_is_typed(tmp_path):

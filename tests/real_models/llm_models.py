@@ -20,12 +20,11 @@ from .torchvision_cpu import import_torch
 FAMILIES = ("llama", "qwen2", "qwen3", "phi3", "gemma", "mistral")
 PRECISIONS = ("fp32", "int8", "int4")
 #: The second round (docs/llm.md's architecture table), each with the feature that sets it apart (``_other_config``),
-#: at f32 and int4; then a third at f32 (``_third_config``).
+#: then a third (``_third_config``); all at f32 and int4.
 MORE_FAMILIES = ("llama3", "qwen2.5", "gemma2", "gemma3_text", "phi", "stablelm", "gpt_neox", "falcon", "gpt2", "opt",
                  "bloom", "gptj", "granite", "olmo", "olmo2", "smollm3", "mixtral", "qwen2_moe", "qwen3_moe")
 THIRD_FAMILIES = ("gpt_bigcode", "starcoder2", "cohere", "gpt_neo", "phimoe", "glm4", "gpt_oss")
-MORE_PRECISIONS = {**{f: ("fp32", "int4") for f in MORE_FAMILIES},
-                   **{f: ("fp32",) for f in THIRD_FAMILIES}}
+MORE_PRECISIONS = {f: ("fp32", "int4") for f in MORE_FAMILIES + THIRD_FAMILIES}
 #: The special tokens of the tokenizer, first in its vocabulary.
 PAD, BOS, EOS = 0, 1, 2
 VOCAB = 320

@@ -14,8 +14,9 @@ activations) are stored as u8, shifted by 128 with the zero point: onnxruntime f
 pairs into integer kernels, whose u8 x i8 products saturate int16 on x86 without VNNI (0.05 off
 on BERT's pooler, 0.7 of max on a ViT); u8 x u8 is exact.
 Where such a 4-bit group-wise weight [N, K] is the second input of a MatMul with
-``transpose_b`` (PyTorch's Linear), the MatMul becomes onnxruntime's
-``com.microsoft.MatMulNBits`` on the packed weights: DequantizeLinear is not folded by
+``transpose_b`` (PyTorch's Linear; or [K, N] without it, transposed here), the MatMul becomes
+onnxruntime's ``com.microsoft.MatMulNBits`` on the packed weights (experts' weights [E, N, K] or
+[E, K, N] under a batched MatMul: one MatMulNBits per expert): DequantizeLinear is not folded by
 onnxruntime and is re-run at every inference (benchmarks/bench_quantized.py measured
 MatMulNBits 15-40x faster). MatMulNBits dequantizes in f32 (an f16 scale is widened
 exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
@@ -63,6 +64,8 @@ class Decompression:
     #: 8-bit weights of a MatMul: dequantized in f32 by ops on constants, which onnxruntime folds at load.
     folded: bool = False
     unsigned: bool = False  # i8 weights stored as u8 + 128 (see the module doc)
+    #: The weights [.., K, N] of a MatMul without ``transpose_b`` (MatMulNBits takes them [N, K]: transposed).
+    k_first: bool = False
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
@@ -323,6 +326,10 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     block = None
     for layer, index in users:
         if _is((layer, index), "MatMul") and index == 1:
+            k_first = not attr.boolean(layer, "transpose_b", False)
+            if block is not None and k_first != d.k_first:
+                return []
+            d.k_first = k_first
             block = _nbits_block(d, layer, eight_bits=_int8_activations(ctx))
             if block is None:
                 return []
@@ -345,25 +352,26 @@ def _int8_activations(ctx: Context) -> bool:
 
 def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> int | None:
     """MatMulNBits' block size when ``matmul`` can take ``d`` as MatMulNBits: 4-bit weights (and 8-bit ones
-    with ``eight_bits``) [N, K] in groups along K or per row (or tensor), the MatMul's second input,
-    transposed; a float input of the result's type. Or experts' weights [E, N, K] in groups along K (or per
-    tensor) under a batched MatMul whose first input is [E, M, K]: one MatMulNBits per expert."""
-    experts = d.weights.ndim == 3
-    if d.weights.ndim not in (2, 3) or d.out_type.ov not in ("f32", "f16") or \
+    with ``eight_bits``) [N, K] (the MatMul's second input, transposed; or [K, N], ``d.k_first``) in groups
+    along K or per row (or tensor), a float input of the result's type. Or experts' weights [E, N, K] (or
+    [E, K, N]) in groups along K (or per tensor) under a batched MatMul whose first input is [E, M, K]: one
+    MatMulNBits per expert."""
+    rank = d.weights.ndim
+    experts = rank == 3
+    if rank not in (2, 3) or d.out_type.ov not in ("f32", "f16") or \
             from_numpy(d.weights.dtype).bits not in ((4, 8) if eight_bits else (4,)):
         return None  # (8-bit MatMulNBits is exact but, at accuracy level 0, has no fast CPU kernel: folded instead)
-    k = d.weights.shape[-1]
-    if d.block_size is not None and d.axis == d.weights.ndim - 1:
+    k_axis = rank - 2 if d.k_first else rank - 1
+    if d.block_size is not None and d.axis == k_axis:
         block = d.block_size
-    elif d.block_size is None and (d.axis is None or (d.axis == 0 and not experts)):
-        block = _row_block(k)
+    elif d.block_size is None and (d.axis is None or (d.axis == 0 and not experts and not d.k_first)):
+        block = _row_block(d.weights.shape[k_axis])
     else:
         return None
     if block < 16 or block & (block - 1):
         return None
     a = matmul.inputs[0]
-    transposed = attr.boolean(matmul, "transpose_b", False) and not attr.boolean(matmul, "transpose_a", False)
-    if not transposed or a.element_type != d.out_type or len(a.dims) < 2:
+    if attr.boolean(matmul, "transpose_a", False) or a.element_type != d.out_type or len(a.dims) < 2:
         return None
     if experts and (len(a.dims) != 3 or a.dims[0] != d.weights.shape[0]):
         return None
@@ -399,10 +407,11 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     at every run)."""
     a = ctx.input(0)
     if d.weights.ndim == 2:
+        d = _rows(d)
         out = _nbits_node(ctx, d, a.name, ctx.out(0))
         declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (d.weights.shape[0],))
         return
-    experts, n = d.weights.shape[:2]
+    experts, n = d.weights.shape[0], d.weights.shape[2 if d.k_first else 1]
     rows = None if a.shape is None else (1,) + tuple(a.shape[1:-1]) + (n,)
     parts = []
     for e, part in enumerate(ctx.node("Split", [a.name], experts, axis=0, num_outputs=experts)):
@@ -412,11 +421,23 @@ def _matmul_nbits(ctx: Context, d: Decompression) -> None:
 
 
 def _expert(d: Decompression, e: int) -> Decompression:
-    """Expert ``e``'s weights [N, K] of experts' weights [E, N, K] (in groups along K, or per tensor)."""
+    """Expert ``e``'s weights [N, K] of experts' weights [E, N, K] or [E, K, N] (in groups along K, or per
+    tensor)."""
     if d.axis is None:
-        return replace(d, weights=d.weights[e])
-    return replace(d, weights=d.weights[e], scale=d.scale[e], axis=1,
-                   zero_point=None if d.zero_point is None else d.zero_point[e])
+        return _rows(replace(d, weights=d.weights[e]))
+    return _rows(replace(d, weights=d.weights[e], scale=d.scale[e], axis=d.axis - 1,
+                         zero_point=None if d.zero_point is None else d.zero_point[e]))
+
+
+def _rows(d: Decompression) -> Decompression:
+    """2-D weights as MatMulNBits takes them, [N, K] (groups along K, axis 1): [K, N] ones transposed, with
+    their scales and zero points."""
+    if not d.k_first:
+        return d
+    if d.axis is None:
+        return replace(d, weights=d.weights.T, k_first=False)
+    return replace(d, weights=np.ascontiguousarray(d.weights.T), scale=np.ascontiguousarray(d.scale.T), axis=1,
+                   zero_point=None if d.zero_point is None else np.ascontiguousarray(d.zero_point.T), k_first=False)
 
 
 def _nbits_node(ctx: Context, d: Decompression, a: str, out: str) -> str:
