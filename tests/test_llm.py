@@ -2,8 +2,8 @@
 
 Tiny random-weight decoders (real_models/llm_models.py: Llama-, Qwen2-, Qwen3-, Phi-3-, Gemma- and
 Mistral-shaped, and 26 more families: Llama 3 RoPE scaling, Qwen2.5, Gemma2, Gemma3 text, Phi-2, StableLM,
-GPT-NeoX, Falcon, GPT-2, OPT, Bloom, GPT-J, Granite, OLMo, OLMo2, SmolLM3, Mixtral, Qwen2-MoE, Qwen3-MoE at f32
-and int4; StarCoder (gpt_bigcode), StarCoder2, Cohere, GPT-Neo, Phi-MoE, GLM-4, GPT-OSS at f32) exported by
+GPT-NeoX, Falcon, GPT-2, OPT, Bloom, GPT-J, Granite, OLMo, OLMo2, SmolLM3, Mixtral, Qwen2-MoE, Qwen3-MoE,
+StarCoder (gpt_bigcode), StarCoder2, Cohere, GPT-Neo, Phi-MoE, GLM-4, GPT-OSS at f32 and int4) exported by
 optimum-intel in its default stateful form with f32, int8 and int4 weights,
 converted folder to folder (``converters.model_folder``), then generated greedily 32 tokens:
 
@@ -12,7 +12,8 @@ converted folder to folder (``converters.model_folder``), then generated greedil
 
 against OpenVINO's stateful CPU run at f32 (``llm_generate.OV_CONFIG``), for prompts of 1, 7 and 31 tokens
 and a batch of 2 left-padded ones; the logits of every step are compared too. The Llama-shaped model runs
-by default in all three precisions, the OPT-shaped one at f32; the others are marked slow (``-m slow``). The folders are built
+by default in all three precisions, the OPT-shaped one at f32 (and the Mixtral-shaped int4 one, its experts:
+``test_int4_experts_are_exact``); the others are marked slow (``-m slow``). The folders are built
 once per run (or kept in ``$ONNX_EXT_MODEL_CACHE``). Needs the optional ``llm`` extra.
 """
 

@@ -186,7 +186,9 @@ def quantization(precision: str):
     if precision == "int8":
         return OVWeightQuantizationConfig(bits=8)
     if precision == "int4":
-        return OVWeightQuantizationConfig(bits=4, group_size=GROUP_SIZE, ratio=1.0, sym=False)
+        # (a MatMul whose K does not split in groups, Cohere's RoPE frequencies: left uncompressed, not an error)
+        return OVWeightQuantizationConfig(bits=4, group_size=GROUP_SIZE, ratio=1.0, sym=False,
+                                          group_size_fallback="ignore")
     raise ValueError(f"unknown precision {precision!r}")
 
 
