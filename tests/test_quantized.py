@@ -350,6 +350,33 @@ def test_4bit_experts_matmul(wtype, transpose_b, tmp_path):
     assert {scales[n.input[2]] for n in model.graph.node if n.op_type == "MatMulNBits"} == {onnx.TensorProto.FLOAT}
 
 
+def test_8bit_experts_matmul_is_folded(tmp_path):
+    """Experts' 8-bit weights [E, N, K] with a scale and zero point per expert and row ([E, N, 1], NNCF's INT8_ASYM
+    on a MoE layer; no DequantizeLinear layout): (w - zp) * scale in f32 on the constants, which onnxruntime folds
+    at load (nothing of it left in the graph it runs), exact to the CPU plugin; was translated layer by layer,
+    which onnxruntime could not fold ("Could not find a CPU kernel and hence can't constant fold Sub node")."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(17)
+    e, n, k = 3, 24, 64
+    q, zp = rng.integers(0, 256, (e, n, k)), rng.integers(0, 256, (e, n, 1))
+    scale = (rng.random((e, n, 1)) * 0.02 + 0.001).astype(np.float16)
+    w = ops.subtract(ops.convert(ov.op.Constant(ov.Type.u8, ov.Shape([e, n, k]), q.reshape(-1).tolist()), "f16"),
+                     ops.convert(ov.op.Constant(ov.Type.u8, ov.Shape([e, n, 1]), zp.reshape(-1).tolist()), "f16"))
+    w = ops.convert(ops.multiply(w, ops.constant(scale)), "f32")
+    weights = (q - zp).astype(np.float32) * scale.astype(np.float32)
+    x = ops.parameter([e, -1, k], np.float32, name="x")
+    model_ov = ov.Model([ops.matmul(x, w, False, True)], [x], "experts")
+    model = _nbits_vs_cpu_plugin(model_ov, [rng.standard_normal((e, 5, k)).astype(np.float32)], weights, tmp_path, True)
+    assert "UINT8" in _initializer_types(model) and "DequantizeLinear" not in _ops(model)
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    ran = onnx.load(str(tmp_path / "optimized.onnx"))
+    assert [node.op_type for node in ran.graph.node] in (["MatMul"], ["FusedMatMul"], ["Transpose", "MatMul"]), \
+        [node.op_type for node in ran.graph.node]
+
+
 def test_matmul_nbits_before_the_output_is_typed(tmp_path):
     """MatMulNBits (com.microsoft: no ONNX schema), a residual Add and an MVN (ONNX LayerNormalization)
     as the graph output, BERT's block end: the MatMulNBits value is declared, else ONNX's inference

@@ -66,6 +66,9 @@ class Decompression:
     unsigned: bool = False  # i8 weights stored as u8 + 128 (see the module doc)
     #: The weights [.., K, N] of a MatMul without ``transpose_b`` (MatMulNBits takes them [N, K]: transposed).
     k_first: bool = False
+    #: Scale and zero point varying along several dims with no group Reshape (experts' 8-bit weights [E, N, K],
+    #: a scale per expert and row [E, N, 1]): no DequantizeLinear layout, kept in the weights' rank; folded only.
+    broadcast: bool = False
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
@@ -171,7 +174,7 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
             cur = hit[0]
             chain.append(cur)
             hit = _sole_consumer(cur, consumers)
-    if blocked is None and layout == "blocked":
+    if blocked is None and layout == "blocked" and from_numpy(weights.dtype).bits != 8:
         return None
     out_type = ftype
     last = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
@@ -184,6 +187,8 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
     d.users = _compressed_users(ctx, d, consumers, producers)
+    if d.broadcast and not d.folded:
+        return None
     d.unsigned = wtype.ov == "i8" and not d.folded and _beside_quantized_activation(d.last, consumers, producers)
     d.inner = side + (chain if d.users else chain[:-1])
     return d
@@ -259,6 +264,9 @@ def _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain) 
         target = wshape[:axis + 1] + wshape[axis + 2:]
         params = [_filled(a, per_group).reshape(target) for a in params]
         weights = weights.reshape(wshape[:axis] + (wshape[axis] * wshape[axis + 1],) + wshape[axis + 2:])
+    elif layout == "blocked":  # (no group Reshape: ``broadcast``)
+        return Decompression(weights, params[0], params[1] if zp is not None else None, None, None, ftype, out_type,
+                             chain[-1], chain[:-1], broadcast=True)
     elif layout == "axis":
         axis = next(d for d in range(rank) if wshape[d] != 1 and any(a.shape[d] != 1 for a in params))
         params = [_filled(a, (1,) * axis + (wshape[axis],) + (1,) * (rank - axis - 1)).reshape(-1) for a in params]
@@ -297,6 +305,8 @@ def _folded_f32(ctx: Context, d: Decompression) -> None:
     shape = [1] * rank
     if d.axis is not None:
         shape[d.axis] = d.weights.shape[d.axis]
+    if d.broadcast:
+        shape = None  # (the IR's own broadcast shape)
     def widened(array: np.ndarray, hint: str, to_shape=None) -> str:  # stored as the IR stores it (u8, f16)
         array = np.asarray(array) if to_shape is None else np.asarray(array).reshape(to_shape)
         return ctx.cast(ctx.const(array, hint=hint), from_numpy(array.dtype), f32)
@@ -358,7 +368,7 @@ def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> i
     MatMulNBits per expert."""
     rank = d.weights.ndim
     experts = rank == 3
-    if rank not in (2, 3) or d.out_type.ov not in ("f32", "f16") or \
+    if d.broadcast or rank not in (2, 3) or d.out_type.ov not in ("f32", "f16") or \
             from_numpy(d.weights.dtype).bits not in ((4, 8) if eight_bits else (4,)):
         return None  # (8-bit MatMulNBits is exact but, at accuracy level 0, has no fast CPU kernel: folded instead)
     k_axis = rank - 2 if d.k_first else rank - 1
