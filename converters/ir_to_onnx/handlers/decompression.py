@@ -411,10 +411,11 @@ def _nbits_values(d: Decompression) -> tuple[np.ndarray, int]:
 def _matmul_nbits(ctx: Context, d: Decompression) -> None:
     """MatMulNBits(A, B, scales, zero_points), computed in f32 as OpenVINO's CPU plugin does at f32 (scales
     widened exactly), B from ``_nbits_values``, scales and zero points per block (4-bit ones packed). Experts'
-    weights [E, N, K]: A [E, M, K] split along E, one MatMulNBits per expert, the results concatenated (as
-    OpenVINO's CPU plugin, whose GatherMatmul dequantizes each expert in f32; one DequantizeLinear on the
-    [E, N, K] weights would round them to the IR's f16 scales, or, with f32 scales, dequantize every expert
-    at every run)."""
+    weights [E, N, K]: A [E, M, K] split along E, one MatMulNBits per expert, the results concatenated (exact
+    as the 2-D ones; one DequantizeLinear on the [E, N, K] weights would round them to the IR's f16 scales, or,
+    with f32 scales, dequantize every expert at every run: benchmarks/bench_experts.py).
+    ONNX's shape inference has no schema for com.microsoft ops: their outputs' types and shapes are declared
+    (value_info), or nothing after them gets a type (and a graph output none at all)."""
     a = ctx.input(0)
     if d.weights.ndim == 2:
         d = _rows(d)
@@ -476,8 +477,6 @@ def _nbits_node(ctx: Context, d: Decompression, a: str, out: str) -> str:
     out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
                    **level)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
-    # ONNX's shape inference has no schema for com.microsoft ops: the output's type and shape are
-    # declared (value_info), or nothing after the MatMul gets a type (and a graph output none at all)
     return out
 
 
