@@ -112,3 +112,46 @@ def test_runtime_condition_keeps_both_bodies(tmp_path):
     for cond in (True, False):
         model = check_ir(xml, [np.array(cond), x_value], backend="cpu")
     assert [n.op_type for n in model.graph.node] == ["If"]
+
+
+@pytest.fixture
+def erf_untranslated(monkeypatch):
+    """Erf as a layer type the converter has no translator for (as an op of a newer OpenVINO would be)."""
+    from converters.ir_to_onnx import convert as convert_module
+
+    lookup = convert_module.lookup
+    monkeypatch.setattr(convert_module, "lookup", lambda t, v: None if t == "Erf" else lookup(t, v))
+
+
+def _erf_if_model(live: str, condition: str):
+    x = P([2, 3, 4, 5], name="x")
+    cond = o1.constant(np.array(live == "then_body")) if condition == "const" else _rank_is_4("vector")(x)
+    if condition == "rank" and live == "else_body":
+        cond = o1.logical_not(cond)
+    return ov.Model([o1.relu(_if(cond, x, o1.erf, o1.negative))], [x], "erf_if")
+
+
+@pytest.mark.parametrize("condition", ["const", "rank"])
+def test_dead_body_with_an_untranslated_layer_type_converts(condition, erf_untranslated, tmp_path):
+    """The layer type check skips If bodies and runs on a body when it is translated: a dead body's
+    untranslated layer type no longer refuses the model (it did, before the dead body was dropped)."""
+    xml = save_ir(_erf_if_model("else_body", condition), tmp_path)
+    x = np.random.default_rng(6).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    model = check_ir(xml, [x], backend="cpu")
+    assert [n.op_type for n in model.graph.node][-2:] == ["Neg", "Relu"]
+
+
+@pytest.mark.parametrize("condition", ["const", "rank"])
+def test_live_body_with_an_untranslated_layer_type_is_refused(condition, erf_untranslated, tmp_path):
+    xml = save_ir(_erf_if_model("then_body", condition), tmp_path)
+    with pytest.raises(IRError, match=r"\(If-opset8\) then_body: 1 layer of 1 unsupported type/version: "
+                                      r"Erf-opset1 x1 \(not translated yet; layer \d+ '[^']*'\)$"):
+        convert(xml)
+
+
+def test_untranslated_layer_type_in_a_runtime_if_is_refused(erf_untranslated, tmp_path):
+    x = P([2, 3, 4, 5], name="x")
+    c = P([], "boolean", name="c")
+    xml = save_ir(ov.Model([_if(c, x, o1.negative, o1.erf)], [c, x], "if"), tmp_path)
+    with pytest.raises(IRError, match=r"\(If-opset8\) else_body: .*Erf-opset1 x1 \(not translated yet"):
+        convert(xml)

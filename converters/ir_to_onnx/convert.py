@@ -170,8 +170,11 @@ def _check_empty_ports(ctx: Context, layer: Layer) -> None:
 def translate_body(ctx: Context, results: list[int], name: str) -> list[ir.Value]:
     """Translate a sub-graph body in its context (``Context(body, parent)`` whose ``param_values``
     give the outer values its Parameters stand for); returns the values of the Results ``results``,
-    in order: the outputs of the graph of ``ctx.nodes``."""
-    translate_graph(ctx, live_layers(ctx.ir))
+    in order: the outputs of the graph of ``ctx.nodes``. An If body's layers are checked here, when
+    it is translated (``check_supported`` leaves them out: a dead body is never translated)."""
+    layers = live_layers(ctx.ir)
+    check_supported(ctx.ir, layers)
+    translate_graph(ctx, layers)
     missing = [r for r in results if r not in ctx.result_infos]
     if missing:
         raise ctx.parent.error(f"{name} has no Result layer {missing[0]}")
@@ -206,7 +209,7 @@ def live_layers(ir_model: IRModel) -> list[Layer]:
 def check_supported(ir: IRModel, layers: list[Layer]) -> None:
     """One IRError listing every layer type/version that has no translator, with counts, each
     said to have no ONNX equivalent (``unsupported.NO_ONNX_EQUIVALENT``) or to be not
-    translated yet."""
+    translated yet. If bodies are left out (``_with_bodies``)."""
     missing: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
     kinds: dict[str, str] = {}
@@ -228,8 +231,13 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
 
 
 def _with_bodies(layers: list[Layer]):
+    """The layers and those of their bodies (Loop, TensorIterator), but an If's: its bodies are checked
+    when translated (``translate_body``), and with a condition known at conversion time (a Const, or
+    folded from static ranks) only the live body is, so a dead body's layers do not count."""
     for layer in layers:
         yield layer
+        if layer.type.lower() == "if":
+            continue
         for body in layer.bodies.values():
             yield from _with_bodies(live_layers(body))
 

@@ -23,8 +23,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="where failures (IR, inputs, case.json) and summary.{json,md} go")
     parser.add_argument("--types", action="store_true",
                         help="only one case per op version and element type (static, alone, first attributes)")
-    parser.add_argument("--shapes", choices=("static", "dyn_dims", "dyn_rank"), help="only cases of this shape mode")
-    parser.add_argument("--body", choices=("plain", "if", "loop"), help="only cases where the layer sits there")
+    parser.add_argument("--shapes", choices=("static", "dyn_dims", "dyn_rank", "empty"),
+                        help="only cases of this shape mode")
+    parser.add_argument("--body", choices=("plain", "if", "loop", "dead_if", "ti", "f16_consts"),
+                        help="only cases where the layer sits there")
     parser.add_argument("--load-only", action="store_true",
                         help="only check that the conversion loads (OpenVINO validates, does not run)")
     parser.add_argument("--list", action="store_true", help="print the case ids and exit")

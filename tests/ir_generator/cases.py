@@ -27,6 +27,17 @@ from .spec import SPECS
 
 SHAPES = ("static", "dyn_dims", "dyn_rank")
 BODIES = ("plain", "if", "loop")
+#: Bodies a case is put into less often (see ``cases_of``): an If whose condition folds at conversion time
+#: from the first data input's rank (its other body the layer with its outputs transposed by an empty
+#: order: a dead branch, as a frontend's rank dispatch writes it; on data of dynamic rank it stays an If),
+#: and a TensorIterator body (one iteration, the inputs invariant).
+MORE_BODIES = ("dead_if", "ti")
+#: The layer alone with its float Constants written as f16 and a Convert to f32 after each (``ov.save_model``'s
+#: ``compress_to_fp16``, which ovc does by default): the covering set at f32, static and dynamic dims.
+COMPRESSED = "f16_consts"
+#: The data with a dim of 0: the first dim of every data input whose first dim is the first data input's
+#: (static dims; the covering set at the primary type, alone).
+EMPTY = "empty"
 #: Translators that every case exercises (a case is Parameters -> the layer -> Results) or that are
 #: the If and Loop bodies cases are put into.
 WRAPPERS = {"parameter": "every case", "const": "every case with a constant input",
@@ -112,6 +123,12 @@ def cases_of(ir_type: str, version: int) -> list[Case]:
     wanted += [make(a, t, "static", "plain") for a in covering for t in typings]
     for attrs, types in [(a, primary) for a in covering] + [(combos[0], t) for t in typings]:
         wanted += [make(attrs, types, shapes, body) for shapes in shape_modes for body in bodies]
+    if spec.bodies:  # the covering set at the primary type in every shape mode, every type static
+        wanted += [make(a, primary, shapes, body) for a in covering for shapes in shape_modes for body in MORE_BODIES]
+        wanted += [make(combos[0], t, "static", body) for t in typings for body in MORE_BODIES]
+    if dict(primary)["T"] == "f32":
+        wanted += [make(a, primary, shapes, COMPRESSED) for a in covering for shapes in shape_modes[:2]]
+    wanted += [make(a, primary, EMPTY, "plain") for a in covering]
     return list({c.id: c for c in wanted}.values())
 
 

@@ -54,7 +54,7 @@ def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, 
         xml = folder / "model.xml"
         progress("save")
         try:
-            ov.save_model(model, str(xml), compress_to_fp16=False)
+            ov.save_model(model, str(xml), compress_to_fp16=case.body == "f16_consts")
         except Exception as e:  # noqa: BLE001
             return outcome("ov-rejects", f"save_model: {e}")
         progress("openvino")
