@@ -28,7 +28,9 @@ onnx_ir passes, in this order:
   batch 1 only (a prompt, then one token a step, as generation runs, is any batch);
 - then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
   unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
-  ``_simplify_attention_mask``;
+  ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
+  the shapes of ``attention_mask`` and ``input_ids`` in 17 kernels with the attention's lengths: see
+  ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
@@ -511,37 +513,51 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
 
 
 def _lean_attention_mask(graph: ir.Graph) -> int:
-    """The mask that feeds the GroupQueryAttentions' ``attention_bias`` rebuilt as above, when it is the
-    IR's causal-and-padding mask; 1 if done."""
+    """The masks that feed the GroupQueryAttentions' ``attention_bias`` rebuilt as above where they are the
+    IR's causal-and-padding mask (Gemma2's sliding-window one is not); how many."""
     inputs = {v.name: v for v in graph.inputs}
     mask, ids = inputs.get("attention_mask"), inputs.get("input_ids")
     attentions = [n for n in graph if n.op_type == "GroupQueryAttention" and n.domain == MS_DOMAIN]
-    biases = {n.inputs[10] for n in attentions if len(n.inputs) > 10}
-    if mask is None or ids is None or len(biases) != 1 or None in biases:
+    if mask is None or ids is None:
         return 0
-    (bias,) = biases
-    where = _producer(bias, "Where")
-    leaves = _and_leaves(_unbroadcast(where.inputs[0], mask, ids)) if where is not None else None
-    if leaves is None or len(leaves) != 2:
-        return 0
-    causal = next((v for v in leaves if _producer(v, "LessOrEqual") is not None), None)
-    padding = next((v for v in leaves if v is not causal), None)
-    if causal is None or not _padding_rows_of(padding, mask) or not _causal(causal.producer(), mask, ids):
-        return 0
-    _rebuild_mask(graph, where, padding, mask, ids, attentions)
-    return 1
+    shared = None
+    done = 0
+    for bias in dict.fromkeys(n.inputs[10] for n in attentions if len(n.inputs) > 10 and n.inputs[10] is not None):
+        where = _producer(bias, "Where")
+        leaves = _and_leaves(_unbroadcast(where.inputs[0], mask, ids)) if where is not None else None
+        if leaves is None or len(leaves) != 2:
+            continue
+        causal = next((v for v in leaves if _producer(v, "LessOrEqual") is not None), None)
+        padding = next((v for v in leaves if v is not causal), None)
+        if causal is None or not _padding_rows_of(padding, mask) or not _causal(causal.producer(), mask, ids):
+            continue
+        shared = shared or _causal_and_lengths(graph, mask, ids)
+        allowed = ir.node("And", [shared[0], padding])
+        lean = ir.node("Where", [allowed.outputs[0], *where.inputs[1:]])
+        graph.insert_before(where, [allowed, lean])
+        for node in attentions:
+            if len(node.inputs) > 10 and node.inputs[10] is bias:
+                node.replace_input_with(5, shared[1])
+                node.replace_input_with(6, shared[2])
+                node.replace_input_with(10, lean.outputs[0])
+        done += 1
+    return done
 
 
-def _rebuild_mask(graph, where, padding, mask, ids, attentions) -> None:
+def _causal_and_lengths(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """``LessOrEqual(Range(0, T), Unsqueeze(Range(T - S, T), [1]))`` ([S, T]), ``seqlens_k`` (T - 1 for every
+    row) and ``total_sequence_length`` (T), from the shapes of ``attention_mask`` [B, T] and ``input_ids``
+    [B, S]; at the top of the graph (they read its inputs only)."""
+    nodes = []
+
     def const(name, value, dtype=np.int64):
         v = ir.Value(name=f"attention_mask/{name}", const_value=ir.tensor(np.array(value, dtype)))
         graph.register_initializer(v)
         return v
 
     def add(op_type, inputs, **attributes):
-        node = ir.node(op_type, inputs, attributes=attributes)
-        graph.insert_before(where, node)
-        return node.outputs[0]
+        nodes.append(ir.node(op_type, inputs, attributes=attributes))
+        return nodes[-1].outputs[0]
 
     shape = add("Shape", [mask])
     total = add("Gather", [shape, const("dim1", 1)])
@@ -549,15 +565,12 @@ def _rebuild_mask(graph, where, padding, mask, ids, attentions) -> None:
     zero, one = const("zero", 0), const("one", 1)
     keys = add("Range", [zero, total, one])
     queries = add("Unsqueeze", [add("Range", [past, total, one]), const("column", [1])])
-    allowed = add("And", [add("LessOrEqual", [keys, queries]), padding])
-    bias = add("Where", [allowed, *where.inputs[1:]])
+    causal = add("LessOrEqual", [keys, queries])
     total32 = add("Cast", [total], to=ir.DataType.INT32)
     seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]),
                              add("Gather", [shape, const("dim0", [0])])])
-    for node in attentions:
-        node.replace_input_with(5, seqlens)
-        node.replace_input_with(6, total32)
-        node.replace_input_with(10, bias)
+    graph.insert_before(next(iter(graph)), nodes)
+    return causal, seqlens, total32
 
 
 def _single(value: ir.Value) -> ir.Value:
@@ -588,29 +601,54 @@ def _dim_of(value: ir.Value, axis: int) -> ir.Value | None:
     return shape.inputs[0] if shape is not None and not shape.attributes else None
 
 
-_UNARY = ("Cast", "SimplifiedLayerNormalization", "Neg", "Abs", "Sqrt", "Relu", "Sigmoid", "Tanh", "Exp", "Erf")
+_UNARY = ("Cast", "SimplifiedLayerNormalization", "LayerNormalization", "Neg", "Abs", "Sqrt", "Relu", "Sigmoid",
+          "Tanh", "Exp", "Erf")
 _BINARY = ("Add", "Sub", "Mul", "Div")
 
 
-def _leads_with_ids(value: ir.Value, ids: ir.Value, depth: int = 0) -> bool:
+def _leads_with_ids(value: ir.Value, ids: ir.Value) -> bool:
     """Whether ``value``'s first two dims are ``input_ids``' [batch, length]: ids itself, rows of a table
-    gathered by them, and what elementwise ops and norms make of those (a scalar operand broadcast in)."""
+    gathered by them, and what elementwise ops and norms make of those (constants broadcast in that leave
+    those dims and the rank as they are: a norm's [1, 1, H] weights, a [1, 1, 1] scale)."""
+    return (_ids_rank(value, ids, 0) or 0) >= 2
+
+
+def _ids_rank(value: ir.Value, ids: ir.Value, depth: int) -> int | None:
+    """The rank of ``value`` when its first two dims are ``input_ids``', else None."""
     if value is ids:
-        return True
+        return _rank(ids)
     node = value.producer()
     if node is None or depth > 32:
-        return False
+        return None
     if node.op_type in _UNARY and node.domain in ("", MS_DOMAIN) or \
             (node.op_type == "SkipSimplifiedLayerNormalization" and node.domain == MS_DOMAIN):
-        return _leads_with_ids(node.inputs[0], ids, depth + 1)
+        return _ids_rank(node.inputs[0], ids, depth + 1)
     if node.op_type in _BINARY and node.domain == "":
-        scalar = [v.const_value is not None and v.const_value.numpy().ndim == 0 for v in node.inputs]
-        return not all(scalar) and all(s or _leads_with_ids(v, ids, depth + 1) for v, s in zip(node.inputs, scalar))
+        ranks = [None if v.const_value is not None else _ids_rank(v, ids, depth + 1) for v in node.inputs]
+        if all(r is None for r in ranks):
+            return None
+        rank = max(r for r in ranks if r is not None)
+        for v, r in zip(node.inputs, ranks):
+            if r is None and not _keeps_leading_dims(v, rank):
+                return None
+        return rank
     if node.op_type == "Gather" and node.attributes.get_int("batch_dims", 0) == 0 and (
             (node.domain == "" and node.attributes.get_int("axis", 0) == 0) or
             (node.domain == EXT_DOMAIN and _gather_on_axis0(node))):
-        return _leads_with_ids(node.inputs[1], ids, depth + 1)  # indices [B, S] -> rows [B, S, ...]
-    return False
+        indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _rank(node.inputs[0])
+        return indices + table - 1 if indices is not None and table is not None else None  # [B, S] + row
+    return None
+
+
+def _keeps_leading_dims(value: ir.Value, rank: int) -> bool:
+    """``value`` is a constant that, broadcast against a tensor of ``rank``, changes neither the rank nor
+    the first two dims."""
+    const = value.const_value
+    if const is None:
+        return False
+    shape = const.numpy().shape
+    padded = (1,) * (rank - len(shape)) + shape
+    return len(shape) <= rank and all(d == 1 for d in padded[:2])
 
 
 def _is_length(value: ir.Value, ids: ir.Value) -> bool:
