@@ -635,8 +635,25 @@ def _ids_rank(value: ir.Value, ids: ir.Value, depth: int) -> int | None:
     if node.op_type == "Gather" and node.attributes.get_int("batch_dims", 0) == 0 and (
             (node.domain == "" and node.attributes.get_int("axis", 0) == 0) or
             (node.domain == EXT_DOMAIN and _gather_on_axis0(node))):
-        indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _rank(node.inputs[0])
+        indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _computed_rank(node.inputs[0])
         return indices + table - 1 if indices is not None and table is not None else None  # [B, S] + row
+    return None
+
+
+def _computed_rank(value: ir.Value, depth: int = 0) -> int | None:
+    """The rank of ``value``: declared, a constant's, or that of elementwise ops on such (a table dequantized at
+    load: ``(w - zero point) * scale``)."""
+    if value.const_value is not None:
+        return value.const_value.numpy().ndim
+    rank = _rank(value)
+    node = value.producer()
+    if rank is not None or node is None or depth > 8:
+        return rank
+    if node.op_type == "Cast" and node.domain == "":
+        return _computed_rank(node.inputs[0], depth + 1)
+    if node.op_type in _BINARY and node.domain == "":
+        ranks = [_computed_rank(v, depth + 1) for v in node.inputs]
+        return None if None in ranks else max(ranks)
     return None
 
 
