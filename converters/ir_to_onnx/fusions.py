@@ -509,7 +509,9 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
 #     allowed = And(LessOrEqual(Range(0, T, 1), Unsqueeze(Range(T - S, T, 1), [1])), padding rows)
 #     bias = Where(allowed, zero, minimum)            # [B, 1, S, T]: the Broadcast's target already
 # with T and S read once from the shapes of ``attention_mask`` and ``input_ids``, which the
-# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 17 kernels in all.
+# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 17 kernels in all. Exact for
+# the inputs an LLM takes (``attention_mask`` [B, past + S], ``input_ids`` [B, S]: what the attention and
+# ``_read_length_from_mask`` take already); a mask with any other condition (a sliding window) is left as it is.
 
 
 def _lean_attention_mask(graph: ir.Graph) -> int:
