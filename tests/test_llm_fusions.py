@@ -87,7 +87,7 @@ def _feeds(batch: int, past: int, new: int, pad: int, rng) -> dict:
 
 @pytest.mark.parametrize("batch, past, new, inferred", [(2, 0, 6, False), (2, 6, 1, True), (1, 4, 3, False)])
 def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
-    """``inferred``: with the shapes ONNX infers declared (as the converter's output has them), q, k and v
+    """``inferred``: with the shapes ONNX infers declared or not (the fusion infers them itself), q, k and v
     [B, S, hidden] feed RotaryEmbedding and GroupQueryAttention as they are, with no Reshape."""
     model = onnx.shape_inference.infer_shapes(_attention_block()) if inferred else _attention_block()
     fused, weights, report = fuse_for_onnxruntime(model)
@@ -95,7 +95,7 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
     producers = {o: node for node in fused.graph.node for o in node.output}
     fed = [producers.get(x) for node in fused.graph.node if node.op_type in ("RotaryEmbedding", "GroupQueryAttention")
            for x in node.input[:1 if node.op_type == "RotaryEmbedding" else 3]]  # the activations
-    assert (sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0) == inferred, ops
+    assert sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0, ops
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), "Softmax" in ops) == (1, 2, False), ops
     # q, k, v as one; the rotary angles; the output
     assert ops.count("MatMul") == 3 and report.counts["linear layers merged"] == 3
