@@ -87,7 +87,7 @@ def _feeds(batch: int, past: int, new: int, pad: int, rng) -> dict:
 
 @pytest.mark.parametrize("batch, past, new, inferred", [(2, 0, 6, False), (2, 6, 1, True), (1, 4, 3, False)])
 def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
-    """``inferred``: with the shapes ONNX infers declared (as the converter's output has them), q, k and v
+    """``inferred``: with the shapes ONNX infers declared or not (the fusion infers them itself), q, k and v
     [B, S, hidden] feed RotaryEmbedding and GroupQueryAttention as they are, with no Reshape."""
     model = onnx.shape_inference.infer_shapes(_attention_block()) if inferred else _attention_block()
     fused, weights, report = fuse_for_onnxruntime(model)
@@ -95,7 +95,7 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
     producers = {o: node for node in fused.graph.node for o in node.output}
     fed = [producers.get(x) for node in fused.graph.node if node.op_type in ("RotaryEmbedding", "GroupQueryAttention")
            for x in node.input[:1 if node.op_type == "RotaryEmbedding" else 3]]  # the activations
-    assert (sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0) == inferred, ops
+    assert sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0, ops
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), "Softmax" in ops) == (1, 2, False), ops
     # q, k, v as one; the rotary angles; the output
     assert ops.count("MatMul") == 3 and report.counts["linear layers merged"] == 3
@@ -114,10 +114,15 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
         assert got.shape == (batch, KV, past + new, D)
 
 
+VOCAB = 50
+
+
 def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
     """The attention block with its ``bias`` built from ``attention_mask`` as the IR's translation writes
     transformers' sdpa mask: the domain's Range-4 and Gather-8 (kv and query positions, the padding rows
-    gathered from the flattened bool mask at ``kv_idx + batch_idx * width``), LessOrEqual, And, Where."""
+    gathered from the flattened bool mask at ``kv_idx + batch_idx * width``), LessOrEqual, And, the domain's
+    Broadcast to [batch, 1, length, total] and Where; ``x`` the rows of an embedding table gathered by
+    ``input_ids`` (the lengths read from its shape, as the IR reads them from the hidden states')."""
     import onnx_ext
 
     n, ext = helper.make_node, onnx_ext.make_node
@@ -154,42 +159,91 @@ def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
              n("Reshape", ["picked", "m1"], ["picked1"]), n("Shape", ["index"], ["ixs"]),
              n("Cast", ["ixs"], ["ixs32"], to=TensorProto.INT32), n("Cast", ["ixs32"], ["ixs64"], to=TensorProto.INT64),
              n("Reshape", ["picked1", "ixs64"], ["padding"], allowzero=1), n("And", ["causal1", "padding"], ["allowed"]),
-             n("Where", ["allowed", "f0", "fmin"], ["bias"])]
+             n("Unsqueeze", ["batch", "ax0"], ["batch1"]), n("Unsqueeze", ["q", "ax0"], ["q1"]),
+             n("Unsqueeze", ["total", "ax0"], ["total1"]),
+             n("Concat", ["batch1", "ax1", "q1", "total1"], ["target"], axis=0),
+             ext("Broadcast", ["allowed", "target"], ["allowed_full"], mode="bidirectional"),
+             n("Where", ["allowed_full", "f0", "fmin"], ["bias"])]
+    embedding = [n("Gather", ["table", "input_ids"], ["x"])]
+    table = numpy_helper.from_array(np.random.default_rng(1).standard_normal((VOCAB, HIDDEN)).astype(np.float32), "table")
     graph = model.graph
-    inputs = [v for v in graph.input if v.name != "bias"]
-    out = helper.make_graph(nodes + list(graph.node), graph.name, inputs, graph.output,
-                            list(graph.initializer) + list(i32.values()) + list(i64.values()) + others)
+    inputs = [v for v in graph.input if v.name not in ("bias", "x")]
+    out = helper.make_graph(embedding + nodes + list(graph.node), graph.name, inputs, graph.output,
+                            [table] + list(graph.initializer) + list(i32.values()) + list(i64.values()) + others)
     return onnx_ext.attach_functions(helper.make_model(out, opset_imports=list(model.opset_import),
                                                        ir_version=model.ir_version))
 
 
 @pytest.mark.parametrize("batch, past, new, pad", [(2, 0, 6, 2), (3, 6, 1, 3), (1, 4, 3, 0)])
 def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
-    """The IR's mask once the attention is fused: the padding rows are the mask unsqueezed, the first cache
-    position a Where, the Ranges ONNX Ranges; no domain Range or Gather left, the same bias as the domain's."""
+    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 17 kernels
+    shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast),
+    the same bias as the domain's (any padding) and the same attention."""
     model = _with_ir_mask(_attention_block())
     fused, _, report = fuse_for_onnxruntime(model)
     assert report.counts["attention mask"] == 5  # the padding rows, the first position, the 3 Ranges left
-    left = sorted(n.overload for n in fused.graph.node if n.domain == "org.openvinotoolkit.onnx_ext")
-    assert left == ["axis0_n3_inrange"], left  # the length from a shape (a plain Gather in onnxruntime)
+    assert report.counts.get("attention mask rebuilt") == 1
+    assert not [n.op_type for n in fused.graph.node if n.domain == "org.openvinotoolkit.onnx_ext"]
+    gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
+    mask_nodes = _upstream(fused, [gqa.input[5], gqa.input[6], gqa.input[10]])
+    assert sorted(n.op_type for n in mask_nodes) == sorted(
+        ["Shape", "Gather", "Shape", "Gather", "Sub", "Range", "Range", "Unsqueeze", "LessOrEqual", "Cast",
+         "Unsqueeze", "And", "Where", "Cast", "Sub", "Gather", "Expand"])
     feeds = _feeds(batch, past, new, pad=pad, rng=np.random.default_rng(past))
-    del feeds["bias"]
+    del feeds["bias"], feeds["x"]
+    feeds["input_ids"] = np.random.default_rng(past).integers(0, VOCAB, (batch, new))
     mask = feeds["attention_mask"]
     mask[-1, -2] = 0  # a hole: any padding
     total = past + new
     allowed = (np.arange(total)[None, :] <= np.arange(past, total)[:, None])[None] & (mask[:, None, :] != 0)
     want = np.where(allowed, 0, -65504).astype(np.float32)[:, None]
-    for m in (model, fused):
-        assert np.array_equal(_bias_of(m, feeds), want)
+    assert np.array_equal(_value_of(model, "bias", feeds), want)
+    assert np.array_equal(_value_of(fused, gqa.input[10], feeds), want)
     sessions = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]) for m in (model, fused)]
     (unfused_y,), (fused_y,) = (s.run(["y"], feeds) for s in sessions)
     valid = allowed.any(axis=-1)  # rows that attend to something
     np.testing.assert_allclose(fused_y[valid], unfused_y[valid], rtol=1e-5, atol=1e-5)
 
 
-def _bias_of(model: onnx.ModelProto, feeds: dict) -> np.ndarray:
-    """The value of ``bias`` (the mask the attention reads) in ``model``, as an extra output."""
+def _upstream(model: onnx.ModelProto, names: list[str]) -> list[onnx.NodeProto]:
+    """The nodes that compute ``names`` (up to the graph's inputs and initializers)."""
+    producers = {o: node for node in model.graph.node for o in node.output}
+    seen, todo = {}, list(names)
+    while todo:
+        node = producers.get(todo.pop())
+        if node is not None and id(node) not in seen:
+            seen[id(node)] = node
+            todo.extend(node.input)
+    return list(seen.values())
+
+
+def _value_of(model: onnx.ModelProto, name: str, feeds: dict) -> np.ndarray:
+    """The value of ``name`` in ``model``, as an extra output."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
-    model.graph.output.append(helper.make_tensor_value_info("bias", TensorProto.FLOAT, None))
+    model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(["bias"], feeds)[0]
+    return session.run([name], feeds)[0]
+
+
+def test_other_masks_are_kept():
+    """A mask with a condition more (a sliding window, ``kv > q - 3``) is not the causal-and-padding one: it
+    stays as the IR computes it."""
+    model = _with_ir_mask(_attention_block())
+    graph = model.graph
+    node = next(n for n in graph.node if n.op_type == "And" and list(n.output) == ["allowed"])
+    node.output[0] = "allowed0"
+    graph.initializer.append(numpy_helper.from_array(np.array([3], np.int64), "window"))
+    at = list(graph.node).index(node) + 1
+    for i, extra in enumerate([helper.make_node("Sub", ["qpos4", "window"], ["low"]),
+                               helper.make_node("Greater", ["kv4", "low"], ["inside"]),
+                               helper.make_node("And", ["allowed0", "inside"], ["allowed"])]):
+        graph.node.insert(at + i, extra)
+    fused, _, report = fuse_for_onnxruntime(model)
+    assert report.counts["GroupQueryAttention"] == 1 and report.counts["attention mask rebuilt"] == 0
+    feeds = _feeds(2, 0, 6, pad=1, rng=np.random.default_rng(0))
+    del feeds["bias"], feeds["x"]
+    feeds["input_ids"] = np.random.default_rng(0).integers(0, VOCAB, (2, 6))
+    q = np.arange(6)
+    allowed = ((q[None, :] <= q[:, None]) & (q[None, :] > q[:, None] - 3))[None] & (feeds["attention_mask"][:, None, :] != 0)
+    gqa = next(n for n in fused.graph.node if n.op_type == "GroupQueryAttention")
+    assert np.array_equal(_value_of(fused, gqa.input[10], feeds), np.where(allowed, 0, -65504).astype(np.float32)[:, None])

@@ -28,7 +28,9 @@ onnx_ir passes, in this order:
   batch 1 only (a prompt, then one token a step, as generation runs, is any batch);
 - then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
   unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
-  ``_simplify_attention_mask``;
+  ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
+  the shapes of ``attention_mask`` and ``input_ids`` in 17 kernels with the attention's lengths: see
+  ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
@@ -493,6 +495,285 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
     return 1
 
 
+
+# --- the IR's attention mask rebuilt from its inputs --------------------------------------------------------
+#
+# After the rewrites above, the IR's mask is still about 35 kernels a step: the key positions
+# ``Range(0, total)`` and the query positions ``Range(0, length) + Where(past < total, past, 0)``, each
+# unsqueezed to rank 4 by three Unsqueezes, ``LessOrEqual``, an ``And`` with a constant True, the ``And``
+# with the padding rows, the domain's Broadcast to [batch, 1, length, total] (its target computed from the
+# hidden states' shape), the ``Where`` to 0 / the float minimum. Where its values are recognised as what
+# they are -- ``total`` = past + length, past = ``attention_mask``'s width minus ``input_ids``' (what
+# ``_read_length_from_mask`` made), length = dim 1 of a tensor whose leading dims are ``input_ids``' (the
+# embedding and what follows it) -- it is
+#     allowed = And(LessOrEqual(Range(0, T, 1), Unsqueeze(Range(T - S, T, 1), [1])), padding rows)
+#     bias = Where(allowed, zero, minimum)            # [B, 1, S, T]: the Broadcast's target already
+# with T and S read once from the shapes of ``attention_mask`` and ``input_ids``, which the
+# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 17 kernels in all. Exact for
+# the inputs an LLM takes (``attention_mask`` [B, past + S], ``input_ids`` [B, S]: what the attention and
+# ``_read_length_from_mask`` take already); a mask with any other condition (a sliding window) is left as it is.
+
+
+def _lean_attention_mask(graph: ir.Graph) -> int:
+    """The masks that feed the GroupQueryAttentions' ``attention_bias`` rebuilt as above where they are the
+    IR's causal-and-padding mask (Gemma2's sliding-window one is not); how many."""
+    inputs = {v.name: v for v in graph.inputs}
+    mask, ids = inputs.get("attention_mask"), inputs.get("input_ids")
+    attentions = [n for n in graph if n.op_type == "GroupQueryAttention" and n.domain == MS_DOMAIN]
+    if mask is None or ids is None:
+        return 0
+    shared = None
+    done = 0
+    for bias in dict.fromkeys(n.inputs[10] for n in attentions if len(n.inputs) > 10 and n.inputs[10] is not None):
+        where = _producer(bias, "Where")
+        leaves = _and_leaves(_unbroadcast(where.inputs[0], mask, ids)) if where is not None else None
+        if leaves is None or len(leaves) != 2:
+            continue
+        causal = next((v for v in leaves if _producer(v, "LessOrEqual") is not None), None)
+        padding = next((v for v in leaves if v is not causal), None)
+        if causal is None or not _padding_rows_of(padding, mask) or not _causal(causal.producer(), mask, ids):
+            continue
+        shared = shared or _causal_and_lengths(graph, mask, ids)
+        allowed = ir.node("And", [shared[0], padding])
+        lean = ir.node("Where", [allowed.outputs[0], *where.inputs[1:]])
+        graph.insert_before(where, [allowed, lean])
+        for node in attentions:
+            if len(node.inputs) > 10 and node.inputs[10] is bias:
+                node.replace_input_with(5, shared[1])
+                node.replace_input_with(6, shared[2])
+                node.replace_input_with(10, lean.outputs[0])
+        done += 1
+    return done
+
+
+def _causal_and_lengths(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """``LessOrEqual(Range(0, T), Unsqueeze(Range(T - S, T), [1]))`` ([S, T]), ``seqlens_k`` (T - 1 for every
+    row) and ``total_sequence_length`` (T), from the shapes of ``attention_mask`` [B, T] and ``input_ids``
+    [B, S]; at the top of the graph (they read its inputs only)."""
+    nodes = []
+
+    def const(name, value, dtype=np.int64):
+        v = ir.Value(name=f"attention_mask/{name}", const_value=ir.tensor(np.array(value, dtype)))
+        graph.register_initializer(v)
+        return v
+
+    def add(op_type, inputs, **attributes):
+        nodes.append(ir.node(op_type, inputs, attributes=attributes))
+        return nodes[-1].outputs[0]
+
+    shape = add("Shape", [mask])
+    total = add("Gather", [shape, const("dim1", 1)])
+    past = add("Sub", [total, add("Gather", [add("Shape", [ids]), const("ids_dim1", 1)])])
+    zero, one = const("zero", 0), const("one", 1)
+    keys = add("Range", [zero, total, one])
+    queries = add("Unsqueeze", [add("Range", [past, total, one]), const("column", [1])])
+    causal = add("LessOrEqual", [keys, queries])
+    total32 = add("Cast", [total], to=ir.DataType.INT32)
+    seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]),
+                             add("Gather", [shape, const("dim0", [0])])])
+    graph.insert_before(next(iter(graph)), nodes)
+    return causal, seqlens, total32
+
+
+def _single(value: ir.Value) -> ir.Value:
+    """``value`` before the ops that keep a one-element integer as it is (Casts to i32/i64, Reshape,
+    Squeeze, Unsqueeze)."""
+    while (node := value.producer()) is not None and node.domain == "" and (
+            node.op_type in ("Reshape", "Squeeze", "Unsqueeze") or
+            (node.op_type == "Cast" and node.attributes.get_int("to") in _INTS)):
+        value = node.inputs[0]
+    return value
+
+
+def _dim_of(value: ir.Value, axis: int) -> ir.Value | None:
+    """X when ``value`` is dim ``axis`` of X's shape (``Gather(Shape(X), axis)``, plain or Gather-8 on axis 0,
+    or ``Shape(X, start=axis, end=axis + 1)``), else None."""
+    value = _single(value)
+    node = value.producer()
+    if node is None:
+        return None
+    if node.op_type == "Shape" and node.domain == "" and node.attributes.get_int("start", 0) == axis and \
+            node.attributes.get_int("end", axis + 1) == axis + 1:
+        return node.inputs[0]
+    if node.op_type != "Gather" or _ints(node.inputs[1]) != [axis] or node.attributes.get_int("batch_dims", 0) or \
+            (node.domain == "" and node.attributes.get_int("axis", 0) != 0) or \
+            (node.domain == EXT_DOMAIN and not _gather_on_axis0(node)) or node.domain not in ("", EXT_DOMAIN):
+        return None
+    shape = _producer(node.inputs[0], "Shape")
+    return shape.inputs[0] if shape is not None and not shape.attributes else None
+
+
+_UNARY = ("Cast", "SimplifiedLayerNormalization", "LayerNormalization", "Neg", "Abs", "Sqrt", "Relu", "Sigmoid",
+          "Tanh", "Exp", "Erf")
+_BINARY = ("Add", "Sub", "Mul", "Div")
+
+
+def _leads_with_ids(value: ir.Value, ids: ir.Value) -> bool:
+    """Whether ``value``'s first two dims are ``input_ids``' [batch, length]: ids itself, rows of a table
+    gathered by them, and what elementwise ops and norms make of those (constants broadcast in that leave
+    those dims and the rank as they are: a norm's [1, 1, H] weights, a [1, 1, 1] scale)."""
+    return (_ids_rank(value, ids, 0) or 0) >= 2
+
+
+def _ids_rank(value: ir.Value, ids: ir.Value, depth: int) -> int | None:
+    """The rank of ``value`` when its first two dims are ``input_ids``', else None."""
+    if value is ids:
+        return _rank(ids)
+    node = value.producer()
+    if node is None or depth > 32:
+        return None
+    if node.op_type in _UNARY and node.domain in ("", MS_DOMAIN) or \
+            (node.op_type == "SkipSimplifiedLayerNormalization" and node.domain == MS_DOMAIN):
+        return _ids_rank(node.inputs[0], ids, depth + 1)
+    if node.op_type in _BINARY and node.domain == "":
+        ranks = [None if v.const_value is not None else _ids_rank(v, ids, depth + 1) for v in node.inputs]
+        if all(r is None for r in ranks):
+            return None
+        rank = max(r for r in ranks if r is not None)
+        for v, r in zip(node.inputs, ranks):
+            if r is None and not _keeps_leading_dims(v, rank):
+                return None
+        return rank
+    if node.op_type == "Gather" and node.attributes.get_int("batch_dims", 0) == 0 and (
+            (node.domain == "" and node.attributes.get_int("axis", 0) == 0) or
+            (node.domain == EXT_DOMAIN and _gather_on_axis0(node))):
+        indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _computed_rank(node.inputs[0])
+        return indices + table - 1 if indices is not None and table is not None else None  # [B, S] + row
+    return None
+
+
+def _computed_rank(value: ir.Value, depth: int = 0) -> int | None:
+    """The rank of ``value``: declared, a constant's, or that of elementwise ops on such (a table dequantized at
+    load: ``(w - zero point) * scale``)."""
+    if value.const_value is not None:
+        return value.const_value.numpy().ndim
+    rank = _rank(value)
+    node = value.producer()
+    if rank is not None or node is None or depth > 8:
+        return rank
+    if node.op_type == "Cast" and node.domain == "":
+        return _computed_rank(node.inputs[0], depth + 1)
+    if node.op_type in _BINARY and node.domain == "":
+        ranks = [_computed_rank(v, depth + 1) for v in node.inputs]
+        return None if None in ranks else max(ranks)
+    return None
+
+
+def _keeps_leading_dims(value: ir.Value, rank: int) -> bool:
+    """``value`` is a constant that, broadcast against a tensor of ``rank``, changes neither the rank nor
+    the first two dims."""
+    const = value.const_value
+    if const is None:
+        return False
+    shape = const.numpy().shape
+    padded = (1,) * (rank - len(shape)) + shape
+    return len(shape) <= rank and all(d == 1 for d in padded[:2])
+
+
+def _is_length(value: ir.Value, ids: ir.Value) -> bool:
+    """``value`` is the number of new tokens (dim 1 of something that leads with ``input_ids``' dims)."""
+    x = _dim_of(value, 1)
+    return x is not None and _leads_with_ids(x, ids)
+
+
+def _is_batch(value: ir.Value, ids: ir.Value) -> bool:
+    x = _dim_of(value, 0)
+    return x is not None and _leads_with_ids(x, ids)
+
+
+def _is_past(value: ir.Value, mask: ir.Value, ids: ir.Value) -> bool:
+    """``value`` is ``attention_mask``'s width minus the number of new tokens."""
+    sub = _producer(_single(value), "Sub")
+    return sub is not None and _dim_of(sub.inputs[0], 1) is mask and _is_length(sub.inputs[1], ids)
+
+
+def _is_total(value: ir.Value, mask: ir.Value, ids: ir.Value) -> bool:
+    """``value`` is past + new tokens (``attention_mask``'s width)."""
+    value = _single(value)
+    if _dim_of(value, 1) is mask:
+        return True
+    add = _producer(value, "Add")
+    return add is not None and any(_is_past(a, mask, ids) and _is_length(b, ids)
+                                   for a, b in (add.inputs, reversed(add.inputs)))
+
+
+def _unbroadcast(cond: ir.Value, mask: ir.Value, ids: ir.Value) -> ir.Value | None:
+    """The condition before the domain's Broadcast (bidirectional) to [batch, 1, length, total], which the
+    causal-and-padding And already has; ``cond`` itself when no Broadcast makes it."""
+    node = _producer(cond, "Broadcast", EXT_DOMAIN)
+    if node is None:
+        return cond
+    concat = _producer(_single(node.inputs[1]), "Concat") if len(node.inputs) == 2 else None
+    mode = node.attributes.get("mode")
+    if concat is None or len(concat.inputs) != 4 or (mode is not None and mode.value not in ("bidirectional", b"bidirectional")):
+        return None
+    b, one, s, t = concat.inputs
+    if _ints(one) != [1] or not (_is_batch(b, ids) and _is_length(s, ids) and _is_total(t, mask, ids)):
+        return None
+    return node.inputs[0]
+
+
+def _and_leaves(value: ir.Value | None) -> list[ir.Value] | None:
+    """The operands of a tree of Ands, constant Trues dropped (scalars: they change no shape)."""
+    if value is None:
+        return None
+    node = _producer(value, "And")
+    if node is None:
+        const = value.const_value
+        if const is not None and const.numpy().ndim == 0 and bool(const.numpy()):
+            return []
+        return [value]
+    leaves = [_and_leaves(v) for v in node.inputs]
+    return None if None in leaves else [v for part in leaves for v in part]
+
+
+def _padding_rows_of(value: ir.Value | None, mask: ir.Value) -> bool:
+    """``value`` is ``Unsqueeze(Cast(attention_mask, bool), [1, 2])`` ([B, 1, 1, T]: what ``_padding_rows`` made)."""
+    node = _producer(value, "Unsqueeze") if value is not None else None
+    cast = _producer(node.inputs[0], "Cast") if node is not None else None
+    return cast is not None and _ints(node.inputs[1]) == [1, 2] and cast.inputs[0] is mask and \
+        cast.attributes.get_int("to") == ir.DataType.BOOL
+
+
+def _unsqueezed_to(value: ir.Value, position: int) -> ir.Value | None:
+    """The 1-D value that ``value`` is, unsqueezed to rank 4 with its dim at ``position``."""
+    rank, at = 4, position
+    while (unsqueeze := _producer(value, "Unsqueeze")) is not None:
+        axes = _ints(unsqueeze.inputs[1])
+        if axes is None or len(axes) != 1 or axes[0] % rank == at:
+            return None
+        at -= axes[0] % rank < at
+        rank -= 1
+        value = unsqueeze.inputs[0]
+    return value if rank == 1 and at == 0 else None
+
+
+def _range_of(value: ir.Value | None) -> tuple[ir.Value, ir.Value] | None:
+    """(start, stop) of an ONNX ``Range(start, stop, 1)`` (its inputs cast to int64: ``_plain_range``'s)."""
+    r = _producer(value, "Range") if value is not None else None
+    if r is None or _ints(_single(r.inputs[2])) != [1]:
+        return None
+    return _single(r.inputs[0]), _single(r.inputs[1])
+
+
+def _causal(node: ir.Node, mask: ir.Value, ids: ir.Value) -> bool:
+    """``LessOrEqual(keys, queries)``: keys ``Range(0, total)`` as [1, 1, 1, T], queries ``Range(0, length) +
+    Where(past < total, past, 0)`` (``_first_of_range``'s) as [1, 1, S, 1]: the positions past .. total - 1."""
+    keys = _range_of(_unsqueezed_to(node.inputs[0], 3))
+    queries = _unsqueezed_to(node.inputs[1], 2)
+    add = _producer(queries, "Add") if queries is not None else None
+    if keys is None or add is None or _ints(keys[0]) != [0] or not _is_total(keys[1], mask, ids):
+        return False
+    for counted, first in (add.inputs, reversed(add.inputs)):
+        r, where = _range_of(counted), _producer(first, "Where")
+        less = _producer(where.inputs[0], "Less") if where is not None else None
+        if r is None or less is None or _ints(r[0]) != [0] or not _is_length(r[1], ids) or _ints(where.inputs[2]) != [0]:
+            continue
+        start = _single(where.inputs[1])
+        if _single(less.inputs[0]) is start and _is_past(start, mask, ids) and _is_total(less.inputs[1], mask, ids):
+            return True
+    return False
+
 # --- linear layers on one input -> one MatMul / MatMulNBits ---------------------------------------------
 
 
@@ -625,7 +906,7 @@ def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol])
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
              "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity",
-             "Unsqueeze", "Less", "Where")
+             "Unsqueeze", "Less", "LessOrEqual", "And", "Where")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
@@ -666,6 +947,10 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.Model
     for value in ir_model.graph.inputs:
         if value.name in by_name and value.shape is None:
             value.shape, value.dtype = ir.Shape(by_name[value.name].shape), by_name[value.name].dtype
+    # the activations' ranks (the weights' shapes now known): q, k and v [B, S, hidden] then feed RotaryEmbedding
+    # and GroupQueryAttention with no Reshape to [B, S, -1] (24 a step on an 8-layer f32 model); unchanged if
+    # ONNX's inference fails
+    ir.passes.common.ShapeInferencePass(strict_mode=False)(ir_model)
     report = Fusions()
     names = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "RotaryEmbedding",
              "GroupQueryAttention", "attention output")
@@ -679,6 +964,7 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.Model
     if report.counts["GroupQueryAttention"]:
         report.shared_cache_buffers = _share_cache_buffers(ir_model.graph)
         report.counts["attention mask"] = _simplify_attention_mask(ir_model.graph)
+        report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
     if not report.total:
         return model, list(weights), report
