@@ -106,6 +106,10 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             written = (dst, dst.with_suffix(".bin"))
             report = _verified(written, verify_files, dst, src, **options) if verify else None
             return Conversion(str(src), dst, written, report)
+        if src.is_dir():
+            raise ConvertError(f"{src}: a directory with no openvino_model.xml (not an optimum-intel LLM folder): "
+                               f"convert takes one model; for every model under it run `onnx-ext convert {src} "
+                               f"{dst}`, or loop over its files (docs/python-api.md)")
         raise ConvertError(f"cannot tell the direction from {src.name} -> {dst.name}: "
                            "use .xml -> .onnx (IR -> ONNX) or .onnx -> .xml (ONNX -> IR)")
 
@@ -139,7 +143,9 @@ def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: We
     from .model_folder import folder_conversion
 
     if verify:
-        raise ConvertError(f"{src}: verify compares files; a model folder is checked by generating with it")
+        raise ConvertError(f"{src}: --verify (verify=True) compares two model files, not LLM folders: convert "
+                           "without it, then generate with the converted folder and compare the tokens with "
+                           "OpenVINO's (notebooks/04_llm_to_onnx_genai.ipynb does; docs/llm.md)")
     done = folder_conversion(src, dst, inline, weight_options)
     return Conversion(str(src), dst, done.written, notes=done.notes)
 

@@ -108,6 +108,39 @@ def test_direction_errors(tmp_path, src, dst, match):
         converters.convert(tmp_path / src, tmp_path / dst)
 
 
+def test_a_directory_of_models_says_how_to_convert_it(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    with pytest.raises(ConvertError) as e:
+        converters.convert(models, tmp_path / "out")
+    assert str(e.value) == (f"{models}: a directory with no openvino_model.xml (not an optimum-intel LLM folder): "
+                            f"convert takes one model; for every model under it run `onnx-ext convert {models} "
+                            f"{tmp_path / 'out'}`, or loop over its files (docs/python-api.md)")
+
+
+def test_verify_of_a_model_folder_says_how_to_check_it(tmp_path):
+    folder = tmp_path / "ov_llm"
+    folder.mkdir()
+    for suffix in (".xml", ".bin"):
+        (folder / f"openvino_model{suffix}").write_bytes(EXAMPLE.with_suffix(suffix).read_bytes())
+    with pytest.raises(ConvertError, match=r"ov_llm: --verify \(verify=True\) compares two model files, not LLM "
+                                           r"folders: convert without it, then generate .*\(notebooks/04_llm_to_onnx"):
+        converters.convert(folder, tmp_path / "onnx_llm", verify=True)
+    assert not (tmp_path / "onnx_llm").exists()
+
+
+def test_a_backend_without_openvino_is_named_before_any_input(tmp_path, monkeypatch):
+    import importlib
+
+    onnx_path = tmp_path / "m.onnx"
+    converters.convert(EXAMPLE, onnx_path)
+    monkeypatch.setattr(importlib.import_module("converters.verify"), "_have_openvino", lambda: False)
+    with pytest.raises(VerifyError) as e:
+        converters.verify(EXAMPLE, onnx_path, backend="reference")
+    assert str(e.value) == ("backend 'reference' needs openvino: pip install 'onnx-ext[openvino]' "
+                            "(or backend 'numpy': this package's numpy references)")  # no hint on input sizes
+
+
 def test_output_that_is_a_directory_is_named(tmp_path):
     (tmp_path / "out.onnx").mkdir()
     with pytest.raises(ConvertError, match=r"out.onnx: is a directory"):

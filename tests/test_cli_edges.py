@@ -163,3 +163,31 @@ def test_verify_docstring_explains_the_backends():
     for text in ('"reference"', '"cpu"', '"numpy"', "onnxruntime", "TOLERANCES", "shapes", "onnx_model"):
         assert text in doc
     assert "the module" not in doc
+
+
+WITHOUT_OPENVINO = """
+import sys
+class NoOpenVINO:  # as if the package were installed without its [openvino] extra
+    def find_spec(self, name, path=None, target=None):
+        if name == "openvino" or name.startswith("openvino."):
+            raise ImportError("openvino is not installed")
+sys.meta_path.insert(0, NoOpenVINO())
+from converters.cli import main
+status = main(sys.argv[1:])
+assert not [m for m in sys.modules if m.startswith("openvino")]
+sys.exit(status)
+"""
+
+
+def test_ir_to_onnx_and_its_verification_need_no_openvino(tmp_path):
+    # README: "[openvino] is needed for ONNX -> IR and to verify against OpenVINO"; the rest runs without it
+    def command(*args):
+        return subprocess.run([sys.executable, "-c", WITHOUT_OPENVINO, *map(str, args)], capture_output=True,
+                              text=True, timeout=300, cwd=tmp_path)
+
+    r = command("convert", EXAMPLE, tmp_path / "m.onnx", "--verify")
+    assert r.returncode == 0, r.stderr
+    assert "IR: onnx-ext's numpy references (openvino is not installed)" in r.stdout
+    assert "all 2 outputs match" in r.stdout
+    r = command("convert", tmp_path / "m.onnx", tmp_path / "back.xml")
+    assert r.returncode == 2 and r.stderr == "onnx-ext: error: openvino is not installed: pip install 'onnx-ext[openvino]'\n"

@@ -66,3 +66,74 @@ def test_links_to_repository_files_outside_docs_work_on_the_site():
     out = hooks.on_page_markdown(text, page, SimpleNamespace(docs_dir=str(docs)), None)
     assert out == ("[r](../benchmarks/results/bench_ops.md) [v](../verify.md) [x](../../nothing.md) "
                    "[w](https://x.org/a.md)")  # the copy sits at its repository path under the site's root
+
+
+# The pages' Python blocks run, in order, each page in one namespace (as a reader pastes them into one
+# session), in a directory holding what they name: model.xml (the bundled example), m.onnx, models/.
+DOCS = ROOT / "docs"
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+NOT_RUN = {  # (page, index of its Python block): why it cannot run as it stands
+    ("extending.md", 0): "a translator as it sits in a handlers module (Context, _data_type are that module's)",
+    ("llm.md", 0): "needs the llm extra and an optimum-intel folder (tests/test_llm.py and notebook 04 run that)",
+}
+
+
+def _python_blocks() -> dict[str, list[tuple[int, str]]]:
+    pages = {}
+    for path in sorted(DOCS.rglob("*.md")):
+        page = path.relative_to(DOCS).as_posix()
+        for index, match in enumerate(PYTHON_BLOCK.finditer(path.read_text())):
+            pages.setdefault(page, []).append((index, match.group(1)))
+    return pages
+
+
+def test_every_block_left_out_exists():
+    blocks = _python_blocks()
+    assert all(index < len(blocks.get(page, ())) for page, index in NOT_RUN), "a NOT_RUN entry names no block"
+
+
+@pytest.fixture(scope="module")
+def reader_dir(tmp_path_factory):
+    import shutil
+
+    import converters
+
+    here = tmp_path_factory.mktemp("docs")
+    example = ROOT / "examples" / "embedding_block"
+    for suffix in (".xml", ".bin"):
+        shutil.copy(example.with_suffix(suffix), here / f"model{suffix}")
+        (here / "models" / "block").mkdir(parents=True, exist_ok=True)
+        shutil.copy(example.with_suffix(suffix), here / "models" / "block" / f"embedding{suffix}")
+    shutil.copy(example.with_suffix(".xml"), here / "models" / "broken.xml")  # no .bin
+    converters.convert(here / "model.xml", here / "m.onnx")
+    return here
+
+
+@pytest.mark.parametrize("page", sorted(p for p, blocks in _python_blocks().items()
+                                        if any((p, i) not in NOT_RUN for i, _ in blocks)))
+def test_the_python_blocks_of_a_page_run(page, reader_dir):
+    """The page's blocks, one after the other, as one script in a fresh interpreter (onnxscript's
+    ``@script`` reads its function's source: the code lives in a file, as a reader's does)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("openvino")
+    code = "\n".join(code for index, code in _python_blocks()[page] if (page, index) not in NOT_RUN)
+    script = reader_dir / (page.replace("/", "_") + ".py")
+    script.write_text(code)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, script.name], cwd=reader_dir, capture_output=True, text=True, env=env,
+                       timeout=600)
+    assert r.returncode == 0, f"docs/{page}: its Python blocks fail:\n{r.stderr[-3000:]}"
+    for expected in EXPECTED.get(page, ()):
+        assert expected in r.stdout, (page, expected, r.stdout)
+
+
+#: What a page's blocks print, as the page says in its comments.
+EXPECTED = {
+    "ops.md": ["[[ 8.  9. 10. 11.]\n [ 8.  9. 10. 11.]\n [ 0.  0.  0.  0.]]",
+               "[[ 6.  4.  2.  0.]\n [14. 12. 10.  8.]\n [22. 20. 18. 16.]]"],
+    "python-api.md": ["(PosixPath('model.onnx'),) True", "True reference ", "ONNX: onnxruntime",
+                      "{PosixPath('models/broken.xml'): \"models/broken.bin: weights file not found"],
+}

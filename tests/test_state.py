@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 
+import converters
 from converters.ir import IRError
 from converters.ir_reader import read_ir
 from converters.ir_to_onnx import ir_to_onnx
@@ -109,6 +110,19 @@ def test_accumulator_state(tmp_path):
     for got, want in results:
         np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(results[-1][0], 2 * sum(s["x"] for s in steps), rtol=1e-6)
+
+
+def test_verify_of_a_stateful_ir_says_why_the_inputs_differ(tmp_path):
+    # verify runs stateless models: the message says the state became inputs/outputs and how an LLM is checked
+    xml = save_ir(_accumulator(), tmp_path)
+    converters.convert(xml, tmp_path / "acc.onnx")
+    with pytest.raises(converters.VerifyError) as e:
+        converters.verify(xml, tmp_path / "acc.onnx")
+    message = str(e.value)
+    assert "do not belong together: the ONNX model has 2 inputs (x, input_restored.total)" in message
+    assert message.endswith("; the IR is stateful (1 ReadValue/Assign variables, which its ONNX model takes as inputs "
+                            "and gives as outputs), and verify runs stateless models only: check an LLM by generating "
+                            "with it (docs/llm.md)")
 
 
 def test_kv_cache_names_and_order():

@@ -25,7 +25,7 @@ from ..ir_reader import read_ir
 from .compare import OutputReport, compare, quantized_tolerance
 from .errors import VerifyError, ov_message
 from .inputs import InputPolicy, check_dims, check_feeds, load_inputs, make_inputs
-from .runners import BACKENDS, onnxruntime_name, run_ir, run_onnx
+from .runners import BACKENDS, _have_openvino, onnxruntime_name, run_ir, run_onnx
 from .signature import check_pair, ir_signature
 
 __all__ = ["verify", "verify_files", "save_ov_model", "make_policy", "prepare_inputs", "VerifyReport", "OutputReport",
@@ -131,7 +131,13 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     ir_model = read_ir(xml)
     model, onnx_name = _load_onnx(onnx_model)
     ir_inputs, ir_outputs = ir_signature(ir_model)
-    check_pair(label, ir_inputs, ir_outputs, onnx_name, model)
+    try:
+        check_pair(label, ir_inputs, ir_outputs, onnx_name, model)
+    except VerifyError as e:
+        raise VerifyError(f"{e}{_stateful_hint(ir_model)}") from None
+    if backend in ("reference", "cpu") and not _have_openvino():  # before the inputs: their sizes are not the cause
+        raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]' "
+                          "(or backend 'numpy': this package's numpy references)")
     feeds = prepare_inputs(model, inputs, policy)
     try:
         onnx_out = run_onnx(model, feeds, onnx_name)
@@ -156,6 +162,16 @@ def prepare_inputs(model: onnx.ModelProto, inputs, policy: InputPolicy) -> dict[
         raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(inputs).__name__}")
     check_feeds(model, feeds, source)
     return feeds
+
+
+def _stateful_hint(ir_model) -> str:
+    """Why a stateful IR and its ONNX model differ in inputs: the state became inputs and outputs."""
+    variables = sum(layer.type.lower() == "readvalue" for layer in ir_model.layers)
+    if not variables:
+        return ""
+    return (f"; the IR is stateful ({variables} ReadValue/Assign variables, which its ONNX model takes as "
+            "inputs and gives as outputs), and verify runs stateless models only: check an LLM by generating "
+            "with it (docs/llm.md)")
 
 
 def _random_hint(feeds: Mapping[str, np.ndarray]) -> str:
