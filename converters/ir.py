@@ -92,6 +92,13 @@ class IRModel:
         """(to_layer, to_port) -> (from_layer, from_port)."""
         return {(e.to_layer, e.to_port): (e.from_layer, e.from_port) for e in self.edges}
 
+    def readers(self) -> dict[tuple[int, int], list[tuple[int, int]]]:
+        """(from_layer, from_port) -> the (to_layer, to_port) that read it, in the order of the edges."""
+        found: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for e in self.edges:
+            found.setdefault((e.from_layer, e.from_port), []).append((e.to_layer, e.to_port))
+        return found
+
     def topological_layers(self) -> list[Layer]:
         """Layers in an order where producers come first; raises IRError on a cycle."""
         by_id = {layer.id: layer for layer in self.layers}

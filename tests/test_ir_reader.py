@@ -353,3 +353,19 @@ def test_element_type_spellings_are_read_as_openvino_reads_them(where, tmp_path)
 
     differ = [s for s in _SPELLINGS if openvino_takes(s) != we_take(s)]
     assert not differ
+
+
+def test_readers_and_producers_are_the_edges_both_ways(tmp_path):
+    """IR.readers(): each output port -> the input ports that read it, in the edges' order; the inverse
+    of IR.producers()."""
+    from converters.ir_reader import read_ir
+
+    x = o1.parameter([2, 3], np.float32, name="x")
+    r = o1.relu(x)
+    xml = save_ir(ov.Model([o1.add(r, x), o1.negative(r)], [x]), tmp_path)
+    ir = read_ir(xml)
+    readers, producers = ir.readers(), ir.producers()
+    assert sorted((dst, src) for src, reads in readers.items() for dst in reads) == sorted(producers.items())
+    by_type = {layer.type.lower(): layer for layer in ir.layers}
+    relu_out = (by_type["relu"].id, by_type["relu"].outputs[0].id)
+    assert sorted(layer for layer, _ in readers[relu_out]) == sorted([by_type["add"].id, by_type["negative"].id])

@@ -20,6 +20,7 @@ from ..weight_options import WeightOptions
 from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
+from .fold import fold_layer
 from .handlers.decompression import decompression_subgraphs
 from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
@@ -133,6 +134,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
             continue
         _check_empty_ports(ctx, layer)
         translate = subgraphs[layer.id].translate if layer.id in subgraphs else lookup(layer.type, layer.version)
+        first_node, domain_used = len(ctx.nodes), ctx.domain_used
         try:
             translate(ctx, layer)
         except IRError:
@@ -144,6 +146,8 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
         for i, port in enumerate(layer.outputs):
             if (layer.id, port.id) not in ctx.values:
                 ctx.values[(layer.id, port.id)] = ctx.hinted(i)
+        if layer.id not in subgraphs:
+            fold_layer(ctx, layer, first_node, domain_used)
     ctx.layer = None
     order_state_io(ctx)
 

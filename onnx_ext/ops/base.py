@@ -140,8 +140,8 @@ class OpSpec:
     variadic: bool = False
     #: The standard opset the bodies need at least (attach refuses older models with one line).
     min_opset: int | None = None
-    #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (the seed
-    #: ops have theirs in openvino.py).
+    #: (attrs, OpenVINO inputs) -> the native OpenVINO node, for ``openvino.openvino_extensions`` (every op's,
+    #: beside the op; ``ops/native.py`` builds through NodeFactory).
     openvino: Callable[[dict, list], Any] | None = None
     #: Outputs every node has; the ones after are optional (Proposal-1 has the boxes only: its nodes have one
     #: output and a body of one output). None: every output.

@@ -85,12 +85,13 @@ def decompression_subgraphs(ctx: Context, layers: list[Layer]) -> dict[int, Deco
     by_id = {layer.id: layer for layer in layers}
     consumers: dict[tuple[int, int], list[tuple[Layer, int]]] = {}
     producers = {}
-    for e in ctx.ir.edges:
-        if e.to_layer in by_id and e.from_layer in by_id:
-            dst = by_id[e.to_layer]
-            index = next(i for i, p in enumerate(dst.inputs) if p.id == e.to_port)
-            consumers.setdefault((e.from_layer, e.from_port), []).append((dst, index))
-            producers[(e.to_layer, index)] = (by_id[e.from_layer], e.from_port)
+    for src, reads in ctx.ir.readers().items():
+        for to_layer, to_port in reads:
+            if to_layer in by_id and src[0] in by_id:
+                dst = by_id[to_layer]
+                index = next(i for i, p in enumerate(dst.inputs) if p.id == to_port)
+                consumers.setdefault(src, []).append((dst, index))
+                producers[(to_layer, index)] = (by_id[src[0]], src[1])
     found: dict[int, Decompression] = {}
     for layer in layers:
         if layer.type.lower() == "const" and layer.value is not None and layer.outputs and \

@@ -39,7 +39,7 @@ def gather(ctx: Context, layer) -> None:
 def _read_elsewhere(ctx: Context, i: int) -> bool:
     """Whether the output that input i of the layer reads feeds another layer's input too."""
     src = ctx.ir.producers()[(ctx.layer.id, ctx.layer.inputs[i].id)]
-    return sum((e.from_layer, e.from_port) == src for e in ctx.ir.edges) > 1
+    return len(ctx.ir.readers()[src]) > 1
 
 
 @translator("Range", since=1, emits=("onnx_ext.Range",))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import onnx
 import onnx_ir as ir
 
 from onnx_ext.ops import SPECS, Operand
@@ -23,6 +22,7 @@ from onnx_ext.ops import psroi_pooling as psroi_op
 
 from .. import attributes as attr
 from ..context import Context, Value
+from ..fold import evaluate
 from ..registry import op_version, translator
 from .domain import domain_node
 
@@ -51,24 +51,8 @@ def constant_value(ctx: Context, v: Value) -> np.ndarray | None:
             if len(needed) > _FOLD_DEPTH:
                 return None
             pending += [i.name for i in node.inputs if i is not None]
-    return _evaluate(ctx, [n for n in ctx.nodes if id(n) in needed], v.name)
-
-
-def _evaluate(ctx: Context, nodes: list, output: str) -> np.ndarray | None:
-    from onnx_ext.reference import reference_evaluator
-
-    protos = [ir.serde.serialize_node(n) for n in nodes]
-    inits = sorted({i for p in protos for i in p.input if i in ctx.constants})
-    graph = onnx.helper.make_graph(protos, "fold", [], [onnx.ValueInfoProto(name=output)],
-                                   initializer=[onnx.numpy_helper.from_array(np.asarray(ctx.constants[n]), n)
-                                                for n in inits])
-    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21),
-                                                         onnx.helper.make_opsetid("org.openvinotoolkit.onnx_ext", 1)])
-    try:
-        (value,) = reference_evaluator(model).run(None, {})
-    except Exception:  # noqa: BLE001 - folding is a help, never a requirement: the node stays
-        return None
-    return np.asarray(value)
+    value = evaluate(ctx, [n for n in ctx.nodes if id(n) in needed], [v.name])
+    return None if value is None else value[0]
 
 
 def domain_node_or_constant(ctx: Context, op_type: str, values: list[Value], **attrs) -> None:

@@ -154,30 +154,7 @@ _COMPARE = {"Equal": "Equal", "Less": "Less", "Greater": "Greater", "LessEqual":
             "GreaterEqual": "GreaterOrEqual"}
 
 
-_COMPARE_NUMPY = {"Equal": np.equal, "Less": np.less, "Greater": np.greater, "LessEqual": np.less_equal,
-                  "GreaterEqual": np.greater_equal, "NotEqual": np.not_equal}
-#: Constants of at most this many elements fold: shape arithmetic, such as a rank compared with a number
-#: that an If's condition reads (control.py then keeps only the live body).
-FOLD_ELEMENTS = 64
-
-
-def fold_binary(ctx: Context, layer, fn) -> bool:
-    """Output 0 as the constant ``fn(a, b)`` when both inputs are small constants broadcast by numpy's rule
-    (or of equal shapes); whether it did."""
-    a, b = ctx.input(0), ctx.input(1)
-    if a.const is None or b.const is None or max(np.size(a.const), np.size(b.const)) > FOLD_ELEMENTS:
-        return False
-    if any(v.type is None or v.type.packed_bits for v in (a, b)):
-        return False
-    if attr.choice(ctx, layer, "auto_broadcast", AUTO_BROADCAST, "numpy") == "pdpd":
-        return False
-    ctx.set_const(0, np.asarray(fn(np.asarray(a.const), np.asarray(b.const))))
-    return True
-
-
 def _compare(ctx: Context, layer) -> None:
-    if fold_binary(ctx, layer, _by_type(_COMPARE_NUMPY, layer)):
-        return
     x, y, a, _ = binary_inputs(ctx, layer)
     ctx.emit(_by_type(_COMPARE, layer), [x, y], _data_type(ctx, a), ctx.out(0), result_type=_BOOL)
 
@@ -188,8 +165,6 @@ for _op, _onnx_op in _COMPARE.items():
 
 @translator("NotEqual", since=1, emits=("Equal", "Not", *_PDPD))
 def not_equal(ctx: Context, layer) -> None:
-    if fold_binary(ctx, layer, np.not_equal):
-        return
     x, y, a, _ = binary_inputs(ctx, layer)
     eq = ctx.emit("Equal", [x, y], _data_type(ctx, a), result_type=_BOOL)
     ctx.one("Not", [eq], ctx.out(0))
@@ -198,12 +173,7 @@ def not_equal(ctx: Context, layer) -> None:
 _LOGIC = {"LogicalAnd": "And", "LogicalOr": "Or", "LogicalXor": "Xor"}
 
 
-_LOGIC_NUMPY = {"LogicalAnd": np.logical_and, "LogicalOr": np.logical_or, "LogicalXor": np.logical_xor}
-
-
 def _logic(ctx: Context, layer) -> None:
-    if fold_binary(ctx, layer, _by_type(_LOGIC_NUMPY, layer)):
-        return
     x, y, a, b = binary_inputs(ctx, layer)
     x, y = ctx.cast(x, a.type, _BOOL), ctx.cast(y, b.type, _BOOL)
     ctx.one(_by_type(_LOGIC, layer), [x, y], ctx.out(0))
@@ -217,9 +187,6 @@ for _op, _onnx_op in _LOGIC.items():
 def logical_not(ctx: Context, layer) -> None:
     """On numeric data too: 1 where the input is 0, else 0, in the input's type (OpenVINO keeps it)."""
     v = ctx.input(0)
-    if v.const is not None and np.size(v.const) <= FOLD_ELEMENTS and v.type is not None:
-        ctx.set_const(0, np.logical_not(np.asarray(v.const)).astype(v.type.numpy))
-        return
     if v.type == _BOOL:
         ctx.one("Not", [v.name], ctx.out(0))
         return

@@ -39,8 +39,7 @@ AUTO_PAD = ("explicit", "valid", "same_upper", "same_lower")
 
 def consumed(ctx: Context, i: int) -> bool:
     """Whether output ``i`` of the current layer feeds any layer."""
-    port = ctx.layer.outputs[i].id
-    return any(e.from_layer == ctx.layer.id and e.from_port == port for e in ctx.ir.edges)
+    return (ctx.layer.id, ctx.layer.outputs[i].id) in ctx.ir.readers()
 
 
 def spatial_rank(ctx: Context, data: Value) -> int:

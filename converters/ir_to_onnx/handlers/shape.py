@@ -11,7 +11,6 @@ from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import op_version, translator
 from . import domain_seq
-from .elementwise import FOLD_ELEMENTS
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
@@ -51,9 +50,6 @@ def shape_of(ctx: Context, layer) -> None:
 def concat(ctx: Context, layer) -> None:
     values = [ctx.input(i) for i in range(ctx.n_inputs())]
     axis = attr.integer(ctx, layer, "axis", 0)
-    if all(v.const is not None for v in values) and sum(np.asarray(v.const).size for v in values) <= 64:
-        ctx.set_const(0, np.concatenate([np.asarray(v.const) for v in values], axis=axis))
-        return
     ctx.one("Concat", [v.name for v in values], ctx.out(0), axis=axis)
 
 
@@ -65,30 +61,13 @@ def reshape(ctx: Context, layer) -> None:
     allowzero = 0 if special_zero else 1
     if shape.const is not None and not np.any(np.asarray(shape.const) == 0):
         allowzero = 0  # no zeros: both readings agree, and allowzero=0 admits -1 everywhere
-    if _foldable(data) and shape.const is not None:
-        dims = [int(d) for d in np.asarray(shape.const).reshape(-1)]
-        if special_zero:
-            dims = [data.shape[i] if d == 0 and i < data.rank else d for i, d in enumerate(dims)]
-        ctx.set_const(0, np.asarray(data.const).reshape(dims))
-        return
     ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
 
 
 @translator("Unsqueeze", since=1, emits=("Cast", "Reshape", "Unsqueeze"))
 def unsqueeze(ctx: Context, layer) -> None:
     data, axes = ctx.input(0), ctx.input(1)
-    if _foldable(data) and axes.const is not None:
-        listed = [int(a) for a in np.asarray(axes.const).reshape(-1)]
-        rank = data.rank + len(listed)
-        ctx.set_const(0, np.expand_dims(np.asarray(data.const), tuple(normalize_axes(ctx, listed, rank))))
-        return
     ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
-
-
-def _foldable(data: Value) -> bool:
-    """A small constant (shape arithmetic), which Reshape, Unsqueeze and Squeeze fold: what reads it
-    (a comparison, an If's condition) can fold too."""
-    return data.const is not None and np.size(data.const) <= FOLD_ELEMENTS and data.type is not None and not data.type.packed_bits
 
 
 @translator("Squeeze", since=1,
@@ -153,9 +132,7 @@ def _squeeze_at_run_time(ctx: Context, data: Value, listed: str, negative: bool,
 
 
 def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:
-    if _foldable(data):
-        ctx.set_const(0, np.squeeze(np.asarray(data.const), tuple(axes)))
-    elif not axes:
+    if not axes:
         ctx.one("Identity", [data.name], ctx.out(0))
     else:
         ctx.one("Squeeze", [data.name, ctx.i64(axes)], ctx.out(0))

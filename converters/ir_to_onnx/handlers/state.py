@@ -151,11 +151,11 @@ def _beam_idx_layers(ctx: Context, layers: list[Layer]) -> dict[int, object | No
         return {}
     producers = ctx.ir.producers()
     gathers, other_uses = [], 0
-    for e in ctx.ir.edges:
-        if e.from_layer != beam.id or e.to_layer not in by_id:
+    for to_layer, to_port in ctx.ir.readers().get((beam.id, beam.outputs[0].id), []):
+        if to_layer not in by_id:
             continue
-        user = by_id[e.to_layer]
-        if _is_cache_gather(ctx, user, producers, by_id) and user.inputs[1].id == e.to_port:
+        user = by_id[to_layer]
+        if _is_cache_gather(ctx, user, producers, by_id) and user.inputs[1].id == to_port:
             gathers.append(user)
         else:
             other_uses += 1

@@ -58,6 +58,7 @@ import numpy as np
 
 from ...errors import OpAttributeError, OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand, require_version
+from ..native import factory
 from .bodies import HELPERS, MODE_BODIES, Broadcast, ToTarget
 from .reference import broadcast_reference, check_numpy, explicit_shape, int_vector, pdpd_shape
 
@@ -213,6 +214,21 @@ def _const_overload(body: str, operands: Sequence[Operand]) -> str | None:
     return ToTarget("explicit", t, axes, checks).name
 
 
+def openvino_node(attrs: dict, inputs: list):
+    """OpenVINO's spellings: pdpd's axis is the attribute visitor's path (``mode.auto_broadcast_axis`` in
+    Broadcast-1, ``mode.mode.axis`` in Broadcast-3); Broadcast-1 always has an ``axes_mapping`` input (an
+    unused u8 0 where none is given, as its C++ constructor adds)."""
+    from openvino import opset1
+
+    version, mode = attrs["version"], attrs["mode"]
+    params = {"mode": mode}
+    if mode == "pdpd":
+        params["mode.auto_broadcast_axis" if version == 1 else "mode.mode.axis"] = attrs["axis"]
+    if version == 1 and len(inputs) == 2:
+        inputs = [*inputs, opset1.constant(np.uint8(0)).output(0)]
+    return factory(version, "Broadcast", inputs, params)
+
+
 SPEC = OpSpec(
     name="Broadcast",
     inputs=("data", "target_shape", "axes_mapping"),
@@ -228,4 +244,5 @@ SPEC = OpSpec(
     helpers=HELPERS,
     public=Broadcast,
     reference=broadcast_reference,
+    openvino=openvino_node,
 )

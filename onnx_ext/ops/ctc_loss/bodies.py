@@ -16,6 +16,7 @@ from onnxscript import BOOL, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ..base import Overload, words
 from ..builder import BodyBuilder
+from ..ctc_greedy_decoder.bodies import _blank_of  # the blank index as an i64 scalar: one function for both ops
 
 
 @script(ov_ext, default_opset=op)
@@ -172,11 +173,6 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     total = _log_add3(op.Gather(ends, zero, axis=1), op.Gather(ends, one, axis=1),
                       op.Expand(neg_inf, op.Shape(length)))
     return op.Neg(op.Where(op.Equal(length, zero), nothing, total))
-
-
-@script(ov_ext, default_opset=op)
-def _blank_of(blank_index):
-    return op.ReduceSum(op.Cast(op.Reshape(blank_index, op.Constant(value_ints=[-1])), to=INT64.dtype), keepdims=0)
 
 
 @script(ov_ext, default_opset=op)

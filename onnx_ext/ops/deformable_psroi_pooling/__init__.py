@@ -24,6 +24,7 @@ from onnxscript import DOUBLE, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand, require_finite, require_one_of, require_positive
+from ..native import factory
 from ..psroi_pooling import batch_indices, interpolate, round_away
 from ..roi_sampling import HELPERS as SAMPLING, checked_batch, round_half_away, sample_stacked, stacked_images
 
@@ -261,6 +262,10 @@ def deformable_no_offsets(data, rois, offsets, output_dim: int, spatial_scale: f
                        op.Constant(value_int=spatial_bins_y), op.Constant(value_float=0.0), op.Constant(value_int=1))
 
 
+def openvino_node(attrs: dict, inputs: list):
+    return factory(1, "DeformablePSROIPooling", inputs, attrs)
+
+
 SPEC = OpSpec(
     name="DeformablePSROIPooling",
     inputs=("data", "rois", "offsets"),
@@ -278,4 +283,5 @@ SPEC = OpSpec(
     public=DeformablePSROIPooling,
     reference=deformable_psroi_pooling_reference,
     min_opset=20,  # GridSample in f64
+    openvino=openvino_node,
 )

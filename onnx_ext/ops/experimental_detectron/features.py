@@ -26,6 +26,7 @@ from onnxscript import FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ..base import INTS, NAT, Attr, Bodies, OpSpec, Operand, Overload
+from ..native import booleans, factory
 from ..builder import BodyBuilder
 
 __all__ = ["SPEC", "roi_feature_extractor_reference"]
@@ -261,6 +262,10 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
                   attrs["pyramid_scales"][:count]).name
 
 
+def openvino_node(attrs: dict, inputs: list):
+    return factory(6, "ExperimentalDetectronROIFeatureExtractor", inputs, booleans(attrs, ("aligned",)))
+
+
 SPEC = OpSpec(
     name=NAME,
     inputs=("rois", "feature_maps"),
@@ -278,4 +283,5 @@ SPEC = OpSpec(
     helpers=(_level,),
     public=ExperimentalDetectronROIFeatureExtractor,
     reference=roi_feature_extractor_reference,
+    openvino=openvino_node,
 )

@@ -22,6 +22,7 @@ from onnxscript import BOOL, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand
+from ..native import booleans, factory
 
 __all__ = ["GRID", "TOPK", "prior_grid_reference", "topk_rois_reference"]
 
@@ -148,6 +149,10 @@ def ExperimentalDetectronPriorGridGenerator(priors, feature_map, im_data, flatte
     return op.CastLike(op.Reshape(flat, shape, allowzero=1), priors)
 
 
+def _grid_openvino(attrs: dict, inputs: list):
+    return factory(6, "ExperimentalDetectronPriorGridGenerator", inputs, booleans(attrs, ("flatten",)))
+
+
 GRID = OpSpec(
     name=GRID_NAME,
     inputs=("priors", "feature_map", "im_data"),
@@ -162,6 +167,7 @@ GRID = OpSpec(
     bodies=Bodies(ExperimentalDetectronPriorGridGenerator, {"general": ExperimentalDetectronPriorGridGenerator}),
     public=ExperimentalDetectronPriorGridGenerator,
     reference=prior_grid_reference,
+    openvino=_grid_openvino,
 )
 
 
@@ -214,6 +220,10 @@ def ExperimentalDetectronTopKROIs(rois, probs, max_rois: int = 0):
     return op.Concat(top, op.CastLike(op.ConstantOfShape(rest), rois), axis=0)
 
 
+def _topk_openvino(attrs: dict, inputs: list):
+    return factory(6, "ExperimentalDetectronTopKROIs", inputs, attrs)
+
+
 TOPK = OpSpec(
     name=TOPK_NAME,
     inputs=("rois", "probs"),
@@ -227,4 +237,5 @@ TOPK = OpSpec(
     bodies=Bodies(ExperimentalDetectronTopKROIs, {"general": ExperimentalDetectronTopKROIs}),
     public=ExperimentalDetectronTopKROIs,
     reference=topk_rois_reference,
+    openvino=_topk_openvino,
 )

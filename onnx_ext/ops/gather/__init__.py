@@ -153,6 +153,14 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     return OnAxis(b, a, n, zero).name
 
 
+def openvino_node(attrs: dict, inputs: list):
+    from openvino import opset1, opset7, opset8
+
+    if attrs["version"] == 1:
+        return opset1.gather(*inputs)
+    return {7: opset7, 8: opset8}[attrs["version"]].gather(*inputs, batch_dims=attrs["batch_dims"])
+
+
 SPEC = OpSpec(
     name="Gather",
     inputs=("data", "indices", "axis"),
@@ -167,4 +175,5 @@ SPEC = OpSpec(
     helpers=HELPERS,
     public=Gather,
     reference=gather_reference,
+    openvino=openvino_node,
 )

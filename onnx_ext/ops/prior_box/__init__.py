@@ -16,6 +16,7 @@ from typing import Sequence
 from ...errors import OpInputError
 from ...types import from_ov
 from ..base import Attr, Bodies, OpSpec, Operand
+from ..native import booleans, factory
 from .bodies import HELPERS, PriorBox, Priors
 from .template import BOOLEANS, cell_template, check_attributes, number_of_priors, prior_box_reference, shape_values
 
@@ -49,6 +50,14 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
     return (2, 4 * h * w * number_of_priors(attrs))
 
 
+def openvino_node(attrs: dict, inputs: list):
+    version = attrs["version"]
+    native = booleans({k: v for k, v in attrs.items() if k != "version"}, BOOLEANS)
+    if version == 1:
+        del native["min_max_aspect_ratios_order"]
+    return factory(version, "PriorBox", inputs, native)
+
+
 SPEC = OpSpec(
     name="PriorBox",
     inputs=INPUTS,
@@ -65,4 +74,5 @@ SPEC = OpSpec(
     helpers=HELPERS,
     public=PriorBox,
     reference=prior_box_reference,
+    openvino=openvino_node,
 )

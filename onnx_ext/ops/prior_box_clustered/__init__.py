@@ -21,6 +21,7 @@ from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ...types import from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_finite
+from ..native import booleans, factory
 from ..prior_box import check_operands as _check_shape_inputs
 from ..prior_box.bodies import _sizes, _variances
 from ..prior_box.template import shape_values
@@ -133,6 +134,11 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
     return (2, 4 * h * w * len(attrs["width"]))
 
 
+def openvino_node(attrs: dict, inputs: list):
+    # OpenVINO's IR and node attributes: width, height, clip, step, step_w, step_h, offset, variance
+    return factory(1, "PriorBoxClustered", inputs, booleans(attrs, ("clip",)))
+
+
 SPEC = OpSpec(
     name="PriorBoxClustered",
     inputs=INPUTS,
@@ -149,4 +155,5 @@ SPEC = OpSpec(
     helpers=(_sizes, _variances),
     public=PriorBoxClustered,
     reference=prior_box_clustered_reference,
+    openvino=openvino_node,
 )

@@ -29,6 +29,7 @@ from onnxscript import DOUBLE, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand, require_one_of, require_positive
+from ..native import factory
 from ..roi_sampling import HELPERS as SAMPLING, checked_batch, round_half_away, sample_stacked, stacked_images
 
 __all__ = ["SPEC", "psroi_pooling_reference"]
@@ -351,6 +352,10 @@ def psroi_bilinear(data, rois, output_dim: int, spatial_scale: float, group_size
     return _zero_ended(out, alive, data)
 
 
+def openvino_node(attrs: dict, inputs: list):
+    return factory(1, "PSROIPooling", inputs, attrs)
+
+
 SPEC = OpSpec(
     name="PSROIPooling",
     inputs=("data", "rois"),
@@ -367,4 +372,5 @@ SPEC = OpSpec(
     public=PSROIPooling,
     reference=psroi_pooling_reference,
     min_opset=20,  # GridSample in f64
+    openvino=openvino_node,
 )

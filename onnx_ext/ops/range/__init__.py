@@ -108,6 +108,13 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
     return (None,)
 
 
+def openvino_node(attrs: dict, inputs: list):
+    from openvino import Type
+    from openvino.opset4.ops import range as range4  # openvino.opset4.range is Range-1
+
+    return range4(*inputs, output_type=getattr(Type, from_onnx(attrs["output_type"]).ov))
+
+
 SPEC = OpSpec(
     name="Range",
     inputs=INPUTS,
@@ -122,4 +129,5 @@ SPEC = OpSpec(
     helpers=HELPERS,
     public=Range,
     reference=range_reference,
+    openvino=openvino_node,
 )

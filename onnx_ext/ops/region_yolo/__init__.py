@@ -27,6 +27,7 @@ from onnxscript import BOOL, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpAttributeError, OpInputError
 from ..base import INT, NAT, Attr, Bodies, OpSpec, Operand, Overload, require_bool, require_non_negative, words
+from ..native import booleans, factory
 from ..builder import BodyBuilder
 
 __all__ = ["SPEC", "region_yolo_reference"]
@@ -237,6 +238,10 @@ def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple | None:
     return None if data.shape is None else output_dims(attrs, data.shape)
 
 
+def openvino_node(attrs: dict, inputs: list):
+    return factory(1, "RegionYolo", inputs, booleans(attrs, ("do_softmax",)))
+
+
 SPEC = OpSpec(
     name="RegionYolo",
     inputs=("data",),
@@ -252,4 +257,5 @@ SPEC = OpSpec(
     bodies=Bodies(RegionYolo, {}, [Regions]),
     public=RegionYolo,
     reference=region_yolo_reference,
+    openvino=openvino_node,
 )

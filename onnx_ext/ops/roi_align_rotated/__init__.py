@@ -23,6 +23,7 @@ from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 from ...domain import op, ov_ext
 from ...errors import OpInputError
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_non_negative, require_positive
+from ..native import booleans, factory
 from ..psroi_pooling import interpolate
 from ..roi_sampling import HELPERS as SAMPLING, sample_stacked, stacked_images
 
@@ -219,6 +220,10 @@ def ROIAlignRotated(data, rois, batch_indices, pooled_h: int, pooled_w: int, sam
     return op.CastLike(op.Transpose(pooled, perm=[1, 0, 2, 3]), data)
 
 
+def openvino_node(attrs: dict, inputs: list):
+    return factory(15, "ROIAlignRotated", inputs, booleans(attrs, ("clockwise_mode",)))
+
+
 SPEC = OpSpec(
     name="ROIAlignRotated",
     inputs=("data", "rois", "batch_indices"),
@@ -235,4 +240,5 @@ SPEC = OpSpec(
     public=ROIAlignRotated,
     reference=roi_align_rotated_reference,
     min_opset=20,  # GridSample in f64
+    openvino=openvino_node,
 )

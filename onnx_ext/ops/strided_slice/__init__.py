@@ -210,6 +210,50 @@ def _const_overload(plan: SlicePlan, data: Operand, operands: Sequence[Operand])
     return ConstSlice.of(plan, b, e, s, out_shape).name
 
 
+def openvino_node(attrs: dict, inputs: list):
+    """A StridedSlice without ``stride`` gets ones, as its C++ constructor does."""
+    from openvino import opset1
+
+    data, begin, end, *stride = inputs
+    stride = stride[0] if stride else _ones_like(begin)
+    return opset1.strided_slice(data, begin, end, stride, **native_masks(attrs, _node_length(begin)))
+
+
+def native_masks(attrs: dict, num_entries: int | None) -> dict[str, list[int]]:
+    """StridedSlice-1's masks as OpenVINO's node takes them. Kept as written where the node
+    accepts them (begin_mask and end_mask of one length, the other masks empty or of that
+    length); else each is zero-extended or cut to ``num_entries`` (len(begin); the longest
+    mask when it is unknown: bits beyond begin are ignored). An ellipsis bit clears the
+    new-axis and shrink bits at its index (the ellipsis wins, as in OpenVINO's shape
+    inference; its ``evaluate`` would otherwise disagree)."""
+    masks = {k: [int(b) for b in attrs[k]] for k in MASKS}
+    n = len(masks["begin_mask"])
+    if len(masks["end_mask"]) != n or any(len(masks[k]) not in (0, n) for k in MASKS[2:]):
+        n = num_entries if num_entries is not None else max(len(v) for v in masks.values())
+        masks = {k: [int(b) for b in v] for k, v in extended_masks(attrs, n).items()}
+    for i, bit in enumerate(masks["ellipsis_mask"]):
+        for k in ("new_axis_mask", "shrink_axis_mask"):
+            if bit and i < len(masks[k]):
+                masks[k][i] = 0
+    return masks
+
+
+def _node_length(vector) -> int | None:
+    """The length of an OpenVINO 1-D output, when static."""
+    shape = vector.get_partial_shape()
+    return shape[0].get_length() if shape.rank.is_static and len(shape) == 1 and shape[0].is_static else None
+
+
+def _ones_like(begin):
+    # What StridedSlice-1's C++ constructor gives a node without strides.
+    from openvino import opset1, opset3
+
+    n = _node_length(begin)
+    if n is not None:
+        return opset1.constant(np.ones(n, np.int64)).output(0)
+    return opset3.broadcast(opset1.constant(np.int64(1)), opset3.shape_of(begin)).output(0)
+
+
 SPEC = OpSpec(
     name="StridedSlice",
     inputs=("data", "begin", "end", "stride"),
@@ -231,4 +275,5 @@ SPEC = OpSpec(
     helpers=HELPERS,
     public=StridedSlice,
     reference=strided_slice_reference,
+    openvino=openvino_node,
 )
