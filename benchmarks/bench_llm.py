@@ -219,15 +219,16 @@ def render(data: dict) -> str:
         "conversion (default); int8act: with `--int8-activations` (MatMulNBits at accuracy level 4, int8 activations, "
         "8-bit lm_head as 8-bit MatMulNBits); requant: with `--int8-activations --requantize-int4` (the 8-bit lm_head "
         "requantized to 4 bits, blocks of 32, as the builder does). "
-        f"Medians of {data['repeats']} interleaved runs.", "",
+        f"Medians of {data['repeats']} interleaved runs; paired = the median of the rounds' own ratios (ours and the "
+        "builder run back to back in each round, so a slow spell of the machine hits both) with their range.", "",
         f"{info['cpu']}, {info['cores']} cores, load average {', '.join(f'{x:.1f}' for x in data['load_before'])} "
         f"before and {', '.join(f'{x:.1f}' for x in info['load_avg'])} after (a shared machine: ratios move); "
         f"onnxruntime {info['onnxruntime']}, onnxruntime-genai {info.get('onnxruntime_genai')}, "
         f"OpenVINO {info['openvino']}.", "",
-        "| weights | ours | threads | decode ms/token: ours | builder | OpenVINO | ours/builder | ours/OpenVINO "
+        "| weights | ours | threads | decode ms/token: ours | builder | OpenVINO | ours/builder | paired (range) | ours/OpenVINO "
         "| decode CPU ms/token: ours | builder | ours/builder "
         "| prompt ms: ours | builder | OpenVINO | peak MiB: ours | builder | OpenVINO |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for precision in PRECISIONS:
         for form in OURS:
             for threads in THREADS:
@@ -241,11 +242,19 @@ def render(data: dict) -> str:
 def _row(precision: str, form: str, threads: int, o: dict, b: dict, v: dict) -> str:
     label = "exact" if form == "ours" else form.removeprefix("ours-")
     return (f"| {precision} | {label} | {threads} | {o['decode_s'] * 1e3:.2f} | {b['decode_s'] * 1e3:.2f} | "
-            f"{v['decode_s'] * 1e3:.2f} | {o['decode_s'] / b['decode_s']:.2f} | "
+            f"{v['decode_s'] * 1e3:.2f} | {o['decode_s'] / b['decode_s']:.2f} | {_paired(o, b)} | "
             f"{o['decode_s'] / v['decode_s']:.2f} | "
             f"{_cpu(o)} | {_cpu(b)} | {_cpu_ratio(o, b)} | "
             f"{o['prompt_s'] * 1e3:.1f} | {b['prompt_s'] * 1e3:.1f} | {v['prompt_s'] * 1e3:.1f} | "
             f"{o['peak_mib']:.0f} | {b['peak_mib']:.0f} | {v['peak_mib']:.0f} |")
+
+
+def _paired(o: dict, b: dict) -> str:
+    """The median and range of ours/builder per round (each round runs both, back to back)."""
+    if "decode_rounds_s" not in o or "decode_rounds_s" not in b:
+        return "-"
+    ratios = [x / y for x, y in zip(o["decode_rounds_s"], b["decode_rounds_s"])]
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
 def _cpu(row: dict) -> str:
@@ -279,6 +288,7 @@ def main(argv=None) -> int:
     rows = measure(paths, args.repeats)
     data = {"machine": machine_info("onnxruntime_genai"), "load_before": load_before, "repeats": args.repeats,
             "config": CONFIG, "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
     text = render(data)
     args.out.with_suffix(".md").write_text(text)

@@ -143,6 +143,13 @@ def test_ir_to_onnx_to_ir_restores_the_op(case, inputs_are, tmp_path):
     original = native_model(op, version, inputs, const, attrs)
     xml = save_ir(original, tmp_path, "original")
     convert_ir_file(xml, tmp_path / "m.onnx")
+    if all(const):  # a small op of constants folds to its value (converters/ir_to_onnx/fold.py): no op to restore
+        folded = onnx.load(tmp_path / "m.onnx")
+        assert not folded.graph.node and not folded.graph.input
+        (out,) = folded.graph.output
+        (value,) = [numpy_helper.to_array(t) for t in folded.graph.initializer if t.name == out.name]
+        assert_same(value, evaluate_model(ov.Core().read_model(str(xml)), [])[0], "reference")
+        return
     back, _ = convert_onnx_file(tmp_path / "m.onnx", tmp_path / "back.xml")
     first, again = ov.Core().read_model(str(xml)), ov.Core().read_model(str(back))
     want, got = _the_op(first, op), _the_op(again, op)
