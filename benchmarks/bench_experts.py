@@ -21,7 +21,6 @@ Writes ``benchmarks/results/bench_experts.{json,md}``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -33,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench_quantized import convert, timed  # noqa: E402
-from harness import session  # noqa: E402
+from harness import session, write_results  # noqa: E402
 
 #: (name, experts, N, K, group)
 SCENARIOS = [("8x1024x1024-g128", 8, 1024, 1024, 128), ("16x512x1024-g32", 16, 512, 1024, 32)]
@@ -103,16 +102,14 @@ def main(argv=None) -> int:
                           f"({row['nbits_over_f32']:.2f}x f32), DQ+MatMul {row['dq_us']:7.0f} us "
                           f"({row['dq_over_f32']:.2f}x), f32 {row['f32_us']:7.0f} us; error/max|CPU| "
                           f"{row['err_nbits']:.1e} / {row['err_dq']:.1e} / {row['err_f32']:.1e}", flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_experts.json").write_text(json.dumps(rows, indent=1))
-    lines = ["| scenario (E x N x K, group) | x rows per expert | threads | MatMulNBits per expert µs | DQ + MatMul µs | "
-             "f32 MatMul µs | MatMulNBits / f32 | DQ / f32 | error/max\\|CPU\\| MatMulNBits | DQ | f32 |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['scenario']} | {r['rows']} | {r['threads']} | {r['nbits_us']:.0f} | {r['dq_us']:.0f} | "
-                     f"{r['f32_us']:.0f} | {r['nbits_over_f32']:.2f} | {r['dq_over_f32']:.2f} | "
-                     f"{r['err_nbits']:.1e} | {r['err_dq']:.1e} | {r['err_f32']:.1e} |")
-    (args.out / "bench_experts.md").write_text("\n".join(lines) + "\n")
+    write_results(args.out, "bench_experts", rows,
+                  ["scenario (E x N x K, group)", "x rows per expert", "threads", "MatMulNBits per expert µs",
+                   "DQ + MatMul µs", "f32 MatMul µs", "MatMulNBits / f32", "DQ / f32", "error/max\\|CPU\\| MatMulNBits",
+                   "DQ", "f32"],
+                  lambda r: [r["scenario"], str(r["rows"]), str(r["threads"]), f"{r['nbits_us']:.0f}",
+                             f"{r['dq_us']:.0f}", f"{r['f32_us']:.0f}", f"{r['nbits_over_f32']:.2f}",
+                             f"{r['dq_over_f32']:.2f}", f"{r['err_nbits']:.1e}", f"{r['err_dq']:.1e}",
+                             f"{r['err_f32']:.1e}"])
     return 0
 
 

@@ -18,7 +18,6 @@ Writes ``benchmarks/results/bench_quantized.{json,md}``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import session  # noqa: E402
+from harness import session, write_results  # noqa: E402
 
 #: (name, weight type, N, K, group size, with zero point)
 SCENARIOS = [
@@ -130,15 +129,12 @@ def main(argv=None) -> int:
                     print(f"{name:14s} x[{m_rows},{k}] {t} thr: MatMulNBits {row['nbits_us']:8.0f} us, "
                           f"DQ+MatMul {row['dq_us']:8.0f} us, ratio {row['dq_over_nbits']:5.1f}x; "
                           f"error/max|ref| {row['err_nbits']:.1e} / {row['err_dq']:.1e}", flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "bench_quantized.json").write_text(json.dumps(rows, indent=1))
-    lines = ["| scenario | N x K | group | x rows | threads | MatMulNBits µs | DQ + MatMul µs | DQ / MatMulNBits | "
-             "error/max\\|ref\\| MatMulNBits | DQ |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['scenario']} | {r['N']} x {r['K']} | {r['group']} | {r['rows']} | {r['threads']} | "
-                     f"{r['nbits_us']:.0f} | {r['dq_us']:.0f} | {r['dq_over_nbits']:.1f} | "
-                     f"{r['err_nbits']:.1e} | {r['err_dq']:.1e} |")
-    (args.out / "bench_quantized.md").write_text("\n".join(lines) + "\n")
+    write_results(args.out, "bench_quantized", rows,
+                  ["scenario", "N x K", "group", "x rows", "threads", "MatMulNBits µs", "DQ + MatMul µs",
+                   "DQ / MatMulNBits", "error/max\\|ref\\| MatMulNBits", "DQ"],
+                  lambda r: [r["scenario"], f"{r['N']} x {r['K']}", str(r["group"]), str(r["rows"]),
+                             str(r["threads"]), f"{r['nbits_us']:.0f}", f"{r['dq_us']:.0f}",
+                             f"{r['dq_over_nbits']:.1f}", f"{r['err_nbits']:.1e}", f"{r['err_dq']:.1e}"])
     return 0
 
 

@@ -5,6 +5,7 @@ them alike)."""
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import platform
 import random
@@ -102,3 +103,12 @@ def time_interleaved(runs: dict[str, Callable[[], object]], rounds: int, budget_
             samples[name]["wall"].append(statistics.median(wall))
             samples[name]["cpu"].append(statistics.median(cpu))
     return samples
+
+
+def write_results(out: Path, name: str, rows: list[dict], header: list[str], cells: Callable[[dict], list[str]]) -> None:
+    """``out/name.json`` (the rows) and ``out/name.md`` (a table: ``header``, then ``cells(row)`` per row)."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(rows, indent=1))
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
