@@ -58,6 +58,7 @@ def test_wheel_holds_every_tracked_file_of_the_packages(dist):
     missing = sorted(p for p in _tracked_package_files() if p not in names)
     assert not missing, f"not in the wheel: {missing}"
     assert "converters/ir_to_onnx/openvino_ops.json" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "the Apache-2.0 text is not in the wheel"
 
 
 def test_sdist_holds_every_tracked_file_of_the_packages(dist):
