@@ -136,6 +136,13 @@ def test_models_that_do_not_belong_together(models, capsys, tmp_path):
     onnx.save(model, str(other))
     status, _, err = run(capsys, "verify", emb, other)
     assert status == 2 and "the ONNX model has 1 outputs (emb), the IR 2" in one_error_line(err)
+    # same name and type, another rank: said before random inputs are sized from the ONNX model
+    model = onnx.load(str(emb.with_suffix(".onnx")))
+    model.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 4
+    onnx.save(model, str(other))
+    status, _, err = run(capsys, "verify", emb, other)
+    assert status == 2 and one_error_line(err).endswith("input 'ids' has shape [?, ?, 4] in the ONNX model and "
+                                                        "[?, ?] in the IR")
 
 
 def test_dim_names_are_checked_and_used(models, capsys):

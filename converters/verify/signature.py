@@ -88,6 +88,21 @@ def check_pair(ir_label: str, ir_inputs: list[Tensor], ir_outputs: list[Tensor],
         if t.type and match.type and t.type != match.type:
             raise VerifyError(f"{where}: input {t.name!r} is {t.type.ov} in the ONNX model and {match.type.ov} "
                               "in the IR")
+        if _dims_differ(t.dims, match.dims):
+            raise VerifyError(f"{where}: input {t.name!r} has shape {_shape(t.dims)} in the ONNX model and "
+                              f"{_shape(match.dims)} in the IR")
     if len(onnx_outputs) != len(ir_outputs):
         raise VerifyError(f"{where}: the ONNX model has {len(onnx_outputs)} outputs ({names(onnx_outputs)}), "
                           f"the IR {len(ir_outputs)} ({names(ir_outputs)})")
+
+
+def _dims_differ(a: tuple | None, b: tuple | None) -> bool:
+    """Two static facts that cannot both hold: another rank, or a dim fixed to two different sizes (no dims
+    at all can be an IR port of dynamic rank: not compared)."""
+    if not a or not b:
+        return False
+    return len(a) != len(b) or any(isinstance(x, int) and isinstance(y, int) and x != y for x, y in zip(a, b))
+
+
+def _shape(dims: tuple) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else "?" for d in dims) + "]"
