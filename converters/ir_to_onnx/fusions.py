@@ -76,7 +76,14 @@ def _rms_norm(op, x, two, axes, eps, one, w):
 
 def _is_rms_norm(context, x, two, axes, eps, one, w, **_) -> bool:
     # (the values carry no types here: the IR's RMSNorm is float, which the kernel takes, f32 or f16)
-    return _scalar(two) == 2 and _scalar(one) == 1 and _scalar(axes) == -1 and _scalar(eps) is not None
+    return _scalar(two) == 2 and _scalar(one) == 1 and _is_last_axis(axes, x) and _scalar(eps) is not None
+
+
+def _is_last_axis(axes, x) -> bool:
+    """-1, or the last axis counted from the front (the Reduce translators write axes they know non-negative:
+    onnxruntime reduces nothing over a negative axis of an empty input)."""
+    axis = _scalar(axes)
+    return axis == -1 or (axis is not None and x.shape is not None and axis == len(x.shape) - 1)
 
 
 def _simplified_layer_norm(op, x, two, axes, eps, one, w, **_):
