@@ -83,7 +83,7 @@ def _is_last_axis(axes, x) -> bool:
     """-1, or the last axis counted from the front (the Reduce translators write axes they know non-negative:
     onnxruntime reduces nothing over a negative axis of an empty input)."""
     axis = _scalar(axes)
-    return axis == -1 or (axis is not None and x.shape is not None and axis == len(x.shape) - 1)
+    return axis == -1 or (axis is not None and axis == (_computed_rank(x) or 0) - 1)
 
 
 def _simplified_layer_norm(op, x, two, axes, eps, one, w, **_):
@@ -649,21 +649,28 @@ def _ids_rank(value: ir.Value, ids: ir.Value, depth: int) -> int | None:
     return None
 
 
-def _computed_rank(value: ir.Value, depth: int = 0) -> int | None:
-    """The rank of ``value``: declared, a constant's, or that of elementwise ops on such (a table dequantized at
-    load: ``(w - zero point) * scale``)."""
+def _computed_rank(value: ir.Value, depth: int = 0, memo: dict | None = None) -> int | None:
+    """The rank of ``value``: declared, a constant's, or computed through its producers where onnx's shape
+    inference could not run: elementwise ops and MatMul (the largest input rank), unary ops, norms and Split,
+    a Gather on axis 0 (a table dequantized at load ``(w - zero point) * scale``; a decoder's residual stream
+    back to the embedding). ``memo``: ranks already computed (the stream's branches meet again at every layer)."""
+    memo = {} if memo is None else memo
+    if value in memo:
+        return memo[value]
     if value.const_value is not None:
         return value.const_value.numpy().ndim
     rank = _rank(value)
     node = value.producer()
-    if rank is not None or node is None or depth > 8:
-        return rank
-    if node.op_type == "Cast" and node.domain == "":
-        return _computed_rank(node.inputs[0], depth + 1)
-    if node.op_type in _BINARY and node.domain == "":
-        ranks = [_computed_rank(v, depth + 1) for v in node.inputs]
-        return None if None in ranks else max(ranks)
-    return None
+    if rank is None and node is not None and depth < 512 and node.domain in ("", MS_DOMAIN):
+        ranks = [None if v is None else _computed_rank(v, depth + 1, memo) for v in node.inputs[:2]]
+        if node.op_type in _UNARY + ("Split", "SkipSimplifiedLayerNormalization"):
+            rank = ranks[0]
+        elif node.op_type in _BINARY + ("MatMul", "Pow") and None not in ranks:
+            rank = max(ranks)
+        elif node.op_type == "Gather" and node.attributes.get_int("axis", 0) == 0 and None not in ranks:
+            rank = ranks[0] + ranks[1] - 1
+    memo[value] = rank
+    return rank
 
 
 def _keeps_leading_dims(value: ir.Value, rank: int) -> bool:
