@@ -247,3 +247,27 @@ def test_other_masks_are_kept():
     allowed = ((q[None, :] <= q[:, None]) & (q[None, :] > q[:, None] - 3))[None] & (feeds["attention_mask"][:, None, :] != 0)
     gqa = next(n for n in fused.graph.node if n.op_type == "GroupQueryAttention")
     assert np.array_equal(_value_of(fused, gqa.input[10], feeds), np.where(allowed, 0, -65504).astype(np.float32)[:, None])
+
+
+def test_norm_axis_counted_from_the_front_needs_the_rank_of_its_input():
+    """An RMSNorm's ReduceMean over axis 2 (the Reduce translators write known axes non-negative) is over the last
+    axis only if its input has rank 3: that rank is computed through the producers where onnx's shape inference
+    did not run (GLM-4: the MLP's Split); a rank it cannot tell (a Reshape) fuses nothing."""
+    import onnx_ir as ir
+
+    from converters.ir_to_onnx.fusions import _is_last_axis
+
+    def const(name, array):
+        return ir.Value(name=name, const_value=ir.tensor(np.asarray(array)))
+
+    x = ir.Value(name="x", shape=ir.Shape([2, 3, 8]), type=ir.TensorType(ir.DataType.FLOAT))
+    up = ir.node("MatMul", [x, const("w_up", np.ones((8, 16), np.float32))])
+    split = ir.node("Split", [up.outputs[0]], num_outputs=2, attributes={"axis": -1})
+    gated = ir.node("Mul", [split.outputs[0], split.outputs[1]])
+    down = ir.node("MatMul", [gated.outputs[0], const("w_down", np.ones((8, 8), np.float32))])
+    reshaped = ir.node("Reshape", [down.outputs[0], const("shape", np.array([6, 8]))])
+    axis2, last = const("axis2", np.array([2])), const("last", np.array([-1]))
+    assert down.outputs[0].shape is None
+    assert _is_last_axis(axis2, down.outputs[0]) and _is_last_axis(last, down.outputs[0])
+    assert not _is_last_axis(const("axis1", np.array([1])), down.outputs[0])
+    assert not _is_last_axis(axis2, reshaped.outputs[0]) and _is_last_axis(last, reshaped.outputs[0])
