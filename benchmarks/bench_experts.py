@@ -20,7 +20,6 @@ Writes ``benchmarks/results/bench_experts.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench_quantized import convert, timed  # noqa: E402
-from harness import session, write_results  # noqa: E402
+from harness import rounds_threads_args, session, write_results  # noqa: E402
 
 #: (name, experts, N, K, group)
 SCENARIOS = [("8x1024x1024-g128", 8, 1024, 1024, 128), ("16x512x1024-g32", 16, 512, 1024, 32)]
@@ -65,12 +64,8 @@ def make_irs(path: Path, e: int, n: int, k: int, group: int) -> tuple[Path, Path
 def main(argv=None) -> int:
     import openvino as ov
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",")]
+    args = rounds_threads_args(__doc__, ROOT / "benchmarks" / "results", argv)
+    threads = args.threads
     forms = ("nbits", "dq", "f32")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,7 +17,6 @@ Writes ``benchmarks/results/bench_quantized.{json,md}``.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -29,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness import session, write_results  # noqa: E402
+from harness import rounds_threads_args, session, write_results  # noqa: E402
 
 #: (name, weight type, N, K, group size, with zero point)
 SCENARIOS = [
@@ -93,12 +92,8 @@ def timed(sess, feeds: dict, repeat: int) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
-    args = parser.parse_args(argv)
-    threads = [int(t) for t in args.threads.split(",")]
+    args = rounds_threads_args(__doc__, ROOT / "benchmarks" / "results", argv)
+    threads = args.threads
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, wtype, n, k, group, zp in SCENARIOS:

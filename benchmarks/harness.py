@@ -4,6 +4,7 @@ them alike)."""
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -112,3 +113,15 @@ def write_results(out: Path, name: str, rows: list[dict], header: list[str], cel
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+
+
+def rounds_threads_args(doc: str, out: Path, argv=None) -> argparse.Namespace:
+    """``--rounds``, ``--threads`` (a comma list, parsed into ints) and ``--out``, the options of the kernel
+    benchmarks; the description is ``doc``'s first paragraph."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--out", type=Path, default=out)
+    args = parser.parse_args(argv)
+    args.threads = [int(t) for t in args.threads.split(",")]
+    return args
