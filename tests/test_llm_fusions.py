@@ -97,8 +97,10 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
            for x in node.input[:1 if node.op_type == "RotaryEmbedding" else 3]]  # the activations
     assert sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0, ops
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), "Softmax" in ops) == (1, 2, False), ops
-    # q, k, v as one; the rotary angles; the output
-    assert ops.count("MatMul") == 3 and report.counts["linear layers merged"] == 3
+    # q, k, v as one and the output; the rotary angles position * inv_freq as a Mul, for all tokens at once
+    assert ops.count("MatMul") == 2 and report.counts["linear layers merged"] == 3
+    assert "Transpose" not in [n.op_type for n in _upstream(fused, [rotary.input[2] for rotary in fused.graph.node
+                                                                      if rotary.op_type == "RotaryEmbedding"])]
     assert report.shared_cache_buffers and weights == []
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     attrs = {a.name: helper.get_attribute_value(a) for a in gqa.attribute}
@@ -223,6 +225,64 @@ def _value_of(model: onnx.ModelProto, name: str, feeds: dict) -> np.ndarray:
     model.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return session.run([name], feeds)[0]
+
+
+def _with_ir_embedding(quantized: bool) -> onnx.ModelProto:
+    """``_with_ir_mask``'s block with its embedding as the IR writes it: the domain's Gather-8 of the table's rows
+    by ``input_ids`` cast to i32; ``quantized``: an 8-bit table as NNCF keeps it, three such Gathers (u8 rows,
+    f32 zero points and scales per row) and ``(Cast(rows, f32) - zero points) * scales``."""
+    import onnx_ext
+
+    model = _with_ir_mask(_attention_block())
+    graph = model.graph
+    at = next(i for i, node in enumerate(graph.node) if list(node.output) == ["x"])
+    del graph.node[at]
+    table = next(t for t in graph.initializer if t.name == "table")
+    rng = np.random.default_rng(2)
+    n, ext = helper.make_node, onnx_ext.make_node
+    nodes = [n("Cast", ["input_ids"], ["ids32"], to=TensorProto.INT32)]
+    inits = [numpy_helper.from_array(np.array(0, np.int32), "rows_axis")]
+    if quantized:
+        graph.initializer.remove(table)
+        inits += [numpy_helper.from_array(rng.integers(0, 256, (VOCAB, HIDDEN)).astype(np.uint8), "table"),
+                  numpy_helper.from_array(rng.integers(0, 256, (VOCAB, 1)).astype(np.float32), "zero_points"),
+                  numpy_helper.from_array((rng.random((VOCAB, 1)) / 64).astype(np.float32), "scales")]
+        nodes += [ext("Gather", [name, "ids32", "rows_axis"], [f"{name}_rows"])
+                  for name in ("table", "zero_points", "scales")]
+        nodes += [n("Cast", ["table_rows"], ["rows_f32"], to=TensorProto.FLOAT),
+                  n("Sub", ["rows_f32", "zero_points_rows"], ["centred"]), n("Mul", ["scales_rows", "centred"], ["x"])]
+    else:
+        nodes.append(ext("Gather", ["table", "ids32", "rows_axis"], ["x"]))
+    for i, node in enumerate(nodes):
+        graph.node.insert(at + i, node)
+    graph.initializer.extend(inits)
+    return onnx_ext.attach_functions(model)
+
+
+@pytest.mark.parametrize("quantized", [False, True])
+def test_embedding_rows_in_one_kernel(quantized):
+    """The embedding the IR gathers with the domain's Gather-8 (five kernels a step) -> one ONNX Gather, or for an
+    8-bit table (three Gather-8s, a Cast, a Sub and a Mul) one GatherBlockQuantized: the same rows, bit for bit
+    (negative ids counted from the end; for the 8-bit table ids out of range give zeros, as Gather-8's)."""
+    model = _with_ir_embedding(quantized)
+    fused, _, report = fuse_for_onnxruntime(model)
+    assert report.counts["embedding"] == 1 and report.counts["attention mask rebuilt"] == 1
+    assert not [node.op_type for node in fused.graph.node if node.domain == "org.openvinotoolkit.onnx_ext"]
+    rows = next(node for node in fused.graph.node if node.op_type == ("GatherBlockQuantized" if quantized else "Gather")
+                and node.input[0] == "table")
+    cast = next(node for node in fused.graph.node if node.output[0] == rows.input[1])
+    assert (cast.op_type, list(cast.input)) == ("Cast", ["input_ids"])  # the IR's indices, as they are
+    feeds = _feeds(2, 0, 6, pad=2, rng=np.random.default_rng(0))
+    del feeds["bias"], feeds["x"]
+    ids = np.array([[0, 1, VOCAB - 1, -1, -VOCAB, 7], [3, 4, 5, 6, 8, 9]])
+    if quantized:
+        ids[1, :2] = VOCAB, -VOCAB - 1  # out of range: a row of zeros
+    feeds["input_ids"] = ids
+    want = _value_of(model, "x", feeds)
+    assert want.shape == (2, 6, HIDDEN) and want.dtype == np.float32
+    if quantized:
+        assert not want[1, :2].any() and want[0].any(axis=-1).all()
+    np.testing.assert_array_equal(_value_of(fused, rows.output[0], feeds), want)
 
 
 def test_other_masks_are_kept():

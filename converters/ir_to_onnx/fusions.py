@@ -157,16 +157,55 @@ class RotaryEmbedding(pattern.RewriteRuleClassBase):
 
     def rewrite(self, op, y, freqs, **_):
         head, half = self._head, self._half
-        rows = op.Shape(freqs, start=0, end=2)  # [B, S]: one row of angles per token
+        positions = _positions_times_frequencies(freqs, half)
+        if positions is None:
+            rows = op.Shape(freqs, start=0, end=2)  # [B, S]: one row of angles per token
+            table = op.Constant(value_ints=[-1, half])
+            angles = freqs
+        else:  # the same products, [B * S, half] at once
+            rows, table = op.Shape(positions[0]), None
+            column = op.Cast(op.Reshape(positions[0], op.Constant(value_ints=[-1, 1])), to=ir.DataType.FLOAT)
+            angles = op.Mul(column, op.Reshape(positions[1], op.Constant(value_ints=[-1])))  # folded at load
         count = op.ReduceProd(rows, keepdims=0)
         ids = op.Reshape(op.Range(op.Constant(value_int=0), count, op.Constant(value_int=1)), rows)
-        table = op.Constant(value_ints=[-1, half])
-        cos, sin = op.Reshape(op.Cos(freqs), table), op.Reshape(op.Sin(freqs), table)
+        cos, sin = op.Cos(angles), op.Sin(angles)
+        if table is not None:
+            cos, sin = op.Reshape(cos, table), op.Reshape(sin, table)
         norm = y.producer()  # y = Reshape(z, [0, 0, H, D]) (z's batch and length), or a norm of it (Qwen3)
         z = y if norm.op_type == "SimplifiedLayerNormalization" else norm.inputs[0]
         flat = _flat(op, z)
         rotated = op.RotaryEmbedding(flat, ids, cos, sin, interleaved=0, _domain=MS_DOMAIN)
         return op.Transpose(op.Reshape(rotated, op.Constant(value_ints=[0, 0, -1, head])), perm=[0, 2, 1, 3])
+
+
+def _positions_times_frequencies(freqs: ir.Value, half: int) -> tuple[ir.Value, ir.Value] | None:
+    """(position_ids, inverse frequencies) when ``freqs`` is the angles as transformers computes them,
+    ``Transpose(MatMul(inv_freq [1, half, 1], Cast(Unsqueeze(position_ids, [1]), f32)), [0, 2, 1])`` (the Cast
+    and the Unsqueeze in either order), position_ids a 2-D integer tensor: each angle is one product
+    position * inv_freq (a MatMul over K = 1), which a Mul computes to the same bits (the MatMul and Transpose
+    then go, and the Reshapes to [B * S, half] with them)."""
+    transpose = _producer(freqs, "Transpose")
+    matmul = _producer(transpose.inputs[0], "MatMul") if transpose is not None else None
+    if matmul is None or list(transpose.attributes.get_ints("perm", [])) != [0, 2, 1]:
+        return None
+    inverse = matmul.inputs[0]
+    if inverse.const_value is None or inverse.const_value.numpy().dtype != np.float32 or \
+            inverse.const_value.numpy().shape != (1, half, 1):
+        return None
+    value, cast, unsqueeze = matmul.inputs[1], None, None
+    for _ in range(2):
+        node = value.producer()
+        if node is not None and node.domain == "" and node.op_type == "Cast" and cast is None:
+            cast = node
+        elif node is not None and node.domain == "" and node.op_type == "Unsqueeze" and unsqueeze is None:
+            unsqueeze = node
+        else:
+            return None
+        value = node.inputs[0]
+    if cast.attributes.get_int("to") != ir.DataType.FLOAT or _ints(unsqueeze.inputs[1]) != [1] or \
+            value.dtype not in _INTS or _rank(value) != 2:
+        return None
+    return value, inverse
 
 
 # --- attention with a Concat cache -> GroupQueryAttention --------------------------------------------
@@ -788,6 +827,91 @@ def _causal(node: ir.Node, mask: ir.Value, ids: ir.Value) -> bool:
             return True
     return False
 
+# --- the embedding's rows in one kernel ---------------------------------------------------------------------
+#
+# The IR reads the embedding's rows with Gather-8 on ``input_ids`` (cast to i32): the domain's function, five
+# kernels a step (negative ids wrap, an id out of [-n, n) gives a row of zeros); a table NNCF keeps in 8 bits is
+# three of them, (Convert(u8 rows) - zero point rows) * scale rows, with f32 zero points and scales per row:
+# - the 8-bit table -> ``com.microsoft.GatherBlockQuantized`` (bits 8, the row one block): the same arithmetic in
+#   f32, zeros for an id out of range included (exact for every id);
+# - any other table -> ONNX ``Gather``: the same rows for every id in [-n, n) (an id out of the vocabulary is an
+#   error in onnxruntime where the IR gives zeros).
+# Both keep the IR's indices (its Cast of ``input_ids`` as it is).
+
+
+def _embedding_rows(graph: ir.Graph, weights: dict) -> int:
+    """The embedding's Gathers rewritten as above; how many tables."""
+    ids = next((v for v in graph.inputs if v.name == "input_ids"), None)
+    if ids is None:
+        return 0
+    done = 0
+    for node in list(graph):
+        if node.graph is not None and node.op_type == "Mul" and node.domain == "":
+            done += _quantized_rows(graph, node, ids, weights)
+    for node in list(graph):
+        rows = _table_rows(node, ids, weights) if node.graph is not None else None
+        if rows is not None:
+            table, indices = rows
+            plain = ir.node("Gather", [table, indices], {"axis": 0})
+            graph.insert_before(node, plain)
+            node.outputs[0].replace_all_uses_with(plain.outputs[0], replace_graph_outputs=True)
+            graph.remove(node, safe=True)
+            done += 1
+    return done
+
+
+def _table_rows(node: ir.Node, ids: ir.Value, weights: dict) -> tuple[ir.Value, ir.Value] | None:
+    """(table, indices) of the domain's Gather-8 of a 2-D constant's or weight's rows (axis 0, batch_dims 0) by
+    ``input_ids``."""
+    if node.op_type != "Gather" or node.domain != EXT_DOMAIN or node.attributes.get_int("version", 8) != 8 or \
+            not _gather_on_axis0(node):
+        return None
+    table, indices = node.inputs[0], node.inputs[1]
+    if (table.const_value is None and table.name not in weights) or table.shape is None or \
+            len(table.shape) != 2 or _through_casts(indices) is not ids:
+        return None
+    return table, indices
+
+
+def _quantized_rows(graph: ir.Graph, mul: ir.Node, ids: ir.Value, weights: dict) -> int:
+    """``Mul(Sub(Cast(rows(u8 table), f32), rows(zero points)), rows(scales))`` (either order of the Mul's
+    operands; rows = ``_table_rows``, one indices value) -> GatherBlockQuantized; 1 when rewritten."""
+    for diff, scaled in (mul.inputs, reversed(mul.inputs)):
+        sub, scales = _producer(diff, "Sub"), scaled.producer()
+        cast = _producer(sub.inputs[0], "Cast") if sub is not None else None
+        gathers = [cast.inputs[0].producer() if cast is not None else None, sub and sub.inputs[1].producer(), scales]
+        rows = [_table_rows(g, ids, weights) if g is not None else None for g in gathers]
+        if None in rows or len({r[1] for r in rows}) != 1 or cast.attributes.get_int("to") != ir.DataType.FLOAT:
+            continue
+        (table, indices), (zero, _), (scale, _) = rows
+        n, k = table.shape
+        points = _constant_array(zero, weights)
+        if table.dtype != ir.DataType.UINT8 or scale.dtype != ir.DataType.FLOAT or points is None or \
+                points.dtype != np.float32 or points.shape != (n, 1) or tuple(scale.shape) != (n, 1) or \
+                not np.array_equal(points, np.clip(np.round(points), 0, 255)):
+            continue
+        points8 = ir.Value(name=f"{zero.name}/u8", const_value=ir.tensor(points.astype(np.uint8)))
+        graph.register_initializer(points8)
+        block = max(16, 1 << (int(k) - 1).bit_length())  # a power of 2, >= 16: the whole row one block
+        fused = ir.node("GatherBlockQuantized", [table, indices, scale, points8],
+                        {"bits": 8, "block_size": block, "gather_axis": 0, "quantize_axis": 1}, domain=MS_DOMAIN)
+        graph.insert_before(mul, fused)
+        mul.outputs[0].replace_all_uses_with(fused.outputs[0], replace_graph_outputs=True)
+        for node in (mul, sub, cast, *gathers):
+            if not any(u for out in node.outputs for u in out.uses()):
+                graph.remove(node, safe=True)
+        return 1
+    return 0
+
+
+def _constant_array(value: ir.Value, weights: dict) -> np.ndarray | None:
+    """The value of a constant or of a weight (``fuse_for_onnxruntime``'s, by name)."""
+    if value.const_value is not None:
+        return value.const_value.numpy()
+    tensor = weights.get(value.name)
+    return None if tensor is None else tensor.numpy()
+
+
 # --- linear layers on one input -> one MatMul / MatMulNBits ---------------------------------------------
 
 
@@ -920,7 +1044,7 @@ def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol])
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
              "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity",
-             "Unsqueeze", "Less", "LessOrEqual", "And", "Where")
+             "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
@@ -979,6 +1103,7 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.Model
         report.shared_cache_buffers = _share_cache_buffers(ir_model.graph)
         report.counts["attention mask"] = _simplify_attention_mask(ir_model.graph)
         report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
+        report.counts["embedding"] = _embedding_rows(ir_model.graph, by_name)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
     if not report.total:
         return model, list(weights), report
