@@ -833,67 +833,65 @@ def _causal(node: ir.Node, mask: ir.Value, ids: ir.Value) -> bool:
 # kernels a step (negative ids wrap, an id out of [-n, n) gives a row of zeros); a table NNCF keeps in 8 bits is
 # three of them, (Convert(u8 rows) - zero point rows) * scale rows, with f32 zero points and scales per row:
 # - the 8-bit table -> ``com.microsoft.GatherBlockQuantized`` (bits 8, the row one block): the same arithmetic in
-#   f32, zeros for an id out of range included (exact for every id);
-# - any other table -> ONNX ``Gather``: the same rows for every id in [-n, n) (an id out of the vocabulary is an
-#   error in onnxruntime where the IR gives zeros).
-# Both keep the IR's indices (its Cast of ``input_ids`` as it is).
+#   f32, zeros for an index out of range included (exact for every index: any such table, GPT-2's positions too);
+# - any other table (a weight, or computed from constants: a tied embedding dequantized at load) read by
+#   ``input_ids`` or ``position_ids`` (GPT-2's positions) -> ONNX ``Gather``: the same rows for every index in
+#   [-n, n) (one out of the table is an error in onnxruntime where the IR gives zeros).
+# Both keep the IR's indices (its Cast of the input as it is).
 
 
 def _embedding_rows(graph: ir.Graph, weights: dict) -> int:
     """The embedding's Gathers rewritten as above; how many tables."""
-    ids = next((v for v in graph.inputs if v.name == "input_ids"), None)
-    if ids is None:
-        return 0
+    ids = [v for v in graph.inputs if v.name in ("input_ids", "position_ids")]
     done = 0
     for node in list(graph):
         if node.graph is not None and node.op_type == "Mul" and node.domain == "":
-            done += _quantized_rows(graph, node, ids, weights)
+            done += _quantized_rows(graph, node, weights)
+    memo: dict = {}
     for node in list(graph):
-        rows = _table_rows(node, ids, weights) if node.graph is not None else None
-        if rows is not None:
-            table, indices = rows
-            plain = ir.node("Gather", [table, indices], {"axis": 0})
-            graph.insert_before(node, plain)
-            node.outputs[0].replace_all_uses_with(plain.outputs[0], replace_graph_outputs=True)
-            graph.remove(node, safe=True)
-            done += 1
+        if node.graph is None or not _rows_gathered(node) or _single(node.inputs[1]) not in ids or \
+                not _constant(node.inputs[0], set(weights), memo):
+            continue
+        plain = ir.node("Gather", node.inputs[:2], {"axis": 0})
+        graph.insert_before(node, plain)
+        node.outputs[0].replace_all_uses_with(plain.outputs[0], replace_graph_outputs=True)
+        graph.remove(node, safe=True)
+        done += 1
     return done
 
 
-def _table_rows(node: ir.Node, ids: ir.Value, weights: dict) -> tuple[ir.Value, ir.Value] | None:
-    """(table, indices) of the domain's Gather-8 of a 2-D constant's or weight's rows (axis 0, batch_dims 0) by
-    ``input_ids``."""
-    if node.op_type != "Gather" or node.domain != EXT_DOMAIN or node.attributes.get_int("version", 8) != 8 or \
-            not _gather_on_axis0(node):
-        return None
-    table, indices = node.inputs[0], node.inputs[1]
-    if (table.const_value is None and table.name not in weights) or table.shape is None or \
-            len(table.shape) != 2 or _through_casts(indices) is not ids:
-        return None
-    return table, indices
+def _rows_gathered(node: ir.Node) -> bool:
+    """``node`` is the domain's Gather-8 on axis 0 (batch_dims 0)."""
+    return node.op_type == "Gather" and node.domain == EXT_DOMAIN and \
+        node.attributes.get_int("version", 8) == 8 and _gather_on_axis0(node)
 
 
-def _quantized_rows(graph: ir.Graph, mul: ir.Node, ids: ir.Value, weights: dict) -> int:
+def _quantized_rows(graph: ir.Graph, mul: ir.Node, weights: dict) -> int:
     """``Mul(Sub(Cast(rows(u8 table), f32), rows(zero points)), rows(scales))`` (either order of the Mul's
-    operands; rows = ``_table_rows``, one indices value) -> GatherBlockQuantized; 1 when rewritten."""
+    operands; rows: ``_rows_gathered`` of 2-D weights by one indices value, any) -> GatherBlockQuantized; 1 when
+    rewritten."""
     for diff, scaled in (mul.inputs, reversed(mul.inputs)):
-        sub, scales = _producer(diff, "Sub"), scaled.producer()
+        sub = _producer(diff, "Sub")
         cast = _producer(sub.inputs[0], "Cast") if sub is not None else None
-        gathers = [cast.inputs[0].producer() if cast is not None else None, sub and sub.inputs[1].producer(), scales]
-        rows = [_table_rows(g, ids, weights) if g is not None else None for g in gathers]
-        if None in rows or len({r[1] for r in rows}) != 1 or cast.attributes.get_int("to") != ir.DataType.FLOAT:
+        gathers = [cast.inputs[0].producer() if cast is not None else None, sub and sub.inputs[1].producer(),
+                   scaled.producer()]
+        if not all(g is not None and _rows_gathered(g) for g in gathers) or \
+                len({g.inputs[1] for g in gathers}) != 1 or cast.attributes.get_int("to") != ir.DataType.FLOAT:
             continue
-        (table, indices), (zero, _), (scale, _) = rows
-        n, k = table.shape
+        table, zero, scale = (g.inputs[0] for g in gathers)
         points = _constant_array(zero, weights)
-        if table.dtype != ir.DataType.UINT8 or scale.dtype != ir.DataType.FLOAT or points is None or \
-                points.dtype != np.float32 or points.shape != (n, 1) or tuple(scale.shape) != (n, 1) or \
-                not np.array_equal(points, np.clip(np.round(points), 0, 255)):
+        if table.dtype != ir.DataType.UINT8 or table.shape is None or len(table.shape) != 2 or \
+                (table.const_value is None and table.name not in weights) or scale.dtype != ir.DataType.FLOAT or \
+                (scale.const_value is None and scale.name not in weights) or points is None:
+            continue
+        n, k = table.shape
+        if points.dtype != np.float32 or points.shape != (n, 1) or scale.shape is None or \
+                tuple(scale.shape) != (n, 1) or not np.array_equal(points, np.clip(np.round(points), 0, 255)):
             continue
         points8 = ir.Value(name=f"{zero.name}/u8", const_value=ir.tensor(points.astype(np.uint8)))
         graph.register_initializer(points8)
         block = max(16, 1 << (int(k) - 1).bit_length())  # a power of 2, >= 16: the whole row one block
-        fused = ir.node("GatherBlockQuantized", [table, indices, scale, points8],
+        fused = ir.node("GatherBlockQuantized", [table, gathers[0].inputs[1], scale, points8],
                         {"bits": 8, "block_size": block, "gather_axis": 0, "quantize_axis": 1}, domain=MS_DOMAIN)
         graph.insert_before(mul, fused)
         mul.outputs[0].replace_all_uses_with(fused.outputs[0], replace_graph_outputs=True)
