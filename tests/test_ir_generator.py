@@ -159,3 +159,11 @@ def test_computed_modes_have_cases():
     counts = {mode: sum(c.shapes == mode for c in all_cases()) for mode in COMPUTED}
     assert all(100 < n < 600 for n in counts.values()), counts
     assert {c.body for c in all_cases() if c.shapes in COMPUTED} == {"plain"}
+
+
+def test_col2im_of_no_columns():
+    """Unbatched Col2Im of data [0, L] (no channels): OpenVINO gives an empty image, onnxruntime's Col2Im refused
+    the columns at run time (seed-28 sample, empty mode); now an empty constant of the output's shape."""
+    result = run_case(find("Col2Im-15[strides=[2,1],dilations=[1,2],$pads=[[1,0],[0,1]],$batched=false]f32,I=i64"
+                           ":empty:plain"))
+    assert result["outcome"] == "match", result
