@@ -134,3 +134,36 @@ def test_axes_computed_at_run_time(case_id):
     scalar that onnxruntime refused)."""
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("case_id", [
+    "Split-1[num_splits=1,$axis=0]f32,I=i64:from_static_dims:plain",
+    "Roll-7[$form=one,$axes_at=const]f32,I=i64:from_static_dims:plain",
+    "VariadicSplit-1[$axis=0,$lengths=fixed]f32,I=i64:from_static_dims:plain",
+    "Transpose-1[$order=rotate]f32,I=i64:from_rank:plain",
+    "Reshape-1[special_zero=false,$target=flat]f32,I=i64:from_dynamic_dims:plain",
+])
+def test_shape_like_inputs_computed_in_the_graph(case_id):
+    """A Split's axis, a Roll's shift taken by a Gather from static dims of a shape that is not static (ShapeOf of
+    data with a dynamic batch, as torch's ``x.size(2)``) are constants, as OpenVINO knows them (were refused: "must
+    be a constant"); an order computed from the rank folds; a target shape computed from dims at run time runs."""
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
+
+
+def test_computed_modes_have_cases():
+    """The from_rank / from_static_dims / from_dynamic_dims cases: the covering set at the primary type, alone,
+    of the ops with a shape-like Constant input (a few hundred each, not thousands)."""
+    from ir_generator.build import COMPUTED
+
+    counts = {mode: sum(c.shapes == mode for c in all_cases()) for mode in COMPUTED}
+    assert all(100 < n < 600 for n in counts.values()), counts
+    assert {c.body for c in all_cases() if c.shapes in COMPUTED} == {"plain"}
+
+
+def test_col2im_of_no_columns():
+    """Unbatched Col2Im of data [0, L] (no channels): OpenVINO gives an empty image, onnxruntime's Col2Im refused
+    the columns at run time (seed-28 sample, empty mode); now an empty constant of the output's shape."""
+    result = run_case(find("Col2Im-15[strides=[2,1],dilations=[1,2],$pads=[[1,0],[0,1]],$batched=false]f32,I=i64"
+                           ":empty:plain"))
+    assert result["outcome"] == "match", result

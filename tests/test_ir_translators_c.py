@@ -552,3 +552,23 @@ def test_every_translator_of_this_batch_has_a_case(tmp_path):
     for name, (build, _) in CASES.items():
         seen |= {(t.lower(), v) for t, v in layer_inventory(save_ir(build()[0], tmp_path, name))}
     assert ADDED - seen == set(), f"translators without a case: {sorted(ADDED - seen)}"
+
+
+@pytest.mark.parametrize("axes", [[1], [0, 1], [1, 1]])
+def test_roll_by_shifts_computed_at_run_time(tmp_path, axes):
+    """Roll whose shift is computed from dims known at run time only (torch's ``roll(x, x.size(1) // 2, 1)``; one
+    shift for every axis, or one per axis, a repeated axis rolled by their sum), the axes constant: translated at
+    run time (was refused: "the Roll shift must be a constant")."""
+    import openvino.opset8 as o8
+
+    x = P([-1, -1], "f32", "x")
+    dims = o8.shape_of(x)
+    shift = o8.divide(o8.gather(dims, o8.constant(np.int64(1)), o8.constant(np.int64(0))), o8.constant(np.int64(2))) \
+        if len(axes) == 1 else o8.add(dims, o8.constant(np.array([1, -3], np.int64)))
+    roll = o8.roll(x, shift, o8.constant(np.array(axes, np.int64)))
+    xml = save_ir(M(roll, [x]), tmp_path)
+    feed = np.arange(35, dtype=np.float32).reshape(5, 7)
+    got = run_onnx(convert(xml), [feed])[0]
+    want = evaluate_ir_cpu(xml, [feed])[0]
+    assert got.dtype == want.dtype and got.shape == want.shape == (5, 7)
+    np.testing.assert_array_equal(got, want)

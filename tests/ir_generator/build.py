@@ -13,6 +13,9 @@ from onnx_ext.types import from_numpy
 
 from .spec import SPECS, Inputs
 
+#: Shape modes where the layer's shape-like Constants are computed in the graph (``_computed``), the data's
+#: dims dynamic.
+COMPUTED = ("from_rank", "from_static_dims", "from_dynamic_dims")
 #: The friendly name of the layer under test (a refusal must name it).
 LAYER = "layer_under_test"
 
@@ -44,10 +47,15 @@ def build(case):
     inputs, attrs = layer_inputs(case)
     data = [i for i in inputs if not i.const]
     make = SPECS[case.key].make
+    computed = case.shapes in COMPUTED
+    sources = [_source_dims(i.value, case.shapes) for i in inputs if shape_like(i)] \
+        if case.shapes in COMPUTED[1:] else []
 
     def layer(args: list) -> list:
         it = iter(args)
-        full = [ov.op.Constant(to_ov_tensor(i.value)).output(0) if i.const else next(it) for i in inputs]
+        srcs = iter(args[len(data):])
+        full = [_computed(o8, i.value, case.shapes, args[0], next(srcs, None)) if computed and shape_like(i)
+                else ov.op.Constant(to_ov_tensor(i.value)).output(0) if i.const else next(it) for i in inputs]
         if make is not None:
             node = make(full, dict(case.attrs))
         else:
@@ -69,6 +77,15 @@ def build(case):
     outer = params("in")
     feeds = [i.value for i in data]
     values = [p.output(0) for p in outer]
+    if sources:  # a Parameter per shape-like input whose dims give its values (from_static_dims: the first
+        # dynamic, the others static, as a model with a dynamic batch; from_dynamic_dims: every dim dynamic)
+        shapes = [o8.parameter(([-1] * len(d)) if case.shapes == "from_dynamic_dims" else [-1] + list(d[1:]),
+                               ov.Type.f32, name=f"source{k}") for k, d in enumerate(sources)]
+        for k, s in enumerate(shapes):
+            s.output(0).get_tensor().set_names({f"source{k}"})
+        values += [s.output(0) for s in shapes]
+        outer = outer + shapes
+        feeds = feeds + [np.zeros(d, np.float32) for d in sources]
     if case.shapes == "dyn_rank":  # data of dynamic rank: each Parameter reshaped by a runtime shape
         shapes = [o8.parameter([-1], ov.Type.i64, name=f"shape{k}") for k in range(len(outer))]
         for k, s in enumerate(shapes):
@@ -154,6 +171,54 @@ def _tensor_iterator(ov, o8, layer, params, values, outer):
     return ov.Model(outs, outer, "case")
 
 
+def shape_like(i) -> bool:
+    """A Constant the layer reads as a shape, axes, pads, sizes, begin/end, repeats: i32 or i64, at most
+    8 values, a scalar or 1-D (what the ``COMPUTED`` modes compute in the graph)."""
+    v = i.value
+    return i.const and v.dtype in (np.int32, np.int64) and v.ndim <= 1 and v.size <= 8
+
+
+def has_shape_like(case) -> bool:
+    """The case's layer reads a shape-like Constant (and, for ``from_rank``, has a data input)."""
+    inputs, _ = layer_inputs(case)
+    return any(shape_like(i) for i in inputs) and (case.shapes != "from_rank" or any(not i.const for i in inputs))
+
+
+def _source_dims(value: np.ndarray, mode: str) -> tuple:
+    """The dims of the Parameter whose shape gives ``value``: each value clipped to [1, 6] (the rest an offset
+    added; at most 4096 elements, the largest dims 1 past that), reversed; from_static_dims: after a first dim
+    of 1 (dynamic in the model)."""
+    dims = [int(min(max(v, 1), 6)) for v in np.atleast_1d(value).astype(np.int64)]
+    while np.prod(dims) > 4096:
+        dims[dims.index(max(dims))] = 1
+    return (1,) * (mode == "from_static_dims") + tuple(reversed(dims))
+
+
+def _computed(o8, value: np.ndarray, mode: str, data, source):
+    """``value`` computed in the graph as a frontend computes a shape-like input: ``from_rank``, the static
+    rank of the first data input (ShapeOf -> ShapeOf -> Squeeze) plus Constant offsets, which a converter can
+    fold; else the dims of ``source`` (ShapeOf -> Gather in reverse order) plus offsets: from_static_dims, its
+    static dims after a dynamic first one (known to OpenVINO when it builds the model, as torch's ``x.size(2)``
+    of a model with a dynamic batch), from_dynamic_dims, its dynamic dims (known at run time only); then a
+    Convert where the input is i32."""
+    wanted = value.astype(np.int64)
+    if mode == "from_rank":
+        rank = o8.squeeze(o8.shape_of(o8.shape_of(data)), o8.constant(np.array([0], np.int64)))
+        rank_value = data.get_partial_shape().rank.get_length()
+        out = o8.add(o8.constant(wanted - rank_value), rank)
+    else:
+        dims = _source_dims(value, mode)
+        n = len(dims)
+        order = np.arange(n - 1, n - 1 - max(value.size, 1), -1, dtype=np.int64)
+        picked = o8.gather(o8.shape_of(source), o8.constant(order if value.ndim else order[0]),
+                           o8.constant(np.int64(0)))
+        taken = np.array(dims, np.int64)[order]
+        out = o8.add(picked, o8.constant(wanted - (taken if value.ndim else taken[0])))
+    if value.dtype != np.int64:
+        out = o8.convert(out, "i32")
+    return out.output(0)
+
+
 def _emptied(data, first_shape: tuple):
     """``data`` with its first dim 0 when it matches the first data input's (a batch of nothing)."""
     v = data.value
@@ -163,6 +228,6 @@ def _emptied(data, first_shape: tuple):
 
 
 def _shape(ov, dims: tuple, mode: str):
-    if mode in ("dyn_dims", "dyn_rank"):
+    if mode in ("dyn_dims", "dyn_rank") + COMPUTED:
         return ov.PartialShape([-1] * len(dims))
     return ov.PartialShape(list(dims))

@@ -23,6 +23,7 @@ from converters.ir_to_onnx import openvino_ops
 from converters.ir_to_onnx.registry import translators, type_key
 
 from . import specs  # noqa: F401  (registers the specs)
+from .build import COMPUTED, has_shape_like
 from .spec import SPECS
 
 SHAPES = ("static", "dyn_dims", "dyn_rank")
@@ -38,6 +39,12 @@ COMPRESSED = "f16_consts"
 #: The data with a dim of 0: the first dim of every data input whose first dim is the first data input's
 #: (static dims; the covering set at the primary type, alone).
 EMPTY = "empty"
+#: The layer's shape-like Constants (i32/i64, at most 8 values: target shapes, axes, pads, sizes, begin/end,
+#: repeats) computed in the graph, as the PyTorch and TensorFlow frontends emit them, the data's dims dynamic:
+#: ``from_rank`` from the first data input's rank (ShapeOf -> ShapeOf), ``from_static_dims`` from static dims
+#: of a Parameter whose first dim is dynamic (ShapeOf -> Gather -> Add; OpenVINO knows the values when it
+#: builds the model), ``from_dynamic_dims`` from dims known at run time only. The covering set at the primary
+#: type, alone, where the layer has such an input (``build.COMPUTED``, ``build.has_shape_like``).
 #: Translators that every case exercises (a case is Parameters -> the layer -> Results) or that are
 #: the If and Loop bodies cases are put into.
 WRAPPERS = {"parameter": "every case", "const": "every case with a constant input",
@@ -129,6 +136,9 @@ def cases_of(ir_type: str, version: int) -> list[Case]:
     if dict(primary)["T"] == "f32":
         wanted += [make(a, primary, shapes, COMPRESSED) for a in covering for shapes in shape_modes[:2]]
     wanted += [make(a, primary, EMPTY, "plain") for a in covering]
+    if not spec.static_only:
+        wanted += [c for c in (make(a, primary, mode, "plain") for a in covering for mode in COMPUTED)
+                   if has_shape_like(c)]
     return list({c.id: c for c in wanted}.values())
 
 

@@ -78,10 +78,10 @@ KNOWN: list[tuple[str, str, str]] = [
      "integer linear_onnx on i32: the reference has no i32 evaluate, so the oracle is the CPU plugin, which rounds "
      "(equal to round() of the f32 result); the reference truncates (on i8 and u8 it evaluates and equals ours, "
      "the CPU plugin differs there on 192 of 432 u8 values): seed-24 sample"),
-    (r"^FakeQuantize-1\[.*\$ranges=channel\]f32:dyn_rank:(dead_)?if$", r"values differ",
-     "per-channel ranges on data of dynamic rank inside If: only the CPU plugin runs If and departs there (up to "
-     "a step); the same layer outside If (dyn_rank:plain) matches the reference, and static/dynamic-dims If cases "
-     "match the CPU plugin"),
+    (r"^FakeQuantize-1\[.*\$ranges=channel\]f32:dyn_rank:((dead_)?if|ti)$", r"values differ",
+     "per-channel ranges on data of dynamic rank inside If or TensorIterator: only the CPU plugin runs them and "
+     "departs there (up to a step); the same layer outside (dyn_rank:plain) and in a Loop matches the reference, "
+     "and static/dynamic-dims If and TensorIterator cases match the CPU plugin (ti: seed-28 sample)"),
     (r"^Interpolate-1\[.*\$mode1=linear\](i8|u8|i32|i16|u16),", r"values differ",
      "integer linear: Interpolate-1 has no reference evaluate, so the oracle is the CPU plugin, which rounds integer "
      "linear_onnx otherwise than the reference: on the Interpolate-4 OpenVINO converts it to "

@@ -76,13 +76,15 @@ def one_hot(ctx: Context, layer) -> None:
 # --- Roll ---------------------------------------------------------------------------------------
 
 
-@translator("Roll", since=7, emits=("Concat", "Identity", "Mod", "Shape", "Slice", "Sub"))
+@translator("Roll", since=7, emits=("Concat", "Gather", "Identity", "Mod", "ReduceSum", "Shape", "Slice", "Sub"))
 def roll(ctx: Context, layer) -> None:
-    data = ctx.input(0)
+    data, shift_input = ctx.input(0), ctx.input(1)
     if data.rank is None:
         raise ctx.error("Roll needs data of known rank")
-    shifts = const_ints(ctx, ctx.input(1), "the Roll shift")
     axes = normalize_axes(ctx, const_ints(ctx, ctx.input(2), "the Roll axes"), data.rank)
+    if shift_input.const is None:
+        return _roll_at_run_time(ctx, data, shift_input, axes)
+    shifts = const_ints(ctx, shift_input, "the Roll shift")
     if len(shifts) == 1:
         shifts = shifts * len(axes)
     if len(shifts) != len(axes):
@@ -99,11 +101,35 @@ def roll(ctx: Context, layer) -> None:
         ctx.one("Identity", [data.name], ctx.out(0))
 
 
-def _roll_axis(ctx: Context, data: Value, x: str, axis: int, shift: int, output: str | None) -> str:
-    """``x`` rolled by ``shift`` along ``axis``: x[n - s:] then x[:n - s], s = shift mod n."""
+def _roll_at_run_time(ctx: Context, data: Value, shift_input: Value, axes: list[int]) -> None:
+    """Shifts computed at run time (torch's ``roll(x, x.size(-1) // 2, -1)`` on dims known at run time only): each
+    axis rolled by the sum of its shifts, gathered from the flat shift tensor."""
+    count = 1 if shift_input.rank == 0 else (shift_input.shape[0] if shift_input.shape else None)
+    if count is None:
+        raise ctx.error("Roll shifts of unknown length")
+    if count not in (1, len(axes)):
+        raise ctx.error(f"{count} shifts for {len(axes)} axes")
+    flat = ctx.as_i64(shift_input, flat=True)
+    picks: dict[int, list[int]] = {}
+    for j, a in enumerate(axes):
+        picks.setdefault(a, []).append(0 if count == 1 else j)
+    current = data.name
+    for i, (axis, which) in enumerate(sorted(picks.items())):
+        shift = ctx.one("ReduceSum", [ctx.one("Gather", [flat, ctx.i64(which)], axis=0)], keepdims=1)
+        current = _roll_axis(ctx, data, current, axis, shift, ctx.out(0) if i == len(picks) - 1 else None)
+    if not picks:
+        ctx.one("Identity", [data.name], ctx.out(0))
+
+
+def _roll_axis(ctx: Context, data: Value, x: str, axis: int, shift: int | str, output: str | None) -> str:
+    """``x`` rolled by ``shift`` (a number, or the name of a [1] i64 tensor) along ``axis``: x[n - s:] then
+    x[:n - s], s = shift mod n."""
     size = data.shape[axis]
     ax = ctx.i64([axis])
-    if size is not None:
+    if isinstance(shift, str):
+        n = ctx.i64([size]) if size is not None else _dim(ctx, data, axis)
+        cut = ctx.one("Sub", [n, ctx.one("Mod", [shift, n])]) if size != 0 else ctx.i64([0])
+    elif size is not None:
         cut = ctx.i64([size - shift % size]) if size else ctx.i64([0])
     else:
         n = _dim(ctx, data, axis)
