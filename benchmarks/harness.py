@@ -75,9 +75,11 @@ def count_nodes(graph: onnx.GraphProto) -> int:
 
 def time_interleaved(runs: dict[str, Callable[[], object]], rounds: int, budget_s: float, *, calls_between: tuple,
                      at_most: dict[str, int] | None = None) -> dict[str, dict[str, list[float]]]:
-    """Per variant, per round: the median of `k` calls, wall time and the process's CPU time (seconds), after one
-    warm-up call (another variant ran in between). Variants are interleaved in a shuffled order each round; `k`
-    (within ``calls_between``, and ``at_most[name]`` for a slow variant) makes the whole take about budget_s."""
+    """Per variant, per round: the median wall time of `k` calls and the process's CPU time per call (their total
+    over `k`: with more than one thread a per-call reading counts the other threads' time only at a scheduler
+    tick, see bench_llm.decode_cpu), seconds, after one warm-up call (another variant ran in between). Variants
+    are interleaved in a shuffled order each round; `k` (within ``calls_between``, and ``at_most[name]`` for a
+    slow variant) makes the whole take about budget_s."""
     per_call = {}
     for name, run in runs.items():
         run()
@@ -95,14 +97,14 @@ def time_interleaved(runs: dict[str, Callable[[], object]], rounds: int, budget_
         random.shuffle(order)
         for name in order:
             runs[name]()
-            wall, cpu = [], []
+            wall = []
+            first_cpu = time.process_time()
             for _ in range(calls[name]):
-                start, start_cpu = time.perf_counter(), time.process_time()
+                start = time.perf_counter()
                 runs[name]()
                 wall.append(time.perf_counter() - start)
-                cpu.append(time.process_time() - start_cpu)
             samples[name]["wall"].append(statistics.median(wall))
-            samples[name]["cpu"].append(statistics.median(cpu))
+            samples[name]["cpu"].append((time.process_time() - first_cpu) / calls[name])
     return samples
 
 
