@@ -20,7 +20,7 @@ import onnx
 from onnx_ext.types import UnknownElementType, from_onnx
 
 from ..ir import IRError
-from .kernels import has_kernel, run_refusals, table
+from .kernels import has_kernel, refused_at_run, run_refusals, table
 
 #: What the user can do about a model the converter made and would not load: the IR is not at fault
 #: (its declared types and dims were checked before, shape_hints.py), the translation is.
@@ -72,7 +72,18 @@ def _check_kernel(node: onnx.NodeProto, types: dict[str, int], source: str, owne
         shown = ", ".join(f"{p} {named[c]}" for p, c in zip(k.params, k.carriers))
         owner = owners.get(node.name) or f"node {node.name!r}"
         raise IRError(f"{source}: {owner}: onnxruntime has no {node.op_type} kernel that runs {shown}"
-                      f"{_attributes_said(node.op_type, attrs)}: the ONNX model would not load or run; {REPORT}")
+                      f"{_attributes_said(node.op_type, attrs)}: the ONNX model would not load or run; "
+                      f"{_what_runs(node.op_type, k, attrs)}")
+
+
+def _what_runs(op: str, k, attrs: dict) -> str:
+    """What the user can do: export the source model in types the kernel takes (the converter widened
+    where it could do so losslessly), or report a bug when the kernel takes none."""
+    combos = sorted(c for c in k.types if not (c and refused_at_run(op, c[0], attrs)))
+    if not combos:
+        return REPORT
+    shown = ", ".join("/".join(c) for c in combos)
+    return f"export the source model with {'/'.join(k.params)} in {shown} (what the kernel takes)"
 
 
 def _attributes_said(op: str, attrs: dict) -> str:
