@@ -4,6 +4,8 @@ The Python API (the ``onnx-ext`` command is a thin layer over it):
 
 - ``convert(src, dst, *, inline=False, verify=False, ...)``: a file or an in-memory
   ``openvino.Model`` to a file; the suffixes give the direction.
+- ``convert_all(sources, dst, *, jobs=1, ...)``: every model of a directory (or files) into a
+  directory, one ``FileResult`` per file; a bad file does not stop the others.
 - ``ir_to_onnx(model, *, inline=False)``: an ``openvino.Model``, .xml path or ``IRModel``
   to an ``onnx.ModelProto``, nothing written.
 - ``verify(ir, onnx_model, *, inputs=None, seed=0, ..., backend=None)``: run both and compare;
@@ -29,12 +31,12 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "convert": ".api", "ir_to_onnx": ".api", "Conversion": ".api", "ConvertError": ".api",
+    "convert": ".api", "convert_all": ".api", "FileResult": ".api", "ir_to_onnx": ".api", "Conversion": ".api", "ConvertError": ".api",
     "verify": ".verify", "VerifyReport": ".verify", "OutputReport": ".verify", "VerifyError": ".verify",
     "IRError": ".ir", "OnnxExtError": "onnx_ext.errors",
 }
 
-__all__ = ["convert", "ir_to_onnx", "verify", "Conversion", "VerifyReport", "OutputReport",
+__all__ = ["convert", "convert_all", "ir_to_onnx", "verify", "Conversion", "FileResult", "VerifyReport", "OutputReport",
            "OnnxExtError", "IRError", "ConvertError", "VerifyError", "__version__"]
 
 

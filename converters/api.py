@@ -1,8 +1,11 @@
-"""The Python API the ``onnx-ext`` command is built on: ``convert``, ``ir_to_onnx`` and ``verify``."""
+"""The Python API the ``onnx-ext`` command is built on: ``convert``, ``convert_all``, ``ir_to_onnx`` and
+``verify``."""
 
 from __future__ import annotations
 
 import contextlib
+import inspect
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,47 @@ class Conversion:
     def ok(self) -> bool:
         """False only when a verification found outputs that differ."""
         return self.report is None or self.report.ok
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What ``convert_all`` did with one file: ``status`` "ok", "differs" (``verify=True`` found outputs
+    that differ) or "failed" (``message``: the error, one line naming the file)."""
+
+    src: Path
+    dst: Path
+    label: str  # the source as given (a path under a directory source)
+    status: str
+    seconds: float
+    message: str = ""  # the error, or the verification's summary
+    details: str = ""  # the verification's table (``details=True``)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress: bool = False,
+                details: bool = False, **options) -> list[FileResult]:
+    """Convert every model of ``sources`` (a directory, searched recursively for .xml and .onnx files, or a
+    file; or a list of them) into the directory ``dst``, mirroring the paths under each directory source;
+    ``to``: "onnx" or "xml", only the files that convert to it. ``options``: ``convert``'s keywords
+    (``inline``, ``verify``, ``seed``, ...), for every file.
+
+    One result per file, in the order of the sources: a file that fails (a broken IR, an unsupported
+    layer, a crash of the worker) is a "failed" result and the others go on. ``jobs``: processes in
+    parallel, at most one per file (1: in this process); ``progress``: a progress bar on a terminal. Raises, before converting
+    anything, OnnxExtError when there is nothing to convert or ``dst`` is a file, TypeError for an
+    unknown option.
+    """
+    from . import batch
+
+    inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+    paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
+    planned = batch.plan(paths, Path(dst), to)
+    outcomes = batch.run_jobs(planned, options, max(1, min(jobs, len(planned))), progress, details)
+    return [FileResult(job.src, job.dst, job.label, o.status, o.seconds, o.message, o.details)
+            for job, o in zip(planned, outcomes)]
 
 
 def is_ov_model(obj) -> bool:

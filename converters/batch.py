@@ -200,19 +200,19 @@ def console(file):
     return _Console(file=file, highlight=False)
 
 
-def print_summary(jobs: list[Job], outcomes: list[Outcome], verbose: bool = False) -> None:
-    """One row per file (file, status, time, message): a rich table on a terminal, else plain
-    columns as wide as their cells (the message column unpadded), then the counts."""
+def print_summary(results: list, verbose: bool = False) -> None:
+    """One row per file of ``results`` (``convert_all``'s: file, status, time, message): a rich table on a
+    terminal, else plain columns as wide as their cells (the message column unpadded), then the counts."""
     rows = [("file", "status", "time", "message")]
-    for job, outcome in zip(jobs, outcomes):
-        message = outcome.message
-        if message.startswith(f"{job.label}: "):  # the file column names it already
-            message = message[len(job.label) + 2:]
-        if outcome.status != "failed":
-            message = f"-> {job.dst}" + (f"; {message}" if message else "")
-        rows.append((job.label, outcome.status, f"{outcome.seconds:.2f} s", message))
-    counts = {s: sum(o.status == s for o in outcomes) for s in ("ok", "differs", "failed")}
-    total = (f"{len(jobs)} file{'s' if len(jobs) != 1 else ''}: {counts['ok']} ok, {counts['differs']} differ, "
+    for r in results:
+        message = r.message
+        if message.startswith(f"{r.label}: "):  # the file column names it already
+            message = message[len(r.label) + 2:]
+        if r.status != "failed":
+            message = f"-> {r.dst}" + (f"; {message}" if message else "")
+        rows.append((r.label, r.status, f"{r.seconds:.2f} s", message))
+    counts = {s: sum(r.status == s for r in results) for s in ("ok", "differs", "failed")}
+    total = (f"{len(results)} file{'s' if len(results) != 1 else ''}: {counts['ok']} ok, {counts['differs']} differ, "
              f"{counts['failed']} failed")
     screen = console(sys.stdout)
     if screen.is_terminal:
@@ -227,9 +227,9 @@ def print_summary(jobs: list[Job], outcomes: list[Outcome], verbose: bool = Fals
         for row in rows:
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[3])
     if verbose:
-        for job, outcome in zip(jobs, outcomes):
-            if outcome.details:
-                print(f"\n{job.label}:\n{outcome.details}")
+        for r in results:
+            if r.details:
+                print(f"\n{r.label}:\n{r.details}")
     if screen.is_terminal:
         screen.print(total)
     else:

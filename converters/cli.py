@@ -286,22 +286,22 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
 
 def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:
     from . import batch
+    from .api import convert_all
 
-    jobs = batch.plan(sources, dst, args.to)
-    settings = dict(inline=args.inline, verify=args.verify, **_weight_options(args), **options)
-    n_jobs = args.jobs or min(os.cpu_count() or 1, len(jobs))
-    outcomes = batch.run_jobs(jobs, settings, n_jobs, progress=not args.quiet, details=args.verbose)
-    failed = [o for o in outcomes if o.status == "failed"]
+    n_jobs = args.jobs or os.cpu_count() or 1  # convert_all runs no more than there are files
+    results = convert_all(sources, dst, to=args.to, jobs=n_jobs, progress=not args.quiet, details=args.verbose,
+                          inline=args.inline, verify=args.verify, **_weight_options(args), **options)
+    failed = [r for r in results if r.status == "failed"]
     if args.quiet:  # no table: each failure on its line
-        for outcome in failed:
-            _error(outcome.message)
+        for result in failed:
+            _error(result.message)
     else:
-        batch.print_summary(jobs, outcomes, verbose=args.verbose)
+        batch.print_summary(results, verbose=args.verbose)
         if failed:
-            _error(f"{len(failed)} of {len(jobs)} files failed (the table above says why)")
+            _error(f"{len(failed)} of {len(results)} files failed (the table above says why)")
     if failed:
         return EXIT_FAILED
-    return EXIT_MISMATCH if any(o.status == "differs" for o in outcomes) else EXIT_OK
+    return EXIT_MISMATCH if any(r.status == "differs" for r in results) else EXIT_OK
 
 
 if __name__ == "__main__":

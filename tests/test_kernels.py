@@ -69,17 +69,22 @@ def test_a_node_without_a_kernel_is_refused_naming_its_layer():
     model = _tan_model(onnx.TensorProto.DOUBLE)
     inferred = {"y": (onnx.TensorProto.DOUBLE, [2])}
     with pytest.raises(IRError, match=r"m.xml: layer 7 'tan' \(Tan-opset1\): onnxruntime has no Tan kernel "
-                                      r"that runs T f64: the ONNX model would not load"):
+                                      r"that runs T f64: the ONNX model would not load or run; export the source "
+                                      r"model with T in f16, f32 \(what the kernel takes\)"):
         check_loadable(model, inferred, "m.xml", {"layer_node": "layer 7 'tan' (Tan-opset1)"})
     check_loadable(_tan_model(onnx.TensorProto.FLOAT), {"y": (onnx.TensorProto.FLOAT, [2])}, "m.xml", {})
 
 
 def test_a_declared_output_that_inference_contradicts_is_refused():
     model = _tan_model(onnx.TensorProto.FLOAT)
-    with pytest.raises(IRError, match="output 'y' is declared f32, its producer gives f16"):
-        check_loadable(model, {"y": (onnx.TensorProto.FLOAT16, [2])}, "m.xml", {})
-    with pytest.raises(IRError, match=r"output 'y' is declared with dims \[2\], its producer gives \[3\]"):
-        check_loadable(model, {"y": (onnx.TensorProto.FLOAT, [3])}, "m.xml", {})
+    owners = {"layer_node": "layer 7 'tan' (Tan-opset1)"}
+    with pytest.raises(IRError, match=r"m.xml: layer 7 'tan' \(Tan-opset1\): the converted model is invalid: output "
+                                      r"'y' is declared f32, its producer gives f16: a bug of the converter, not of "
+                                      r"the IR: please report it"):
+        check_loadable(model, {"y": (onnx.TensorProto.FLOAT16, [2])}, "m.xml", owners)
+    with pytest.raises(IRError, match=r"output 'y' is declared with dims \[2\], its producer gives \[3\]: a bug "
+                                      r"of the converter"):
+        check_loadable(model, {"y": (onnx.TensorProto.FLOAT, [3])}, "m.xml", owners)
 
 
 def test_a_translator_that_skips_the_table_cannot_write_an_unloadable_model(tmp_path, monkeypatch):

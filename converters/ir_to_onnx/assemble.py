@@ -19,7 +19,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .loadable import check_loadable
+from .loadable import REPORT, check_loadable
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -51,7 +51,8 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
-        raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}"
+        fix = "" if isinstance(e, OnnxExtError) else f"; {REPORT}"  # the domain's checks name the input at fault
+        raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}{fix}"
                                .split())) from None
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]

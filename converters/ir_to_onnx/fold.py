@@ -4,7 +4,8 @@ A layer whose inputs are all small constants known at conversion time (shape ari
 rank compared with a number, a shape reshaped, squeezed, concatenated) is translated like any other;
 then the nodes it emitted are evaluated once, by onnx's reference evaluator with the domain's numpy
 references (what onnxruntime computes of those nodes), and its outputs become constants in their
-place. What reads them folds in turn: an If whose condition folds keeps only its live body
+place (the common ops of shape arithmetic by fold_numpy.py, the evaluator's own numpy restated
+without building a model per layer; the rest by the evaluator). What reads them folds in turn: an If whose condition folds keeps only its live body
 (handlers/control.py). Translators carry no folding of their own, and folding cannot disagree with
 the translation.
 
@@ -27,6 +28,7 @@ import onnx_ext
 from onnx_ext.types import from_numpy
 
 from ..ir import Layer
+from . import fold_numpy
 from .context import Context, Value
 
 #: Constants of at most this many elements fold (inputs and outputs).
@@ -84,11 +86,9 @@ def _drop(ctx: Context, nodes: list[ir.Node]) -> None:
 
 def evaluate(ctx: Context, nodes: list[ir.Node], outputs: list[str]) -> list[np.ndarray] | None:
     """The values ``outputs`` that ``nodes`` (standard or of the domain, reading constants of ``ctx``)
-    compute, by onnx's reference evaluator; None where it cannot (a node reads a value no constant
-    gives, holds a graph, draws random numbers, or the evaluator fails): folding is a help, never a
-    requirement."""
-    from onnx_ext.reference import reference_evaluator
-
+    compute, by fold_numpy.py where it takes every node, else by onnx's reference evaluator; None where
+    it cannot (a node reads a value no constant gives, holds a graph, draws random numbers, or the
+    evaluator fails): folding is a help, never a requirement."""
     if any(n.op_type in _RANDOM_OPS or any(a.type == ir.AttributeType.GRAPH for a in n.attributes.values())
            for n in nodes):
         return None
@@ -96,6 +96,16 @@ def evaluate(ctx: Context, nodes: list[ir.Node], outputs: list[str]) -> list[np.
     read = {v.name for n in nodes for v in n.inputs if v is not None and v.name not in made}
     if not read <= ctx.constants.keys():
         return None
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        arrays = fold_numpy.run(nodes, ctx.constants, outputs)
+    return arrays if arrays is not None else _evaluate_model(ctx, nodes, outputs, read)
+
+
+def _evaluate_model(ctx: Context, nodes: list[ir.Node], outputs: list[str], read: set[str]) -> list[np.ndarray] | None:
+    """``evaluate`` by onnx's reference evaluator, on a model of ``nodes`` whose initializers are ``read``."""
+    from onnx_ext.reference import reference_evaluator
+
     try:
         initializers = [onnx.numpy_helper.from_array(np.asarray(ctx.constants[n]), n) for n in sorted(read)]
         graph = onnx.helper.make_graph([ir.serde.serialize_node(n) for n in nodes], "fold", [],

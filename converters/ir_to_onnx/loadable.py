@@ -20,7 +20,11 @@ import onnx
 from onnx_ext.types import UnknownElementType, from_onnx
 
 from ..ir import IRError
-from .kernels import has_kernel, run_refusals, table
+from .kernels import has_kernel, refused_at_run, run_refusals, table
+
+#: What the user can do about a model the converter made and would not load: the IR is not at fault
+#: (its declared types and dims were checked before, shape_hints.py), the translation is.
+REPORT = "a bug of the converter, not of the IR: please report it with this line and the IR (.xml and .bin)"
 
 
 def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: dict) -> None:
@@ -32,28 +36,30 @@ def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: 
         types.update((v.name, v.type.tensor_type.elem_type) for v in graph.input if v.type.tensor_type.elem_type)
         types.update((t.name, t.data_type) for t in graph.initializer)
     for graph in _graphs(model.graph):
+        producers = {o: n.name for n in graph.node for o in n.output}
         for out in graph.output:
-            _check_output(out, inferred.get(out.name), source)
+            owner = owners.get(producers.get(out.name)) or "the model"
+            _check_output(out, inferred.get(out.name), f"{source}: {owner}")
         for node in graph.node:
             if node.domain in ("", "ai.onnx") and node.op_type in table():
                 _check_kernel(node, types, source, owners)
 
 
-def _check_output(out: onnx.ValueInfoProto, found: tuple | None, source: str) -> None:
+def _check_output(out: onnx.ValueInfoProto, found: tuple | None, where: str) -> None:
     if found is None:
         return
     found_type, found_dims = found
     declared = out.type.tensor_type
     if found_type and declared.elem_type and found_type != declared.elem_type:
-        raise IRError(f"{source}: the converted model is invalid: output {out.name!r} is declared "
-                      f"{_ov_name(declared.elem_type)}, its producer gives {_ov_name(found_type)}")
+        raise IRError(f"{where}: the converted model is invalid: output {out.name!r} is declared "
+                      f"{_ov_name(declared.elem_type)}, its producer gives {_ov_name(found_type)}: {REPORT}")
     if found_dims is None or not declared.HasField("shape"):
         return
     dims = [d.dim_value if d.HasField("dim_value") else None for d in declared.shape.dim]
     if len(dims) != len(found_dims) or any(a is not None and b is not None and a != b
                                            for a, b in zip(dims, found_dims)):
-        raise IRError(f"{source}: the converted model is invalid: output {out.name!r} is declared with dims "
-                      f"{_dims(dims)}, its producer gives {_dims(found_dims)}")
+        raise IRError(f"{where}: the converted model is invalid: output {out.name!r} is declared with dims "
+                      f"{_dims(dims)}, its producer gives {_dims(found_dims)}: {REPORT}")
 
 
 def _check_kernel(node: onnx.NodeProto, types: dict[str, int], source: str, owners: dict) -> None:
@@ -66,7 +72,18 @@ def _check_kernel(node: onnx.NodeProto, types: dict[str, int], source: str, owne
         shown = ", ".join(f"{p} {named[c]}" for p, c in zip(k.params, k.carriers))
         owner = owners.get(node.name) or f"node {node.name!r}"
         raise IRError(f"{source}: {owner}: onnxruntime has no {node.op_type} kernel that runs {shown}"
-                      f"{_attributes_said(node.op_type, attrs)}: the ONNX model would not load or run")
+                      f"{_attributes_said(node.op_type, attrs)}: the ONNX model would not load or run; "
+                      f"{_what_runs(node.op_type, k, attrs)}")
+
+
+def _what_runs(op: str, k, attrs: dict) -> str:
+    """What the user can do: export the source model in types the kernel takes (the converter widened
+    where it could do so losslessly), or report a bug when the kernel takes none."""
+    combos = sorted(c for c in k.types if not (c and refused_at_run(op, c[0], attrs)))
+    if not combos:
+        return REPORT
+    shown = ", ".join("/".join(c) for c in combos)
+    return f"export the source model with {'/'.join(k.params)} in {shown} (what the kernel takes)"
 
 
 def _attributes_said(op: str, attrs: dict) -> str:

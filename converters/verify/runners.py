@@ -73,12 +73,32 @@ def ort_message(e: BaseException) -> str:
     return re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text) or type(e).__name__
 
 
-def short_reason(message: str) -> str:
-    """Why the reference could not run a model, in a few words."""
+#: Where in OpenVINO's sources a check failed: no help to the user, and it pushes the reason out.
+_OV_LOCATION = re.compile(r"(?:Check '.*?' failed at |Exception from )\S+?:\d+:\s*")
+
+
+def short_reason(message: str, limit: int = 100) -> str:
+    """Why the reference could not run a model, in one line of at most ``limit`` characters: OpenVINO's
+    source locations left out; a longer one keeps its head and its last clause (the reason, after a
+    node's signature or a path), cut at word boundaries with an ellipsis."""
     found = re.search(r"Evaluation failed on (?:\w+::)?(\w+)", message)
     if found:
         return f"it has no evaluate for {found.group(1)}"
-    return message if len(message) <= 80 else message[:77] + "..."
+    text = " ".join(_OV_LOCATION.sub("", message).split()) or message.strip()
+    if len(text) <= limit:
+        return text
+    head, sep, tail = text.rpartition(": ")
+    if sep and len(tail) <= limit - 20:
+        return f"{_cut(head, limit - len(tail) - 6)} ...: {tail}"
+    return f"{_cut(text, limit - 4)} ..."
+
+
+def _cut(text: str, size: int) -> str:
+    """``text`` to at most ``size`` characters, ended at a space or a path's slash."""
+    if len(text) <= size:
+        return text
+    cut = max(text.rfind(" ", 0, size + 1), text.rfind("/", 0, size + 1))
+    return text[:cut] if cut > 0 else text[:size]
 
 
 #: An IR output: its names and value.
