@@ -31,3 +31,21 @@ def test_reduce_over_negative_axes_of_empty_data(op, keep, tmp_path):
     xml = save_ir(M(outs, [x]), tmp_path)
     data = np.zeros((0, 3, 4), np.bool_ if et == "boolean" else np.float32)
     check_ir(xml, [data])
+
+
+def test_reduces_other_translators_emit_over_negative_axes_of_empty_data(tmp_path):
+    """Bucketize, SearchSorted and MVN emit Reduce nodes over axis -1 of data that is empty here: every
+    Reduce's constant axes are written non-negative where the rank is known (assemble.py), whichever
+    translator emitted it."""
+    import openvino.opset3 as o3
+    import openvino.opset6 as o6
+    import openvino.opset15 as o15
+
+    x, rows = P([0, 3, 4], "f32", name="x"), P([0, 3, 5], "f32", name="rows")
+    edges = o1.constant(np.array([-1.0, 0.0, 0.5, 2.0], np.float32))
+    outs = [o3.bucketize(x, edges, "i64", True), o3.bucketize(x, edges, "i32", False),
+            o15.search_sorted(rows, x, False), o15.search_sorted(edges, x, True),
+            o6.mvn(x, o1.constant(np.array([-1], np.int64)), True, 1e-6, "inside_sqrt")]
+    xml = save_ir(M(outs, [x, rows]), tmp_path)
+    # (the reference has no evaluate for an empty Bucketize: the CPU plugin)
+    check_ir(xml, [np.zeros((0, 3, 4), np.float32), np.zeros((0, 3, 5), np.float32)], backend="cpu")

@@ -29,11 +29,7 @@ def _reduce(ctx: Context, layer) -> None:
     keep = int(attr.boolean(layer, "keep_dims", False))
     et = data.type
     attrs = dict(keepdims=keep, noop_with_empty_axes=1)
-    ax = ctx.as_i64(axes, flat=True)
-    if axes.const is not None and data.rank:
-        # onnxruntime (1.31) reduces nothing over a negative axis of an empty input (ReduceSum of [0, 3, 4]
-        # over -1 gives [0, 3, 4]; found by the IR generator): the axes made non-negative
-        ax = ctx.i64([int(a) % data.rank for a in np.asarray(axes.const).reshape(-1)])
+    ax = ctx.as_i64(axes, flat=True)  # (constant ones written non-negative: assemble.py)
     if layer.type.lower().startswith("reducelogical"):
         x = ctx.cast(data.name, et, _BOOL)
         ctx.one(onnx_op, [x, ax], ctx.out(0), **attrs)
