@@ -223,7 +223,9 @@ def _do_detect(boxes, scores, p, c, loc_classes, rows, attrs_f, attrs_i, clip_af
     padding = op.ConstantOfShape(op.Concat(rows, op.Constant(value_ints=[7]), axis=0))
     padded = op.Concat(detections, op.Reshape(end, op.Constant(value_ints=[1, 7])), padding, axis=0)
     out = op.Slice(padded, op.Constant(value_ints=[0]), rows, op.Constant(value_ints=[0]))
-    return op.Reshape(out, op.Concat(op.Constant(value_ints=[1, 1]), rows, op.Constant(value_ints=[7]), axis=0))
+    # (allowzero: no rows when the batch is empty, which a 0 that copies would not say)
+    return op.Reshape(out, op.Concat(op.Constant(value_ints=[1, 1]), rows, op.Constant(value_ints=[7]), axis=0),
+                      allowzero=1)
 
 
 @script(ov_ext, default_opset=op)
@@ -341,7 +343,8 @@ def DetectionOutput(box_logits, class_preds, proposals, aux_class_preds, aux_box
     classes = op.Range(op.Constant(value_int=0), op.ReduceSum(c, keepdims=0), op.Constant(value_int=1))
     background = op.Cast(op.Equal(classes, op.Constant(value_int=background_label_id)), to=FLOAT.dtype)
     conf = op.Reshape(op.Cast(class_preds, to=FLOAT.dtype), op.Concat(n, p, c, axis=0))
-    conf = op.Reshape(op.Where(weak, background, conf), op.Concat(n, op.Constant(value_ints=[-1]), axis=0))
+    # (P * C written: onnxruntime cannot resolve a -1 beside an empty batch)
+    conf = op.Reshape(op.Where(weak, background, conf), op.Concat(n, op.Mul(p, c), axis=0))
     mxnet = op.Cast(op.Constant(value_int=decrease_label_id), to=BOOL.dtype)
     scores, _ = _do_candidates(conf, p, op.Constant(value_int=background_label_id),
                                op.Constant(value_float=confidence_threshold), mxnet, op.Constant(value_int=top_k))
