@@ -93,3 +93,26 @@ def test_pad_with_crops_deeper_than_the_data(batch, pads, tmp_path):
     begin, end = (o1.constant(np.array(p, np.int64)) for p in pads)
     xml = save_ir(M([o1.pad(x, begin, end, "constant", np.float32(7.0))], [x]), tmp_path)
     check_ir(xml, [np.arange(batch * 12, dtype=np.float32).reshape(batch, 4, 3)])
+
+
+_EMPTY_DETECTION = [
+    "DetectionOutput-1[code_type=caffe.PriorBoxParameter.CENTER_SIZE,share_location=false,normalized=false,"
+    "variance_encoded_in_target=true,top_k=-1,keep_top_k=[-1],clip_before_nms=false,clip_after_nms=false,"
+    "$extra=false]f32:empty:plain",
+    "DetectionOutput-8[code_type=caffe.PriorBoxParameter.CORNER,share_location=true,normalized=true,"
+    "variance_encoded_in_target=false,top_k=-1,keep_top_k=[-1],clip_before_nms=false,clip_after_nms=false,"
+    "$extra=true]f32:empty:plain",
+    "Proposal-4[framework=tensorflow,clip_before_nms=false,clip_after_nms=false,normalize=false,$image=3]f32:empty:plain",
+]
+
+
+@pytest.mark.parametrize("case_id", _EMPTY_DETECTION)
+def test_detection_of_an_empty_batch(case_id):
+    """The domain's DetectionOutput and Proposal on a batch of 0 (the IR generator's cases): their bodies
+    reshaped through [N, -1] (onnxruntime refused the model), wrote [1, 1, rows, 7] with a 0 that copies, and
+    reduced over axis -1 of empty boxes."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result

@@ -147,7 +147,9 @@ def _do_nms(boxes, scores, p, c, loc_classes, nms_threshold):
     two = op.Constant(value_ints=[2])
     b0 = op.Slice(boxes, op.Constant(value_ints=[0]), two, last)
     b1 = op.Slice(boxes, two, op.Constant(value_ints=[4]), last)
-    inverted = op.Cast(op.ReduceMax(op.Cast(op.Less(b1, b0), to=INT64.dtype), last, keepdims=1), to=BOOL.dtype)
+    # (axis 3, not -1: onnxruntime reduces nothing over a negative axis of an empty input)
+    inverted = op.Cast(op.ReduceMax(op.Cast(op.Less(b1, b0), to=INT64.dtype), op.Constant(value_ints=[3]),
+                                    keepdims=1), to=BOOL.dtype)
     nms_boxes = op.Where(inverted, op.Concat(b0, b0, axis=-1), boxes)
     per_batch = op.Div(c, loc_classes)
     nms_boxes = op.Reshape(nms_boxes, op.Concat(last, p, op.Constant(value_ints=[4]), axis=0))
