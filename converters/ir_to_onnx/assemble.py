@@ -40,7 +40,7 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         # The domain's ops by their schemas, not their bodies; before the checker, which would call a
         # model made invalid by a wrong declared type invalid where check_hints names the type.
         inferred = check_hints(checked, ctx.hints)
-        if _rank_outputs(model, inferred):
+        if _rank_outputs(model, inferred) | _nonnegative_reduce_axes(ctx, model, inferred):
             checked = ir.serde.serialize_model(model)
         check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
         onnx.checker.check_model(checked)
@@ -67,6 +67,40 @@ def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
         dims = (inferred.get(v.name) or (None, None))[1]
         v.shape = ir.Shape(list(dims) if dims is not None else [])
     return bool(unknown)
+
+
+#: The ONNX reductions that take their axes as an input.
+_REDUCES = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
+            "ReduceLogSumExp", "ReduceSumSquare"}
+
+
+def _nonnegative_reduce_axes(ctx: Context, model: ir.Model, inferred: dict) -> bool:
+    """onnxruntime (1.31) reduces nothing over a negative axis of an empty input (ReduceSum of [0, 3, 4] over
+    -1 gives [0, 3, 4]): every Reduce's constant axes, whichever translator emitted it, are written
+    non-negative where the rank of its data is known. Whether any changed."""
+    made: dict[tuple, ir.Value] = {}
+    replaced = set()
+    for node in ir.traversal.RecursiveGraphIterator(model.graph):
+        if node.domain or node.op_type not in _REDUCES or len(node.inputs) < 2 or node.inputs[1] is None:
+            continue
+        axes = node.inputs[1].const_value
+        if axes is None or not (values := axes.numpy().reshape(-1).astype(np.int64)).size or values.min() >= 0:
+            continue
+        data = node.inputs[0]
+        dims = data.shape if data.shape is not None else (inferred.get(data.name) or (None, None))[1]
+        if not dims:
+            continue
+        key = tuple(int(a) % len(dims) for a in values)
+        if key not in made:
+            name = ctx.unique(f"{node.name}/axes")
+            made[key] = ir.Value(name=name, const_value=ir.tensor(np.array(key, dtype=np.int64), name=name))
+            model.graph.register_initializer(made[key])
+        replaced.add(node.inputs[1])
+        node.replace_input_with(1, made[key])
+    for old in replaced:  # (an initializer nothing reads any more)
+        if not old.uses() and not old.is_graph_output() and model.graph.initializers.get(old.name) is old:
+            model.graph.initializers.pop(old.name)
+    return bool(made)
 
 
 def _owner(ctx: Context, message: str) -> str:

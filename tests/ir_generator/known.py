@@ -90,14 +90,17 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^Interpolate-11\[mode=bicubic_pillow,.*cube_coeff=-0\.75", r"values differ",
      "bicubic_pillow is Pillow's cubic (a = -0.5) whatever cube_coeff says, as OpenVINO's CPU plugin and torch; "
      "the reference applies cube_coeff (docs/layer-semantics.md)"),
-    (r":empty:plain$", r"product of 0|Invalid position of 0|out of data bounds|indices must be empty|invalid index|"
-     r"batch_indi|while running (Reshape|MaxRoiPool)|shape \(|values differ|worker died",
-     "OPEN (seed-26 sample, the empty mode's first run; docs/ir-generator.md): translators' Reshape targets with -1 "
-     "beside a 0 dim, which onnxruntime refuses at load (DepthToSpace, SpaceToDepth, ReorgYolo, I420toRGB, "
-     "DeformableConvolution, DetectionOutput, Proposal); ReduceSum/ReduceMax inside other translators (SearchSorted, "
-     "Bucketize) over a negative axis of empty data (onnxruntime reduces nothing); ReduceMax of nothing -inf where "
-     "OpenVINO gives the lowest finite value; Pad with negative pads; and cases the mode makes invalid (indices or "
-     "ROIs addressing rows of an emptied table: OpenVINO's outputs are undefined, onnxruntime refuses)"),
+    (r":empty:plain$", r"out of data bounds|indices must be empty|invalid index|batch_indi|while running MaxRoiPool|"
+     r"worker died",
+     "OPEN (seed-26 sample, the empty mode's first run; docs/ir-generator.md): cases the mode makes invalid, indices or "
+     "ROIs addressing rows of an emptied table (OpenVINO's outputs are undefined, onnxruntime refuses); the "
+     "generator's emptying rule does not yet leave them out"),
+    (r"^(CTCLoss|BatchToSpace|Col2Im|Interpolate|MatMul|ExperimentalDetectron\w+|DeformablePSROIPooling)-\d+\[.*:empty:plain$",
+     r"product of 0|while running (Reshape|Col2Im|Resize|MatMul|Gather)|values differ",
+     "OPEN, found by the first whole empty sweep (2026-11-27, docs/ir-generator.md), not yet looked into: CTCLoss's "
+     "body reshapes to a -1 beside 0 (refused at load), BatchToSpace's Reshape of a batch of 0, Col2Im and Resize "
+     "(Interpolate nearest) of an empty dim where onnxruntime's kernels refuse, MatMul with a vector, "
+     "ExperimentalDetectron DetectionOutput/TopKROIs values, DeformablePSROIPooling's ROI batch check"),
 ]
 
 

@@ -33,11 +33,15 @@ def _single_plane(ctx: Context, nv12: bool) -> tuple[str, str, str]:
     h = ctx.one("Div", [ctx.one("Mul", [ctx.one("Shape", [x], start=1, end=2), ctx.i64([2])]), ctx.i64([3])])
     y = ctx.one("Slice", [x, ctx.i64([0]), h, ctx.i64([1])])
     rest = ctx.one("Slice", [x, h, ctx.i64([_BIG]), ctx.i64([1])])  # [N, H / 2, W, 1]
+    # The Reshapes write every dim but the batch's (-1): onnxruntime cannot resolve a -1 beside a copied
+    # batch of 0 ([0, 0, -1, 2]) and refuses the model
+    half_h = ctx.one("Div", [ctx.one("Shape", [x], start=1, end=2), ctx.i64([3])])
+    half_w = ctx.one("Div", [ctx.one("Shape", [x], start=2, end=3), ctx.i64([2])])
     if nv12:  # rows of u, v pairs
-        uv = ctx.one("Reshape", [rest, ctx.i64([0, 0, -1, 2])])
+        uv = ctx.one("Reshape", [rest, ctx.one("Concat", [ctx.i64([-1]), half_h, half_w, ctx.i64([2])], axis=0)])
         return y, ctx.one("Gather", [uv, ctx.i64(0)], axis=3), ctx.one("Gather", [uv, ctx.i64(1)], axis=3)
-    half_w = ctx.one("Div", [ctx.one("Shape", [x], start=2, end=3), ctx.i64([2])])  # the U plane, then the V plane
-    planes = ctx.one("Reshape", [rest, ctx.one("Concat", [ctx.i64([0, 2, -1]), half_w], axis=0)])
+    # the U plane, then the V plane
+    planes = ctx.one("Reshape", [rest, ctx.one("Concat", [ctx.i64([-1, 2]), half_h, half_w], axis=0)])
     return y, ctx.one("Gather", [planes, ctx.i64(0)], axis=1), ctx.one("Gather", [planes, ctx.i64(1)], axis=1)
 
 

@@ -62,7 +62,9 @@ def _inside_sampling(ctx: Context, x: str, offsets: str, mask: str | None, kerne
     else:  # inside: [N, DG, kh, kw, Ho, Wo]
         cells = ctx.one("Reshape", [mask, ctx.one("Concat", [ctx.i64([0, groups, *kernel]), out_dims], axis=0)])
         weights = ctx.one("Where", [inside, cells, ctx.const(np.zeros((), ct.numpy))])
-    return offsets, ctx.one("Reshape", [weights, ctx.one("Concat", [ctx.i64([0, -1]), out_dims], axis=0)])
+    # (-1 on the batch: onnxruntime cannot resolve a -1 beside a copied batch of 0 and refuses the model)
+    cells = ctx.i64([-1, groups * kernel[0] * kernel[1]])
+    return offsets, ctx.one("Reshape", [weights, ctx.one("Concat", [cells, out_dims], axis=0)])
 
 
 def _deformable(ctx: Context, layer, mask: Value | None, pad_sampling: bool) -> None:

@@ -50,14 +50,30 @@ def pad(ctx: Context, layer) -> None:
         axes = [i for i in range(rank) if begin[i] < 0 or end[i] < 0]
         starts = [max(-begin[i], 0) for i in axes]
         ends = [end[i] if end[i] < 0 else _BIG for i in axes]
-        x = ctx.one("Slice", [x, ctx.i64(starts), ctx.i64(ends), ctx.i64(axes)])
+        crop = ctx.i64(starts), ctx.i64(ends), ctx.i64(axes)
         begin, end = [max(p, 0) for p in begin], [max(p, 0) for p in end]
+        if mode == "constant" and _crops_into_padding(data, axes, starts, ends, begin, end):
+            # the output dim is the data's plus both pads: a crop deeper than the data (all of it when it is
+            # empty) takes padding away, which cropping first cannot
+            ctx.one("Slice", [onnx_pad(ctx, x, ctx.i64(begin + end), mode, value, data, None), *crop], ctx.out(0))
+            return
+        x = ctx.one("Slice", [x, *crop])
     if not any(begin + end):
         ctx.one("Identity", [x], ctx.out(0))
     elif mode == "symmetric":
         _symmetric(ctx, x, begin, end)
     else:
         onnx_pad(ctx, x, ctx.i64(begin + end), mode, value, data, ctx.out(0))
+
+
+def _crops_into_padding(data: Value, axes: list[int], starts: list[int], ends: list[int], begin: list[int],
+                        end: list[int]) -> bool:
+    """A cropped axis, padded on its other side, whose crop may be deeper than its dim."""
+    for i, start, stop in zip(axes, starts, ends):
+        depth = start + (-stop if stop < 0 else 0)
+        if begin[i] + end[i] and (data.shape[i] is None or data.shape[i] < depth):
+            return True
+    return False
 
 
 def onnx_pad(ctx: Context, x: str, pads: str, mode: str, value: str | None, data: Value, output: str | None) -> str:
@@ -108,7 +124,17 @@ def _spatial_dims(ctx: Context, data: Value) -> str:
     return ctx.i64(data.shape[2:]) if data.static_shape else ctx.one("Shape", [data.name], start=2)
 
 
-@translator("DepthToSpace", since=1, emits=("Concat", "Mul", "Reshape", "Shape", "Transpose"))
+def channels(ctx: Context, data: Value, scale: int, op: str) -> str:
+    """[C * scale] (``op`` "Mul") or [C / scale] ("Div"), a constant where C is static. The Reshapes below
+    write these channels and put -1 on the batch: a -1 beside a copied batch of 0 (``[0, -1, ...]``) is
+    what onnxruntime cannot resolve (it refuses the model), the batch's -1 resolves to 0 there."""
+    c = data.shape[1]
+    if c is not None:
+        return ctx.i64([c * scale if op == "Mul" else c // scale])
+    return ctx.one(op, [ctx.one("Shape", [data.name], start=1, end=2), ctx.i64([scale])])
+
+
+@translator("DepthToSpace", since=1, emits=("Concat", "Div", "Mul", "Reshape", "Shape", "Transpose"))
 def depth_to_space(ctx: Context, layer) -> None:
     """[N, C, D1..DK] -> [N, C/bs^K, D1*bs..DK*bs] (OpenVINO's spec: reshape, transpose, reshape)."""
     data = ctx.input(0)
@@ -116,19 +142,19 @@ def depth_to_space(ctx: Context, layer) -> None:
     bs, blocks_first = _block(ctx, layer)
     if data.shape[1] is not None and data.shape[1] % bs**k:
         raise ctx.error(f"{data.shape[1]} channels are not a multiple of block_size^{k} = {bs**k}")
-    spatial = _spatial_dims(ctx, data)
+    spatial, c_out = _spatial_dims(ctx, data), channels(ctx, data, bs**k, "Div")
     if blocks_first:  # [N, bs.., C', D..]
-        split = ctx.one("Concat", [ctx.i64([0] + [bs] * k + [-1]), spatial], axis=0)
+        split = ctx.one("Concat", [ctx.i64([-1] + [bs] * k), c_out, spatial], axis=0)
         perm = [0, k + 1] + [i for j in range(k) for i in (k + 2 + j, 1 + j)]
     else:  # [N, C', bs.., D..]
-        split = ctx.one("Concat", [ctx.i64([0, -1] + [bs] * k), spatial], axis=0)
+        split = ctx.one("Concat", [ctx.i64([-1]), c_out, ctx.i64([bs] * k), spatial], axis=0)
         perm = [0, 1] + [i for j in range(k) for i in (k + 2 + j, 2 + j)]
-    merged = ctx.one("Concat", [ctx.i64([0, -1]), ctx.one("Mul", [spatial, ctx.i64(bs)])], axis=0)
+    merged = ctx.one("Concat", [ctx.i64([-1]), c_out, ctx.one("Mul", [spatial, ctx.i64(bs)])], axis=0)
     x = ctx.one("Reshape", [data.name, split])
     ctx.one("Reshape", [ctx.one("Transpose", [x], perm=perm), merged], ctx.out(0))
 
 
-@translator("SpaceToDepth", since=1, emits=("Concat", "Div", "Reshape", "Shape", "Transpose", "Unsqueeze"))
+@translator("SpaceToDepth", since=1, emits=("Concat", "Div", "Mul", "Reshape", "Shape", "Transpose", "Unsqueeze"))
 def space_to_depth(ctx: Context, layer) -> None:
     """[N, C, D1..DK] -> [N, C*bs^K, D1/bs..DK/bs]."""
     data = ctx.input(0)
@@ -141,13 +167,13 @@ def space_to_depth(ctx: Context, layer) -> None:
     split = ctx.one("Concat", [ctx.i64([0, 0]), ctx.one("Reshape", [pairs, ctx.i64([-1])])], axis=0)
     blocks = [3 + 2 * j for j in range(k)]
     perm = [0] + (blocks + [1] if blocks_first else [1] + blocks) + [2 + 2 * j for j in range(k)]
-    merged = ctx.one("Concat", [ctx.i64([0, -1]), reduced], axis=0)
+    merged = ctx.one("Concat", [ctx.i64([-1]), channels(ctx, data, bs**k, "Mul"), reduced], axis=0)
     x = ctx.one("Reshape", [data.name, split])
     ctx.one("Reshape", [ctx.one("Transpose", [x], perm=perm), merged], ctx.out(0))
 
 
 @translator("ShuffleChannels", since=1, emits=("Concat", "ReduceProd", "Reshape", "Shape", "Transpose"))
-def shuffle_channels(ctx: Context, layer) -> None:
+def shufflechannels(ctx: Context, layer) -> None:
     """[pre, group, C/group, post] transposed to [pre, C/group, group, post]."""
     data = ctx.input(0)
     rank = _rank(ctx, data, 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
+from .layout import channels
 
 
 def _patch_geometry(size: int, k: int, s: int, r: int, mode: str) -> tuple[int, int, int]:
@@ -64,14 +65,17 @@ def _spatial(ctx: Context, data: Value, axis: int, divide: int = 1) -> str:
     return dim if divide == 1 else ctx.one("Div", [dim, ctx.i64([divide])])
 
 
-@translator("ReorgYolo", since=2, emits=("Concat", "Div", "Reshape", "Shape", "Transpose"))
+@translator("ReorgYolo", since=2, emits=("Concat", "Div", "Mul", "Reshape", "Shape", "Transpose"))
 def reorg_yolo(ctx: Context, layer) -> None:
     data = ctx.input(0)
     if data.rank != 4:
         raise ctx.error(f"needs 4-D data, got shape {data.shape}")
     s = attr.integers(ctx, layer, "stride")[0]
     h, w = _spatial(ctx, data, 2), _spatial(ctx, data, 3)
-    blocks = ctx.one("Concat", [ctx.i64([0, -1]), h, ctx.i64([s]), w, ctx.i64([s])], axis=0)
+    # (-1 on the batch, the channels written: layout.channels)
+    blocks = ctx.one("Concat", [ctx.i64([-1]), channels(ctx, data, s * s, "Div"), h, ctx.i64([s]), w,
+                                ctx.i64([s])], axis=0)
     x = ctx.one("Transpose", [ctx.one("Reshape", [data.name, blocks])], perm=[0, 3, 5, 1, 2, 4])
-    out_shape = ctx.one("Concat", [ctx.i64([0, -1]), _spatial(ctx, data, 2, s), _spatial(ctx, data, 3, s)], axis=0)
+    out_shape = ctx.one("Concat", [ctx.i64([-1]), channels(ctx, data, s * s, "Mul"), _spatial(ctx, data, 2, s),
+                                   _spatial(ctx, data, 3, s)], axis=0)
     ctx.one("Reshape", [x, out_shape], ctx.out(0))

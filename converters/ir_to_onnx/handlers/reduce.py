@@ -14,6 +14,8 @@ from ..registry import op_version, translator
 _I64 = from_ov("i64")
 _U64 = from_ov("u64")
 _BOOL = from_ov("boolean")
+_U8 = from_ov("u8")
+_F32 = from_ov("f32")
 
 
 _REDUCE = {"ReduceSum": ("ReduceSum", "bits"), "ReduceProd": ("ReduceProd", "bits"),
@@ -29,14 +31,21 @@ def _reduce(ctx: Context, layer) -> None:
     keep = int(attr.boolean(layer, "keep_dims", False))
     et = data.type
     attrs = dict(keepdims=keep, noop_with_empty_axes=1)
-    ax = ctx.as_i64(axes, flat=True)
-    if axes.const is not None and data.rank:
-        # onnxruntime (1.31) reduces nothing over a negative axis of an empty input (ReduceSum of [0, 3, 4]
-        # over -1 gives [0, 3, 4]; found by the IR generator): the axes made non-negative
-        ax = ctx.i64([int(a) % data.rank for a in np.asarray(axes.const).reshape(-1)])
+    ax = ctx.as_i64(axes, flat=True)  # (constant ones written non-negative: assemble.py)
+    empty = _reduces_nothing(data, axes)
     if layer.type.lower().startswith("reducelogical"):
         x = ctx.cast(data.name, et, _BOOL)
+        if empty:  # onnxruntime's bool ReduceMax/Min refuse an empty set: u8's give 0 and 255
+            x = ctx.one("Cast", [x], to=_U8.onnx)
+            ctx.cast(ctx.emit(onnx_op, [x], _U8, extra=[ax], **attrs), _U8, _BOOL, ctx.out(0))
+            return
         ctx.one(onnx_op, [x, ax], ctx.out(0), **attrs)
+        return
+    if empty and et == _F32 and onnx_op == "ReduceMax":
+        # OpenVINO's reference starts f32's maximum at the lowest finite value, onnxruntime at -inf (f16, bf16 and
+        # every minimum start at the infinities in both)
+        lowest = ctx.const(np.array(np.finfo(np.float32).min, np.float32))
+        ctx.one("Max", [ctx.emit(onnx_op, [data.name], et, kind=kind, extra=[ax], **attrs), lowest], ctx.out(0))
         return
     if et == _U64 and onnx_op in ("ReduceMax", "ReduceMin"):
         # No u64 kernel: flipping the top bit maps u64 order onto i64 order.
@@ -48,9 +57,16 @@ def _reduce(ctx: Context, layer) -> None:
     ctx.emit(onnx_op, [data.name], et, ctx.out(0), kind=kind, extra=[ax], **attrs)
 
 
+def _reduces_nothing(data, axes) -> bool:
+    """A reduced axis has a static dim of 0."""
+    if axes.const is None or not data.rank:
+        return False
+    return any(data.shape[int(a) % data.rank] == 0 for a in np.asarray(axes.const).reshape(-1))
+
+
 for _op, (_onnx_op, _) in _REDUCE.items():
     translator(_op, since=4 if _op in ("ReduceL1", "ReduceL2") else 1,
-               emits=(_onnx_op, "BitwiseXor", "Cast", "Identity"))(_reduce)
+               emits=(_onnx_op, "BitwiseXor", "Cast", "Identity", "Max"))(_reduce)
 
 
 @translator("CumSum", since=3, emits=("Cast", "CumSum"))

@@ -147,7 +147,9 @@ def _do_nms(boxes, scores, p, c, loc_classes, nms_threshold):
     two = op.Constant(value_ints=[2])
     b0 = op.Slice(boxes, op.Constant(value_ints=[0]), two, last)
     b1 = op.Slice(boxes, two, op.Constant(value_ints=[4]), last)
-    inverted = op.Cast(op.ReduceMax(op.Cast(op.Less(b1, b0), to=INT64.dtype), last, keepdims=1), to=BOOL.dtype)
+    # (axis 3, not -1: onnxruntime reduces nothing over a negative axis of an empty input)
+    inverted = op.Cast(op.ReduceMax(op.Cast(op.Less(b1, b0), to=INT64.dtype), op.Constant(value_ints=[3]),
+                                    keepdims=1), to=BOOL.dtype)
     nms_boxes = op.Where(inverted, op.Concat(b0, b0, axis=-1), boxes)
     per_batch = op.Div(c, loc_classes)
     nms_boxes = op.Reshape(nms_boxes, op.Concat(last, p, op.Constant(value_ints=[4]), axis=0))
@@ -223,7 +225,9 @@ def _do_detect(boxes, scores, p, c, loc_classes, rows, attrs_f, attrs_i, clip_af
     padding = op.ConstantOfShape(op.Concat(rows, op.Constant(value_ints=[7]), axis=0))
     padded = op.Concat(detections, op.Reshape(end, op.Constant(value_ints=[1, 7])), padding, axis=0)
     out = op.Slice(padded, op.Constant(value_ints=[0]), rows, op.Constant(value_ints=[0]))
-    return op.Reshape(out, op.Concat(op.Constant(value_ints=[1, 1]), rows, op.Constant(value_ints=[7]), axis=0))
+    # (allowzero: no rows when the batch is empty, which a 0 that copies would not say)
+    return op.Reshape(out, op.Concat(op.Constant(value_ints=[1, 1]), rows, op.Constant(value_ints=[7]), axis=0),
+                      allowzero=1)
 
 
 @script(ov_ext, default_opset=op)
@@ -341,7 +345,8 @@ def DetectionOutput(box_logits, class_preds, proposals, aux_class_preds, aux_box
     classes = op.Range(op.Constant(value_int=0), op.ReduceSum(c, keepdims=0), op.Constant(value_int=1))
     background = op.Cast(op.Equal(classes, op.Constant(value_int=background_label_id)), to=FLOAT.dtype)
     conf = op.Reshape(op.Cast(class_preds, to=FLOAT.dtype), op.Concat(n, p, c, axis=0))
-    conf = op.Reshape(op.Where(weak, background, conf), op.Concat(n, op.Constant(value_ints=[-1]), axis=0))
+    # (P * C written: onnxruntime cannot resolve a -1 beside an empty batch)
+    conf = op.Reshape(op.Where(weak, background, conf), op.Concat(n, op.Mul(p, c), axis=0))
     mxnet = op.Cast(op.Constant(value_int=decrease_label_id), to=BOOL.dtype)
     scores, _ = _do_candidates(conf, p, op.Constant(value_int=background_label_id),
                                op.Constant(value_float=confidence_threshold), mxnet, op.Constant(value_int=top_k))

@@ -128,7 +128,7 @@ def _pr_decode(class_probs, bbox_deltas, image, anchors, feat_stride, min_size, 
     last = op.Constant(value_ints=[4])
     boxes = op.Concat(op.Unsqueeze(cx0, last), op.Unsqueeze(cy0, last), op.Unsqueeze(cx1, last),
                       op.Unsqueeze(cy1, last), axis=4)
-    flat = op.Concat(n, op.Constant(value_ints=[-1]), axis=0)
+    flat = op.Concat(n, op.Mul(op.Mul(h, w), a), axis=0)  # (not -1: onnxruntime cannot resolve it beside N = 0)
     proposals = op.Reshape(boxes, op.Concat(flat, op.Constant(value_ints=[4]), axis=0))
     return proposals, op.Reshape(scores, flat), img_h, img_w
 
