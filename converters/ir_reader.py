@@ -33,6 +33,7 @@ from defusedxml.ElementTree import fromstring
 
 from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 from .ir_text import MAX_DIM, dim, element_type, split_names
+from .ir_nf4 import expand_nf4
 from .ir_weights import read_weights
 
 SUPPORTED_IR_VERSIONS = (10, 11)
@@ -61,6 +62,7 @@ def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = No
         read_weights(consts, bin_path, explicit_bin, src)
     elif explicit_bin and not bin_path.is_file():
         raise IRError(f"{bin_path}: weights file not found (given for {src})")
+    expand_nf4(ir)
     return ir
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from onnx_ext.types import ElementType, UnknownElementType, from_ov
+from onnx_ext.types import NF4, ElementType, UnknownElementType, from_ov
 
 from .ir import IRError
 
@@ -40,6 +40,8 @@ def element_type(text: str, where: str, *, precision: bool = False) -> ElementTy
     if key == "string":  # OpenVINO tokenizers' IRs: say why, not "unknown"
         raise IRError(f"{where}: element type 'string': string tensors do not convert (ONNX has string tensors but "
                       "no standard op that reads or writes their bytes, as StringTensorPack/Unpack do)")
+    if key == "nf4":  # Consts only: the reader rewrites them (ir_nf4.py) and refuses it elsewhere
+        return NF4
     try:
         et = from_ov(key)
     except UnknownElementType:

@@ -56,6 +56,11 @@ PACKED_TYPES: tuple[ElementType, ...] = (
     ElementType("i4", TensorProto.INT4, np.dtype(ml_dtypes.int4), "int", 4),
 )
 
+#: IR ``nf4`` (NNCF's NF4 weight compression): 4-bit codes, two per byte, low nibble first, indexing
+#: OpenVINO's 16-value table. ONNX has no such type: the IR reader alone knows it and turns its Consts
+#: into u4 codes and a Gather into the table (converters/ir_nf4.py); none of the lookups below finds it.
+NF4 = ElementType("nf4", TensorProto.UINT4, np.dtype(ml_dtypes.uint4), "nf4", 4)
+
 _BY_OV = {t.ov: t for t in ELEMENT_TYPES + PACKED_TYPES}
 _BY_OV["bool"] = _BY_OV["boolean"]
 _BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES + PACKED_TYPES}

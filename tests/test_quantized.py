@@ -672,7 +672,7 @@ def test_reader_unpacks_4bit_constants(wtype, count, tmp_path):
     np.testing.assert_array_equal(run_onnx(model, [])[0], values.astype(np.float32))
 
 
-@pytest.mark.parametrize("text", ["nf4", "f8e4m3"])  # (u1 is read: BinaryConvolution's weights, tests/test_binary_convolution.py)
+@pytest.mark.parametrize("text", ["f8e4m3"])  # (u1 is read: BinaryConvolution's; nf4: NNCF's NF4 weights, below)
 def test_reader_refuses_other_packed_types(text, tmp_path):
     const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
     xml = tmp_path / "c.xml"
@@ -681,6 +681,81 @@ def test_reader_refuses_other_packed_types(text, tmp_path):
     from converters.ir_reader import read_ir
 
     with pytest.raises(IRError, match=rf"Const.*unknown or unsupported element type '{text}'"):
+        read_ir(xml)
+
+
+# --- NF4 weights (NNCF CompressWeightsMode.NF4) ------------------------------------------------
+
+
+def _nf4_constant(codes: np.ndarray):
+    """An nf4 Const holding ``codes`` (0..15, any shape), packed as OpenVINO packs them: two per byte, low
+    nibble first (its Tensor data is the packed bytes)."""
+    flat = codes.reshape(-1).astype(np.uint8)
+    flat = np.append(flat, np.uint8(0)) if flat.size % 2 else flat
+    tensor = ov.Tensor(ov.Type.nf4, ov.Shape(list(codes.shape)))
+    tensor.data[:] = flat[0::2] | (flat[1::2] << 4)
+    return ops.constant(tensor)
+
+
+@pytest.mark.parametrize("ftype", ["f32", "f16"])
+def test_nf4_weights_match_reference(ftype, tmp_path):
+    """nf4 Const (15 codes: the last byte half used) -> Convert -> Multiply by per-row scales (-> Convert f32):
+    the codes stay a UINT4 initializer (the .bin's bytes), looked up in OpenVINO's table; equal to the
+    reference."""
+    rng = np.random.default_rng(4)
+    codes = rng.integers(0, 16, (5, 3))
+    codes[0] = [0, 7, 15]  # the table's ends and its zero
+    scale = (rng.random((5, 1)) + 0.5).astype(ftype.replace("f", "float"))
+    w = ops.multiply(ops.convert(_nf4_constant(codes), ftype), ops.constant(scale))
+    model_ov = ov.Model([ops.convert(w, "f32") if ftype == "f16" else w], [], "nf4")
+    xml = _save(model_ov, tmp_path)
+    model = convert(xml)
+    want, got = evaluate_ir(xml, [])[0], run_onnx(model, [])[0]
+    if ftype == "f16":
+        # onnxruntime has no f16 Mul kernel here: it multiplies in f32 and drops the f32 -> f16 -> f32 Casts
+        # around it, so the (exact) f32 product is left unrounded; rounded, it is the reference's f16 product.
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.astype(np.float16), want.astype(np.float16))
+        assert np.all(np.abs(got - want) <= np.spacing(want.astype(np.float16)).astype(np.float32) / 2)
+    else:
+        assert_close(got, want, "nf4", ulps=0)
+    init = next(i for i in model.graph.initializer if i.data_type == onnx.TensorProto.UINT4)
+    assert list(init.dims) == [5, 3] and init.raw_data == xml.with_suffix(".bin").read_bytes()[:8]
+
+
+def test_nf4_compressed_matmul_matches_cpu_plugin(tmp_path):
+    """``nncf.compress_weights(mode=NF4, group_size=16)`` of a MatMul: nf4 [N, K/16, 16] -> Convert f16 ->
+    Multiply by f16 scales -> Reshape -> Convert f32. Equal to the reference up to f32 sums in another order;
+    within REAL_MODEL_RTOL of the CPU plugin (which keeps the weights in f32, the reference rounds them to f16)."""
+    nncf = pytest.importorskip("nncf")
+    rng = np.random.default_rng(5)
+    k, n = 64, 24
+    x = ops.parameter([-1, k], np.float32, name="x")
+    w = ops.constant(rng.standard_normal((n, k)).astype(np.float32))
+    model_ov = nncf.compress_weights(ov.Model([ops.matmul(x, w, False, True)], [x], "linear"),
+                                     mode=nncf.CompressWeightsMode.NF4, group_size=16, ratio=1.0, all_layers=True)
+    xml = tmp_path / "nf4.xml"
+    ov.save_model(model_ov, str(xml), compress_to_fp16=False)
+    assert 'element_type="nf4"' in xml.read_text()
+    model = convert(xml)
+    feeds = [rng.standard_normal((3, k)).astype(np.float32)]
+    got = run_onnx(model, feeds)[0]
+    ref = evaluate_ir(xml, feeds)[0]
+    cpu = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
+    assert got.dtype == ref.dtype == cpu.dtype == np.float32 and got.shape == ref.shape == cpu.shape == (3, n)
+    assert np.abs(got - ref).max() <= k * 2.0**-23 * np.abs(ref).max()
+    assert np.abs(got - cpu).max() <= REAL_MODEL_RTOL * np.abs(cpu).max()
+    assert _initializer_types(model) >= {"UINT4"} and _float_initializer_elements(model) < n * k
+
+
+def test_reader_refuses_nf4_outside_constants(tmp_path):
+    const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
+    xml = tmp_path / "c.xml"
+    ov.save_model(ov.Model([ops.convert(const, "f32")], [], "c"), str(xml), compress_to_fp16=False)
+    xml.write_text(xml.read_text().replace('destination_type="f32"', 'destination_type="nf4"'))
+    from converters.ir_reader import read_ir
+
+    with pytest.raises(IRError, match=r"Convert.*destination_type nf4: nf4 converts only as a Const's element type"):
         read_ir(xml)
 
 
