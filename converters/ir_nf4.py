@@ -52,8 +52,10 @@ def _refuse_nf4(ir: IRModel, layer: Layer) -> None:
 
 
 def _expand(ir: IRModel, const: Layer) -> None:
+    if len(const.outputs) != 1 or const.value is None:
+        raise IRError(f"{ir.source}: {const.describe()}: an nf4 Const needs one output port and its payload")
     out = const.outputs[0]
-    dims = list(out.dims)
+    dims = list(const.value.shape)
     next_id = max(layer.id for layer in ir.layers) + 1
     ids = {"convert": next_id, "table": next_id + 1, "axis": next_id + 2, "gather": next_id + 3}
     const.data = {**const.data, "element_type": _U4.ov}
@@ -79,8 +81,8 @@ def _expand(ir: IRModel, const: Layer) -> None:
 
 def _table_type(ir: IRModel, readers: set[tuple[int, int]]) -> ElementType:
     """f16 where every reader is a Convert to f16 (NNCF's decompression): OpenVINO rounds the f32 values to f16
-    there, and a table already rounded keeps that rounding in onnxruntime, whose optimizer drops an
-    f32 -> f16 -> f32 Cast pair (around its f32 Mul kernel). Else f32."""
+    there, so the table may hold them rounded, and those Converts become Identity (no Cast of the weights).
+    Else f32."""
     layers = {layer.id: layer for layer in ir.layers}
     dsts = {layers[i].data.get("destination_type", "").lower() if layers[i].type == "Convert" else ""
             for i, _ in readers}
