@@ -116,3 +116,18 @@ def test_detection_of_an_empty_batch(case_id):
 
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("a_shape", [[0, 3], [2, 0, 3], [-1, 3], [2, -1, 3]])
+def test_mat_mul_of_empty_rows_by_a_vector(a_shape, transpose_a, tmp_path):
+    """[0, K] x [K]: onnxruntime's MatMul (1.31) puts A's rows among the broadcast dims against the vector's
+    padded 1 and refuses a 0 ("left operand cannot broadcast on dim 0"); the translator multiplies by a
+    column where A's rows may be empty. (A batch of 0 with transpose_a stays open: onnxruntime's FusedMatMul
+    refuses it against any lower-rank B, docs/ir-generator.md.)"""
+    shape = a_shape[:-2] + a_shape[:-3:-1] if transpose_a else a_shape
+    a, b = P(shape, "f32", name="a"), P([3], "f32", name="b")
+    xml = save_ir(M([o1.matmul(a, b, transpose_a, False)], [a, b]), tmp_path)
+    rows = [0 if d == -1 else d for d in a_shape]
+    data = np.zeros(rows, np.float32)
+    check_ir(xml, [np.swapaxes(data, -1, -2) if transpose_a else data, np.arange(3, dtype=np.float32)])
