@@ -131,3 +131,23 @@ def test_mat_mul_of_empty_rows_by_a_vector(a_shape, transpose_a, tmp_path):
     rows = [0 if d == -1 else d for d in a_shape]
     data = np.zeros(rows, np.float32)
     check_ir(xml, [np.swapaxes(data, -1, -2) if transpose_a else data, np.arange(3, dtype=np.float32)])
+
+
+_EMPTY_RESHAPES = [
+    "BatchToSpace-2[$form=crops]f32,I=i64:empty:plain",
+    "SpaceToBatch-2[$form=pads]f32,I=i64:empty:plain",
+    "ShuffleChannels-1[axis=-1,group=2]f32:empty:plain",
+    "ShuffleChannels-1[axis=0,group=3]f32:empty:plain",
+]
+
+
+@pytest.mark.parametrize("case_id", _EMPTY_RESHAPES)
+def test_reshapes_of_empty_data(case_id):
+    """BatchToSpace / SpaceToBatch wrote every Reshape target dim but read a 0 as "copy" (onnxruntime refused a
+    batch of 0); ShuffleChannels reshaped to a -1 beside an empty dim (refused at load or at run time): every
+    target dim is written, with allowzero (the IR generator's cases)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
