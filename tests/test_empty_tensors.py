@@ -151,3 +151,13 @@ def test_reshapes_of_empty_data(case_id):
 
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("shape,rows", [([0, 3], 0), ([-1, 3], 0), ([-1, 3], 4)])
+def test_split_of_an_empty_axis(shape, rows, n, tmp_path):
+    """onnxruntime (1.31) refuses Split's num_outputs where the split dim is 0 ("Invalid num_outputs value"):
+    the sizes are written where the dim may be 0 (zeros if known, the dim / n at run time otherwise)."""
+    x = P(shape, "f32", name="x")
+    xml = save_ir(M(list(o1.split(x, o1.constant(np.int64(0)), n).outputs()), [x]), tmp_path)
+    check_ir(xml, [np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)])
