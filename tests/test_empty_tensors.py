@@ -161,3 +161,25 @@ def test_split_of_an_empty_axis(shape, rows, n, tmp_path):
     x = P(shape, "f32", name="x")
     xml = save_ir(M(list(o1.split(x, o1.constant(np.int64(0)), n).outputs()), [x]), tmp_path)
     check_ir(xml, [np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)])
+
+
+_EMPTY_CELLS = [
+    'GRUCell-3[hidden_size=3,activations=["tanh","relu"],clip=1.5,linear_before_reset=true,activations_alpha=[],'
+    'activations_beta=[]]f32:empty:plain',
+    'LSTMCell-4[hidden_size=3,activations=["sigmoid","relu","tanh"],clip=1.5,activations_alpha=[],'
+    'activations_beta=[],$peepholes=true]f32:empty:plain',
+    'LSTMCell-1[hidden_size=3,activations=["sigmoid","tanh","tanh"],clip=0.0,input_forget=false,weights_format=fico,'
+    'activations_alpha=[],activations_beta=[],$peepholes=false]f32:empty:plain',
+]
+
+
+@pytest.mark.parametrize("case_id", _EMPTY_CELLS)
+def test_recurrent_cell_of_an_empty_batch(case_id):
+    """onnxruntime (1.31) aborts the process (std::terminate) running LSTM / GRU on a batch of 0: a cell whose
+    batch is known to be 0 gives its empty states as constants (the IR generator's cases; OpenVINO's reference
+    has no evaluate for them: the CPU plugin)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
