@@ -116,3 +116,70 @@ def test_detection_of_an_empty_batch(case_id):
 
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("a_shape", [[0, 3], [2, 0, 3], [-1, 3], [2, -1, 3]])
+def test_mat_mul_of_empty_rows_by_a_vector(a_shape, transpose_a, tmp_path):
+    """[0, K] x [K]: onnxruntime's MatMul (1.31) puts A's rows among the broadcast dims against the vector's
+    padded 1 and refuses a 0 ("left operand cannot broadcast on dim 0"); the translator multiplies by a
+    column where A's rows may be empty. (A batch of 0 with transpose_a stays open: onnxruntime's FusedMatMul
+    refuses it against any lower-rank B, docs/ir-generator.md.)"""
+    shape = a_shape[:-2] + a_shape[:-3:-1] if transpose_a else a_shape
+    a, b = P(shape, "f32", name="a"), P([3], "f32", name="b")
+    xml = save_ir(M([o1.matmul(a, b, transpose_a, False)], [a, b]), tmp_path)
+    rows = [0 if d == -1 else d for d in a_shape]
+    data = np.zeros(rows, np.float32)
+    check_ir(xml, [np.swapaxes(data, -1, -2) if transpose_a else data, np.arange(3, dtype=np.float32)])
+
+
+_EMPTY_RESHAPES = [
+    "BatchToSpace-2[$form=crops]f32,I=i64:empty:plain",
+    "SpaceToBatch-2[$form=pads]f32,I=i64:empty:plain",
+    "ShuffleChannels-1[axis=-1,group=2]f32:empty:plain",
+    "ShuffleChannels-1[axis=0,group=3]f32:empty:plain",
+]
+
+
+@pytest.mark.parametrize("case_id", _EMPTY_RESHAPES)
+def test_reshapes_of_empty_data(case_id):
+    """BatchToSpace / SpaceToBatch wrote every Reshape target dim but read a 0 as "copy" (onnxruntime refused a
+    batch of 0); ShuffleChannels reshaped to a -1 beside an empty dim (refused at load or at run time): every
+    target dim is written, with allowzero (the IR generator's cases)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.parametrize("shape,rows", [([0, 3], 0), ([-1, 3], 0), ([-1, 3], 4)])
+def test_split_of_an_empty_axis(shape, rows, n, tmp_path):
+    """onnxruntime (1.31) refuses Split's num_outputs where the split dim is 0 ("Invalid num_outputs value"):
+    the sizes are written where the dim may be 0 (zeros if known, the dim / n at run time otherwise)."""
+    x = P(shape, "f32", name="x")
+    xml = save_ir(M(list(o1.split(x, o1.constant(np.int64(0)), n).outputs()), [x]), tmp_path)
+    check_ir(xml, [np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)])
+
+
+_EMPTY_CELLS = [
+    'GRUCell-3[hidden_size=3,activations=["tanh","relu"],clip=1.5,linear_before_reset=true,activations_alpha=[],'
+    'activations_beta=[]]f32:empty:plain',
+    'LSTMCell-4[hidden_size=3,activations=["sigmoid","relu","tanh"],clip=1.5,activations_alpha=[],'
+    'activations_beta=[],$peepholes=true]f32:empty:plain',
+    'LSTMCell-1[hidden_size=3,activations=["sigmoid","tanh","tanh"],clip=0.0,input_forget=false,weights_format=fico,'
+    'activations_alpha=[],activations_beta=[],$peepholes=false]f32:empty:plain',
+]
+
+
+@pytest.mark.parametrize("case_id", _EMPTY_CELLS)
+def test_recurrent_cell_of_an_empty_batch(case_id):
+    """onnxruntime (1.31) aborts the process (std::terminate) running LSTM / GRU on a batch of 0: a cell whose
+    batch is known to be 0 gives its empty states as constants (the IR generator's cases; OpenVINO's reference
+    has no evaluate for them: the CPU plugin)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result

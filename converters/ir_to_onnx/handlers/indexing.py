@@ -221,13 +221,14 @@ def batch_to_space(ctx: Context, layer) -> None:
     prod = int(np.prod(blocks))
     dims = _shape_of(ctx, data)
     batch = ctx.one("Div", [dims[0], ctx.i64([prod])])
-    # [B1, ..., B(n-1), batch / prod, D1, ..., D(n-1)]
-    x = ctx.one("Reshape", [data.name, ctx.one("Concat", [ctx.i64(blocks), batch] + dims[1:], axis=0)])
+    # [B1, ..., B(n-1), batch / prod, D1, ..., D(n-1)] (every target dim written, allowzero: a batch of 0 is 0)
+    x = ctx.one("Reshape", [data.name, ctx.one("Concat", [ctx.i64(blocks), batch] + dims[1:], axis=0)],
+                allowzero=1)
     # -> [batch / prod, D1, B1, D2, B2, ...]
     perm = [n - 1] + [i for k in range(n - 1) for i in (n + k, k)]
     x = ctx.one("Transpose", [x], perm=perm)
     spatial = [ctx.one("Mul", [d, ctx.i64([b])]) for d, b in zip(dims[1:], blocks)]
-    x = ctx.one("Reshape", [x, ctx.one("Concat", [batch] + spatial, axis=0)])
+    x = ctx.one("Reshape", [x, ctx.one("Concat", [batch] + spatial, axis=0)], allowzero=1)
     starts = ctx.i64(begin)
     ends = ctx.one("Sub", [ctx.one("Concat", [batch] + spatial, axis=0), ctx.i64(end)])
     ctx.one("Slice", [x, starts, ends, ctx.i64(list(range(n)))], ctx.out(0))
@@ -244,14 +245,14 @@ def space_to_batch(ctx: Context, layer) -> None:
         None if d is None else d + b + e for d, b, e in zip(data.shape, begin, end)))
     dims = _shape_of(ctx, padded)
     per = [ctx.one("Div", [d, ctx.i64([b])]) for d, b in zip(dims[1:], blocks)]
-    # [batch, D1/B1, B1, D2/B2, B2, ...]
+    # [batch, D1/B1, B1, D2/B2, B2, ...] (every target dim written, allowzero: a batch of 0 is 0)
     split = [dims[0]] + [p for d, b in zip(per, blocks) for p in (d, ctx.i64([b]))]
-    x = ctx.one("Reshape", [x, ctx.one("Concat", split, axis=0)])
+    x = ctx.one("Reshape", [x, ctx.one("Concat", split, axis=0)], allowzero=1)
     # -> [B1, B2, ..., batch, D1/B1, D2/B2, ...]
     perm = [2 + 2 * k for k in range(n - 1)] + [0] + [1 + 2 * k for k in range(n - 1)]
     x = ctx.one("Transpose", [x], perm=perm)
     batch = ctx.one("Mul", [dims[0], ctx.i64([int(np.prod(blocks))])])
-    ctx.one("Reshape", [x, ctx.one("Concat", [batch] + per, axis=0)], ctx.out(0))
+    ctx.one("Reshape", [x, ctx.one("Concat", [batch] + per, axis=0)], ctx.out(0), allowzero=1)
 
 
 # --- Unique -------------------------------------------------------------------------------------

@@ -172,7 +172,7 @@ def space_to_depth(ctx: Context, layer) -> None:
     ctx.one("Reshape", [ctx.one("Transpose", [x], perm=perm), merged], ctx.out(0))
 
 
-@translator("ShuffleChannels", since=1, emits=("Concat", "ReduceProd", "Reshape", "Shape", "Transpose"))
+@translator("ShuffleChannels", since=1, emits=("Concat", "Div", "ReduceProd", "Reshape", "Shape", "Transpose"))
 def shufflechannels(ctx: Context, layer) -> None:
     """[pre, group, C/group, post] transposed to [pre, C/group, group, post]."""
     data = ctx.input(0)
@@ -184,14 +184,16 @@ def shufflechannels(ctx: Context, layer) -> None:
     axis %= rank
     if group < 1 or (data.shape[axis] is not None and data.shape[axis] % group):
         raise ctx.error(f"group {group} does not divide dim {data.shape[axis]} of axis {axis}")
+    # every target dim written, allowzero: a -1 beside an empty dim is refused, and a 0 is a 0
     if data.static_shape:
         pre, post = int(np.prod(data.shape[:axis])), int(np.prod(data.shape[axis + 1:]))
-        split, back = ctx.i64([pre, group, -1, post]), ctx.i64(list(data.shape))
+        split, back = ctx.i64([pre, group, data.shape[axis] // group, post]), ctx.i64(list(data.shape))
     else:
         dims = ctx.one("Shape", [data.name])
         pre = ctx.one("ReduceProd", [ctx.one("Shape", [data.name], end=axis)], keepdims=1) if axis else ctx.i64([1])
         post = ctx.one("ReduceProd", [ctx.one("Shape", [data.name], start=axis + 1)], keepdims=1) \
             if axis < rank - 1 else ctx.i64([1])
-        split, back = ctx.one("Concat", [pre, ctx.i64([group, -1]), post], axis=0), dims
-    x = ctx.one("Transpose", [ctx.one("Reshape", [data.name, split])], perm=[0, 2, 1, 3])
-    ctx.one("Reshape", [x, back], ctx.out(0))
+        per = ctx.one("Div", [ctx.one("Shape", [data.name], start=axis, end=axis + 1), ctx.i64([group])])
+        split, back = ctx.one("Concat", [pre, ctx.i64([group]), per, post], axis=0), dims
+    x = ctx.one("Transpose", [ctx.one("Reshape", [data.name, split], allowzero=1)], perm=[0, 2, 1, 3])
+    ctx.one("Reshape", [x, back], ctx.out(0), allowzero=1)

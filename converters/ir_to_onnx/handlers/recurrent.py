@@ -94,6 +94,12 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
     def cast(v: Value) -> str:
         return ctx.cast(v.name, v.type, ct)
 
+    if cell and any(v.shape and v.shape[0] == 0 for v in [x] + states):
+        # onnxruntime (1.31) aborts the process on a batch of 0 (std::terminate in LSTM / GRU): the empty
+        # [0, hidden] states as constants (a batch only known at run time stays open, docs/ir-generator.md)
+        for i in range(len(states)):
+            ctx.cast(ctx.const(np.zeros((0, hidden), ct.numpy)), ct, et, ctx.out(i))
+        return
     if cell:  # one step, one direction: add the seq and dirs axes
         xs = ctx.one("Unsqueeze", [cast(x), ctx.i64([0])])
         hs = [ctx.one("Unsqueeze", [cast(s), ctx.i64([0])]) for s in states]

@@ -93,14 +93,25 @@ def mat_mul(ctx: Context, layer) -> None:
                 perm = list(range(v.rank - 2)) + [v.rank - 1, v.rank - 2]
                 name = ctx.one("Transpose", [name], perm=perm)
         names.append(name)
-    if names[0] != a.name and b.rank == 1:
-        # onnxruntime (1.31, ORT_ENABLE_EXTENDED) fuses Transpose -> MatMul into a FusedMatMul that is wrong
-        # for a 1-D second input: B as a column [K, 1], the product's last axis dropped
+    if b.rank == 1 and (names[0] != a.name or not _static_nonzero(a.shape, -1)):
+        # B as a column [K, 1], the product's last axis dropped: onnxruntime (1.31, ORT_ENABLE_EXTENDED) fuses
+        # Transpose -> MatMul into a FusedMatMul that is wrong for a 1-D second input, and its MatMul puts A's
+        # rows among the broadcast dims against B's padded 1, which refuses a dim of 0 ([0, K] x [K]: "left
+        # operand cannot broadcast on dim 0"); a column goes through its flattened [M, K] x [K, N] path
         column = ctx.one("Unsqueeze", [names[1], ctx.i64([-1])])
         product = ctx.emit("MatMul", [names[0], column], a.type, kind="bits")
         ctx.one("Squeeze", [product, ctx.i64([-1])], ctx.out(0))
         return
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
+
+
+def _static_nonzero(shape, drop: int) -> bool:
+    """Every dim but the ``drop`` axis is known and not 0 (and the rank is known)."""
+    if shape is None:
+        return False
+    dims = list(shape)
+    del dims[drop]
+    return all(isinstance(d, (int, np.integer)) and d > 0 for d in dims)
 
 
 def _floating(ctx: Context, v) -> None:

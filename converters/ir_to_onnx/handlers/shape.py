@@ -180,19 +180,30 @@ def tile(ctx: Context, layer) -> None:
     ctx.emit("Tile", [x], data.type, ctx.out(0), kind="bits", extra=[reps])
 
 
-@translator("Split", since=1, emits=("Split",))
+@translator("Split", since=1, emits=("Div", "Expand", "Gather", "Shape", "Split"))
 def split(ctx: Context, layer) -> None:
     data, axis_v = ctx.input(0), ctx.input(1)
     axis = const_ints(ctx, axis_v, "the Split axis")[0]
     n = attr.integer(ctx, layer, "num_splits")
     if n != len(layer.outputs):
         raise ctx.error(f"num_splits is {n} but the layer has {len(layer.outputs)} outputs")
+    dim = None
     if data.rank is not None:
         axis = normalize_axes(ctx, [axis], data.rank)[0]
         dim = data.shape[axis]
-        if dim is not None and dim % n:
+        if isinstance(dim, (int, np.integer)) and dim % n:
             raise ctx.error(f"dim {dim} of axis {axis} does not split into {n} equal parts")
-    ctx.node("Split", [data.name], [ctx.out(i) for i in range(n)], axis=axis, num_outputs=n)
+    outs = [ctx.out(i) for i in range(n)]
+    if isinstance(dim, (int, np.integer)) and dim > 0:
+        ctx.node("Split", [data.name], outs, axis=axis, num_outputs=n)
+        return
+    # onnxruntime (1.31) refuses num_outputs for a split dim of 0 ("Invalid num_outputs value"): the sizes
+    if isinstance(dim, (int, np.integer)):
+        sizes = ctx.i64([0] * n)
+    else:
+        part = ctx.one("Div", [ctx.one("Gather", [ctx.one("Shape", [data.name]), ctx.i64(axis)]), ctx.i64(n)])
+        sizes = ctx.one("Expand", [part, ctx.i64([n])])
+    ctx.node("Split", [data.name, sizes], outs, axis=axis)
 
 
 @translator("VariadicSplit", since=1, emits=("Cast", "Less", "ReduceSum", "Shape", "Split", "Sub", "Where"))
