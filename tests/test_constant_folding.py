@@ -64,7 +64,8 @@ def _shape_patterns():
 
     def torch_slice_axis(x):  # x.shape[2:] -> i32 -> [0] - 2: Split axis 1
         dims = o8.convert(o8.slice(o8.shape_of(x), const(2), const(2**63 - 1), const(1)), "i32")
-        axis = o1.subtract(o8.gather(dims, o1.constant(np.int32(0)), o1.constant(np.int32(0))), o1.constant(np.int32(2)))
+        first = o8.gather(dims, o1.constant(np.int32(0)), o1.constant(np.int32(0)))
+        axis = o1.subtract(first, o1.constant(np.int32(2)))
         return o1.split(x, axis, 2).output(1)
 
     def shrink_axis(x):  # tf.shape(x)[3] (shrink axis) - 3 -> Split axis 1, of i32 dims converted back to i64

@@ -134,8 +134,8 @@ def fold_known(ctx: Context, layer: Layer) -> bool:
     """Make output 0 of ``layer`` (of shape arithmetic on a shape not static) a constant when every element of
     it is known; True if it did, and the layer needs no translation."""
     kind = layer.type.lower()
-    if kind not in _KNOWN_OPS or len(layer.outputs) != 1 or not _small_shape(ctx.out_value(0).shape) or all(_small_constant(ctx.input(i))
-                                                               for i in range(len(layer.inputs))):
+    if kind not in _KNOWN_OPS or len(layer.outputs) != 1 or not _small_shape(ctx.out_value(0).shape) or \
+            all(_small_constant(ctx.input(i)) for i in range(len(layer.inputs))):
         return False  # (all inputs constant: fold_layer folds it as translated)
     et = layer.outputs[0].element_type
     if not _integers(et):
@@ -181,10 +181,10 @@ def _shape_of(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
 def _same(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     """Convert (of integers: a dim's value is the same), Squeeze, Unsqueeze: the elements, re-shaped."""
     known = _known(ctx, layer, 0, depth)
-    shape = tuple(layer.outputs[0].dims)
-    if known is None or not all(isinstance(d, (int, np.integer)) for d in shape) or math.prod(shape) != known.size:
+    value = ctx.out_value(0) if layer is ctx.layer else ctx.values[(layer.id, layer.outputs[0].id)]
+    if known is None or not _small_shape(value.shape) or math.prod(value.shape) != known.size:
         return None
-    return known.reshape(shape)
+    return known.reshape(value.shape)
 
 
 def _gather(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
@@ -206,12 +206,14 @@ def _strided_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     stride = _ints(_known(ctx, layer, 3, depth)) if len(layer.inputs) > 3 else [1]
     masks = {m: [int(b) for b in layer.data.get(m, "").replace(" ", "").split(",") if b]
              for m in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask", "ellipsis_mask")}
-    if data is None or data.ndim != 1 or None in (begin, end, stride) or not len(begin) == len(end) == len(stride) == 1 \
-            or any(masks["new_axis_mask"] + masks["ellipsis_mask"]) or any(masks["shrink_axis_mask"][1:]):
+    if data is None or data.ndim != 1 or None in (begin, end, stride) or \
+            not len(begin) == len(end) == len(stride) == 1 or any(masks["new_axis_mask"] + masks["ellipsis_mask"]):
         return None
     first = None if masks["begin_mask"][:1] == [1] else begin[0]
     last = None if masks["end_mask"][:1] == [1] else end[0]
-    if masks["shrink_axis_mask"][:1] == [1]:
+    if any(masks["shrink_axis_mask"]):
+        if masks["shrink_axis_mask"][:1] != [1] or first is None:
+            return None
         return np.array(data[begin[0]], dtype=object) if -data.size <= begin[0] < data.size else None
     return data[slice(first, last, stride[0])]
 
