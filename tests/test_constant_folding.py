@@ -111,12 +111,13 @@ def test_shape_arithmetic_on_static_dims_folds(tmp_path, pattern):
 
 
 def test_shape_partly_dynamic_stays_computed(tmp_path):
-    """A Reshape target of the dynamic batch and static dims stays computed (it runs for another batch)."""
+    """A Reshape target of the dynamic batch (through scalar arithmetic) and static dims stays computed (it runs
+    for another batch)."""
     x = P([-1, 2, 3, 4], name="x")
-    shape = o8.shape_of(x)
-    target = o1.concat([o8.gather(shape, o1.constant(np.array([0], np.int64)), o1.constant(np.int64(0))),
-                        o1.constant(np.array([-1], np.int64))], 0)
+    batch = o8.gather(o8.shape_of(x), o1.constant(np.int64(0)), o1.constant(np.int64(0)))
+    batch = o1.unsqueeze(o1.add(batch, o1.constant(np.int64(0))), o1.constant(np.int64(0)))
+    target = o1.concat([batch, o1.constant(np.array([-1], np.int64))], 0)
     xml = save_ir(ov.Model([o1.reshape(x, target, False)], [x], "partly"), tmp_path)
-    for batch in (1, 5):
-        model = check_ir(xml, [np.random.default_rng(batch).standard_normal((batch, 2, 3, 4)).astype(np.float32)])
+    for n in (1, 5):
+        model = check_ir(xml, [np.random.default_rng(n).standard_normal((n, 2, 3, 4)).astype(np.float32)])
     assert "Shape" in [n.op_type for n in model.graph.node]

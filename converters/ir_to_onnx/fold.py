@@ -242,7 +242,8 @@ def _arithmetic(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     if a is None or b is None or layer.data.get("auto_broadcast", "numpy").lower() != "numpy":
         return None
     fn = _ARITHMETIC[layer.type.lower()]
-    return np.frompyfunc(lambda x, y: None if x is None or y is None else int(fn(x, y)), 2, 1)(a, b).astype(object)
+    return np.array(np.frompyfunc(lambda x, y: None if x is None or y is None else int(fn(x, y)), 2, 1)(a, b),
+                    dtype=object)
 
 
 _KNOWN_OPS = {"shapeof": _shape_of, "convert": _same, "squeeze": _same, "unsqueeze": _same, "gather": _gather,
