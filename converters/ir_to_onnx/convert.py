@@ -20,7 +20,7 @@ from ..weight_options import WeightOptions
 from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
-from .fold import fold_layer
+from .fold import fold_known, fold_layer
 from .handlers.decompression import decompression_subgraphs
 from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
@@ -134,6 +134,8 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
             continue
         _check_empty_ports(ctx, layer)
         translate = subgraphs[layer.id].translate if layer.id in subgraphs else lookup(layer.type, layer.version)
+        if layer.id not in subgraphs and fold_known(ctx, layer):  # shape arithmetic reading static dims only
+            continue
         first_node, domain_used = len(ctx.nodes), ctx.domain_used
         try:
             translate(ctx, layer)

@@ -197,10 +197,11 @@ def _source_dims(value: np.ndarray, mode: str) -> tuple:
 def _computed(o8, value: np.ndarray, mode: str, data, source):
     """``value`` computed in the graph as a frontend computes a shape-like input: ``from_rank``, the static
     rank of the first data input (ShapeOf -> ShapeOf -> Squeeze) plus Constant offsets, which a converter can
-    fold; else the dims of ``source`` (ShapeOf -> Gather in reverse order) plus offsets: from_static_dims, its
+    fold; else the dims of ``source`` (ShapeOf [-> Convert where the input is i32] -> StridedSlice in reverse
+    order, or Gather of a scalar) plus offsets: from_static_dims, its
     static dims after a dynamic first one (known to OpenVINO when it builds the model, as torch's ``x.size(2)``
-    of a model with a dynamic batch), from_dynamic_dims, its dynamic dims (known at run time only); then a
-    Convert where the input is i32."""
+    of a model with a dynamic batch), from_dynamic_dims, its dynamic dims (known at run time only); from_rank:
+    then a Convert where the input is i32."""
     wanted = value.astype(np.int64)
     if mode == "from_rank":
         rank = o8.squeeze(o8.shape_of(o8.shape_of(data)), o8.constant(np.array([0], np.int64)))
@@ -208,13 +209,19 @@ def _computed(o8, value: np.ndarray, mode: str, data, source):
         out = o8.add(o8.constant(wanted - rank_value), rank)
     else:
         dims = _source_dims(value, mode)
-        n = len(dims)
+        n, i32 = len(dims), value.dtype != np.int64
+        shape = o8.convert(o8.shape_of(source), "i32") if i32 else o8.shape_of(source)
         order = np.arange(n - 1, n - 1 - max(value.size, 1), -1, dtype=np.int64)
-        picked = o8.gather(o8.shape_of(source), o8.constant(order if value.ndim else order[0]),
-                           o8.constant(np.int64(0)))
+        if value.ndim:  # tf.shape(x)[n-1:n-1-k:-1]
+            ends = [n - 1 - value.size] if value.size < n else [0]
+            picked = o8.strided_slice(shape, o8.constant(np.array([n - 1])), o8.constant(np.array(ends)),
+                                      o8.constant(np.array([-1])), [0], [int(value.size >= n)])
+        else:  # torch's x.size(n-1)
+            picked = o8.gather(shape, o8.constant(order[0]), o8.constant(np.int64(0)))
         taken = np.array(dims, np.int64)[order]
-        out = o8.add(picked, o8.constant(wanted - (taken if value.ndim else taken[0])))
-    if value.dtype != np.int64:
+        offsets = (wanted - (taken if value.ndim else taken[0])).astype(np.int32 if i32 else np.int64)
+        out = o8.add(picked, o8.constant(offsets))
+    if value.dtype != np.int64 and mode == "from_rank":
         out = o8.convert(out, "i32")
     return out.output(0)
 

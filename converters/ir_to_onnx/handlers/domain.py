@@ -7,8 +7,6 @@ node gets the overload of its body that fits.
 
 from __future__ import annotations
 
-import numpy as np
-
 from onnx_ext.model import ir_node
 from onnx_ext.ops import broadcast as broadcast_op, gather as gather_op, strided_slice as strided_slice_op
 
@@ -31,45 +29,11 @@ def gather(ctx: Context, layer) -> None:
     batch_dims = 0 if version == 1 else attr.integer(ctx, layer, "batch_dims", 0)
     values = [ctx.input(i) for i in range(3)]
     data = values[0]
-    known = _static_dims(ctx, values, batch_dims, version)
-    if known is not None:
-        ctx.set_const(0, known)
-        return
     if data.const is not None and data.const.nbytes >= LARGE_INITIALIZER_BYTES and _read_elsewhere(ctx, 0):
         # Gather-8's body for a constant table holds a copy of it with a zero row (made at load): not of a
         # table another layer reads too (an embedding tied to the lm_head), which memory would then hold twice
         values[0] = Value(data.name, data.type, data.shape)
     domain_node(ctx, "Gather", values, [ctx.out(0)], batch_dims=batch_dims, version=version)
-
-
-def _static_dims(ctx: Context, values: list[Value], batch_dims: int, version: int) -> np.ndarray | None:
-    """Gather of a ShapeOf's output at constant indices that pick static dims of a shape that is not static (a
-    dynamic batch): those dims, known now as OpenVINO knows them, so that what reads them (a Split's axis, a
-    Roll's shift, an Interpolate's axes) gets constants. Else None."""
-    data, indices, axis = values
-    if data.const is not None or data.rank != 1 or indices.const is None or axis.const is None or batch_dims:
-        return None
-    if int(np.asarray(axis.const).reshape(-1)[0]) not in (0, -1):
-        return None
-    dims = _dims_behind(ctx, 0)
-    picked = np.asarray(indices.const).astype(np.int64)
-    if dims is None or np.any(picked >= len(dims)) or np.any(picked < (-len(dims) if version >= 7 else 0)):
-        return None  # (Gather-1 gives no row for a negative index)
-    found = [dims[k] for k in picked.reshape(-1)]
-    if not all(isinstance(d, (int, np.integer)) for d in found):
-        return None
-    return np.array(found, dtype=data.type.numpy).reshape(picked.shape)
-
-
-def _dims_behind(ctx: Context, i: int) -> tuple | None:
-    """When input ``i`` of the layer is a ShapeOf's output: the dims its data declares (None where dynamic), some
-    static while the shape is not (a model with a dynamic batch: torch's ``x.size(2)``). Else None."""
-    src = ctx.ir.producers()[(ctx.layer.id, ctx.layer.inputs[i].id)]
-    layer = ctx.ir.layer(src[0])
-    if layer.type.lower() != "shapeof" or not layer.inputs:
-        return None
-    data = ctx.values.get(ctx.ir.producers()[(layer.id, layer.inputs[0].id)])
-    return None if data is None or data.shape is None else tuple(data.shape)
 
 
 def _read_elsewhere(ctx: Context, i: int) -> bool:
