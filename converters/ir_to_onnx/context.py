@@ -188,8 +188,11 @@ class Context:
         layer = self.layer
         if i >= len(layer.inputs):
             raise self.error(f"has {len(layer.inputs)} inputs, the op needs input {i}")
-        src = self._producers[(layer.id, layer.inputs[i].id)]
-        return self.values[src]
+        return self.values[self.source(layer, i)]
+
+    def source(self, layer, i: int) -> tuple:
+        """The (layer id, port id) that feeds input ``i`` of ``layer``."""
+        return self._producers[(layer.id, layer.inputs[i].id)]
 
     def n_inputs(self) -> int:
         return len(self.layer.inputs)

@@ -152,7 +152,7 @@ def fold_known(ctx: Context, layer: Layer) -> bool:
 
 def _known(ctx: Context, layer: Layer, i: int, depth: int) -> np.ndarray | None:
     """The elements of input ``i`` of ``layer`` (an object array: ints, None where unknown), or None."""
-    src = ctx._producers[(layer.id, layer.inputs[i].id)]
+    src = ctx.source(layer, i)
     value = ctx.values[src]
     if not _integers(value.type) or not _small_shape(value.shape):
         return None  # (activations are not followed; nor floats: what reads them is no dim)
@@ -173,9 +173,15 @@ def _ints(known: np.ndarray | None) -> list[int] | None:
 
 
 def _shape_of(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
-    shape = ctx.values[ctx._producers[(layer.id, layer.inputs[0].id)]].shape
-    return None if shape is None else np.array(
-        [int(d) if isinstance(d, (int, np.integer)) else None for d in shape] + [0], dtype=object)[:-1]
+    shape = ctx.values[ctx.source(layer, 0)].shape
+    return None if shape is None else _objects([int(d) if isinstance(d, (int, np.integer)) else None for d in shape])
+
+
+def _objects(items: list) -> np.ndarray:
+    """``items`` as a 1-D object array (np.array would make a list of equal-length sequences 2-D)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def _same(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
@@ -196,7 +202,7 @@ def _gather(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     low = 0 if layer.opset < 7 else -data.size  # (Gather-1 gives no row for a negative index)
     if any(k < low or k >= data.size for k in picked):
         return None
-    return np.array([data[k] for k in picked] + [0], dtype=object)[:-1].reshape(indices.shape)
+    return _objects([data[k] for k in picked]).reshape(indices.shape)
 
 
 def _strided_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
