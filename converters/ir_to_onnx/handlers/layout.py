@@ -173,7 +173,7 @@ def space_to_depth(ctx: Context, layer) -> None:
 
 
 @translator("ShuffleChannels", since=1, emits=("Concat", "Div", "ReduceProd", "Reshape", "Shape", "Transpose"))
-def shufflechannels(ctx: Context, layer) -> None:
+def shuffle_channels(ctx: Context, layer) -> None:
     """[pre, group, C/group, post] transposed to [pre, C/group, group, post]."""
     data = ctx.input(0)
     rank = _rank(ctx, data, 1)
