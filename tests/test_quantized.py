@@ -821,8 +821,7 @@ def _torch_mlp_ir(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("nf4_form", ["folded", "bnb4"], indirect=True)
 def test_nncf_nf4_mlp_matches_cpu_plugin(nf4_form, tmp_path):
-    """An NF4 MLP (every Linear NF4, group size 16): within 1e-6 of max|output| of the CPU plugin (the IR's
-    layers were 2e-4 off: f16 table values)."""
+    """An NF4 MLP (every Linear NF4, group size 16): within NF4_RTOL of the CPU plugin."""
     xml = _torch_mlp_ir(tmp_path)
     model = convert(xml)
     assert _ops(model) >= ({"MatMulBnb4"} if nf4_form == "bnb4" else {"Gather", "Mul", "MatMul"})
@@ -836,9 +835,10 @@ def test_nncf_nf4_mlp_matches_cpu_plugin(nf4_form, tmp_path):
         assert np.abs(got - want).max() <= NF4_RTOL * np.abs(want).max()
 
 
-#: NF4 models vs the CPU plugin, relative to max|expected|: the weights are its own bit for bit (the IR's
-#: layers, with OpenVINO's f16 table values, measured 1-2e-4); left are sums in another order (measured <= 3e-7).
-NF4_RTOL = 1e-6
+#: NF4 models vs the CPU plugin, relative to max|expected|: the weights are its own bit for bit, left are sums in
+#: another order (measured <= 3e-7; 9e-7 on bench_nf4's larger decoder). The IR's layers, with OpenVINO's f16 table
+#: values, were 1-2e-4 off.
+NF4_RTOL = 1e-5
 
 
 @pytest.mark.parametrize("nf4_form", ["folded", "bnb4"], indirect=True)

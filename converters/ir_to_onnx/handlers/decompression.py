@@ -30,12 +30,12 @@ the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks t
 
 - "folded" (the default): Gather(f32 table) -> Mul -> Reshape on the initializers, which onnxruntime folds
   at load: an f32 MatMul at run time (the file keeps the 4-bit codes; memory holds f32 weights, as for
-  8-bit ones). benchmarks/bench_nf4.py: 3.6-6.8x faster than "bnb4" for one row of x, 1.6-2x for 32.
+  8-bit ones). benchmarks/bench_nf4.py: 5-7.6x faster than "bnb4" for one row of x, 1.7-2.1x for 32.
 - "bnb4": onnxruntime's ``com.microsoft.MatMulBnb4`` (quant_type 1 = NF4; bitsandbytes' table, the same f32
   values bit for bit; codes high nibble first; one absmax (any float: the scale) per block of 16..256 along
   K, blocks of the flattened [N, K], so K a multiple of the block). Weights stay 4-bit in memory, but its
-  CPU kernel dequantizes all of them in a scalar loop at every run, then runs an f32 GEMM: 1.0-1.8x faster
-  than "layers" only.
+  CPU kernel dequantizes all of them in a scalar loop at every run, then runs an f32 GEMM: mostly 1.0-1.7x faster
+  than "layers".
 - "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
 (MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
 """
