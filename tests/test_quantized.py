@@ -20,7 +20,8 @@ import openvino as ov  # noqa: E402
 import openvino.opset13 as ops  # noqa: E402
 
 from converters.ir import IRError  # noqa: E402
-from converters.ir_to_onnx import convert_ir_file  # noqa: E402
+from converters.ir_reader import read_ir  # noqa: E402
+from converters.ir_to_onnx import convert_ir_file, ir_to_onnx  # noqa: E402
 from helpers import bits  # noqa: E402
 from onnx_ext.domain import DOMAIN  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, run_onnx  # noqa: E402
@@ -796,6 +797,10 @@ def test_nf4_matmul_matches_cpu_plugin(nf4_form, transpose_b, k, n, group, rank,
         assert np.abs(got - weights).max() <= F16_ROUNDING * np.abs(weights).max() and not np.array_equal(got, weights)
     else:
         assert_close(got, weights, "NF4 weights", ulps=0)
+    if form == "bnb4":  # without contrib ops: folded, the same weights
+        standard = ir_to_onnx(read_ir(xml), contrib=False)
+        assert {"Gather", "Mul", "MatMul"} <= _ops(standard) and "MatMulBnb4" not in _ops(standard)
+        assert_close(run_onnx(standard, [eye])[0], got, "NF4 weights, folded", ulps=0)
     feeds = [rng.standard_normal((2,) * (rank - 2) + (3, k)).astype(np.float32)]
     got = run_onnx(model, feeds)[0]
     products = np.abs(feeds[0]) @ np.abs(weights.reshape(k, n))
