@@ -6,7 +6,9 @@ ONNX has no such type, so the reader rewrites each one, in place, into layers th
 
 The codes stay 4-bit in the ONNX file (a UINT4 initializer), and what read the nf4 values (the
 decompression's Convert to f16/f32, then the IR's own Multiply by the scales and Reshape) reads the
-table's f32 values: OpenVINO's Convert from nf4 looks the same f32 values up and then converts them."""
+table's f32 values: OpenVINO's Convert from nf4 looks the same f32 values up and then converts them.
+The Gather is marked (``is_nf4_lookup``): the translators of weight decompression (handlers/decompression.py)
+take such a chain into a MatMul as one unit, in f32 as OpenVINO's CPU plugin computes it."""
 
 from __future__ import annotations
 
@@ -27,6 +29,13 @@ _U4, _I32, _I64, _F16, _F32 = (from_ov(t) for t in ("u4", "i32", "i64", "f16", "
 #: <data> attributes that name an element type: nf4 is a Const's type only (OpenVINO has no op that
 #: computes in it, and ONNX no type to convert into).
 _TYPE_ATTRIBUTES = ("destination_type", "output_type", "index_element_type", "element_type")
+#: ``Layer.extra`` key marking the Gathers made here: no file can set it (an XML attribute name has no space).
+_LOOKUP_KEY = "nf4 lookup"
+
+
+def is_nf4_lookup(layer: Layer) -> bool:
+    """Whether ``layer`` is the Gather into ``NF4_TABLE`` that the reader put after an nf4 Const's codes."""
+    return layer.extra.get(_LOOKUP_KEY) == "1"
 
 
 def expand_nf4(ir: IRModel) -> None:
@@ -68,7 +77,7 @@ def _expand(ir: IRModel, const: Layer) -> None:
     axis = _const(ids["axis"], f"{const.name}/nf4_axis", np.array(0, dtype=np.int64), _I64)
     gather = Layer(ids["gather"], f"{const.name}/nf4", "Gather", "opset8", {"batch_dims": "0"},
                    [Port(0, ttype, [16]), Port(1, _I32, dims), Port(2, _I64, [])],
-                   [Port(3, ttype, dims, out.names)])
+                   [Port(3, ttype, dims, out.names)], extra={_LOOKUP_KEY: "1"})
     ir.edges = [Edge(gather.id, 3, e.to_layer, e.to_port) if e.from_layer == const.id else e for e in ir.edges]
     ir.edges += [Edge(const.id, out.id, convert.id, 0), Edge(convert.id, 1, gather.id, 1),
                  Edge(table.id, 0, gather.id, 0), Edge(axis.id, 0, gather.id, 2)]

@@ -11,6 +11,9 @@
   ``model_type=TRANSFORMER``: FakeQuantize on activations, per-channel i8 weights, SmoothQuant
   scales), ``bert-<mode>`` and ``tv_vit-<mode>`` (``nncf.compress_weights``; INT4 group size 32,
   ratio 1: 4-bit MatMuls, embeddings and the last layer 8-bit).
+- NF4 (issue 17): ``hf_llama-nf4`` and ``gpt2-nf4``, ``nncf.compress_weights(mode=NF4, group_size=16, ratio=1)``
+  of the small Llama-like decoder and GPT-2 (its Conv1D weights [K, N]: MatMuls without transpose_b); the
+  embeddings and the last layer 8-bit, as in the INT4 modes.
 
 ``build(name, cache)`` saves ``<cache>/<name>/model.xml`` once (a lock guards it when
 pytest-xdist workers share the cache) and returns the path.
@@ -30,8 +33,9 @@ GROUP_SIZE = 16
 #: The encoders' INT4 group size (hidden 32: one group per row of a 32-wide weight)
 ENCODER_GROUP_SIZE = 32
 ENCODERS = ("bert", "tv_vit")
+NF4_MODELS = ("hf_llama-nf4", "gpt2-nf4")
 MODELS = ("resnet-int8",) + tuple(f"gpt2-{m.lower()}" for m in WEIGHT_MODES) + tuple(
-    f"{e}-{m}" for e in ENCODERS for m in ("int8",) + tuple(w.lower() for w in WEIGHT_MODES))
+    f"{e}-{m}" for e in ENCODERS for m in ("int8",) + tuple(w.lower() for w in WEIGHT_MODES)) + NF4_MODELS
 CALIBRATION_SAMPLES = 4
 
 
@@ -39,7 +43,7 @@ def _f32_model(name: str, cache: Path):
     """The small f32 IR of ``build_models`` (built once into the same cache), read back."""
     import openvino as ov
 
-    if name in ("gpt2", "bert", "tv_vit"):
+    if name in ("gpt2", "bert", "tv_vit", "hf_llama"):
         import_torch()  # transformers imports torchvision: its CPU workaround first
     return ov.Core().read_model(str(bm.build_ir(name, "small", cache)["f32"]))
 
@@ -56,7 +60,7 @@ def _compressed(base: str, mode: str, cache: Path, group_size: int):
     import nncf
 
     model = _f32_model(base, cache)
-    kwargs = {"group_size": group_size, "ratio": 1.0} if mode.startswith("INT4") else {}
+    kwargs = {"group_size": group_size, "ratio": 1.0} if mode.startswith(("INT4", "NF4")) else {}
     return nncf.compress_weights(model, mode=getattr(nncf.CompressWeightsMode, mode), **kwargs)
 
 
@@ -82,7 +86,7 @@ def build(name: str, cache: Path) -> Path:
         elif mode == "int8":
             model = _encoder_int8(base, cache)
         else:
-            model = _compressed(base, mode.upper(), cache, GROUP_SIZE if base == "gpt2" else ENCODER_GROUP_SIZE)
+            model = _compressed(base, mode.upper(), cache, ENCODER_GROUP_SIZE if base in ENCODERS else GROUP_SIZE)
         xml.parent.mkdir(parents=True, exist_ok=True)
         ov.save_model(model, str(xml), compress_to_fp16=False)
     return xml

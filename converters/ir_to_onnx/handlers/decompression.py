@@ -22,6 +22,22 @@ MatMulNBits 15-40x faster). MatMulNBits dequantizes in f32 (an f16 scale is wide
 exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
 each weight. Patterns that do not fit (a zero point that is not an integer of the weight's
 type, other broadcasts) are translated layer by layer, still on the compressed constant.
+
+**NF4 weights** (NNCF ``CompressWeightsMode.NF4``; the reader makes each ``nf4`` Const u4 codes -> Convert(i32)
+-> Gather into ``ir_nf4.NF4_TABLE``) into MatMuls only, f32 out: dequantized as OpenVINO's CPU plugin does it at
+f32, ``table[code] (f32) * scale (widened to f32)``, one rounding (bit for bit its weights; the reference rounds
+the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks the form:
+
+- "folded" (the default): Gather(f32 table) -> Mul -> Reshape on the initializers, which onnxruntime folds
+  at load: an f32 MatMul at run time (the file keeps the 4-bit codes; memory holds f32 weights, as for
+  8-bit ones). benchmarks/bench_nf4.py: 5-7.6x faster than "bnb4" for one row of x, 1.7-2.1x for 32.
+- "bnb4": onnxruntime's ``com.microsoft.MatMulBnb4`` (quant_type 1 = NF4; bitsandbytes' table, the same f32
+  values bit for bit; codes high nibble first; one absmax (any float: the scale) per block of 16..256 along
+  K, blocks of the flattened [N, K], so K a multiple of the block). Weights stay 4-bit in memory, but its
+  CPU kernel dequantizes all of them in a scalar loop at every run, then runs an f32 GEMM: mostly 1.0-1.7x faster
+  than "layers".
+- "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
+(MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
 """
 
 from __future__ import annotations
@@ -31,9 +47,10 @@ from dataclasses import dataclass, field, replace
 import ml_dtypes
 import numpy as np
 
-from onnx_ext.types import ElementType, from_numpy
+from onnx_ext.types import ElementType, from_numpy, from_ov
 
 from ...ir import Layer
+from ...ir_nf4 import NF4_TABLE, is_nf4_lookup
 from .. import attributes as attr
 from ..context import Context, Value, declare
 from .io import fold_convert
@@ -43,6 +60,11 @@ MS_DOMAIN = "com.microsoft"
 #: Whether 4-bit weights of a MatMul become MatMulNBits (else DequantizeLinear + MatMul);
 #: benchmarks/bench_quantized.py switches it to compare the two.
 USE_MATMUL_NBITS = True
+#: How NF4 weights of MatMuls run: "folded", "bnb4" or "layers" (the module doc).
+NF4_MATMUL = "folded"
+#: MatMulBnb4's block sizes (onnxruntime's DequantizeBlockwiseBnb4 instantiates these only).
+_BNB4_BLOCKS = (16, 32, 64, 128, 256)
+_I32 = from_ov("i32")
 
 
 @dataclass
@@ -69,12 +91,14 @@ class Decompression:
     #: Scale and zero point varying along several dims with no group Reshape (experts' 8-bit weights [E, N, K],
     #: a scale per expert and row [E, N, 1]): no DequantizeLinear layout, kept in the weights' rank; folded only.
     broadcast: bool = False
+    #: NF4 weights: ``weights`` are the codes (u4), the values ``table[codes]`` (f32); else None.
+    table: np.ndarray | None = None
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
-            (_folded_f32 if self.folded else _dequantize_linear)(ctx, self)
+            (_folded_nf4 if self.table is not None else _folded_f32 if self.folded else _dequantize_linear)(ctx, self)
         elif layer.type.lower() == "matmul":
-            _matmul_nbits(ctx, self)
+            (_matmul_bnb4 if self.table is not None else _matmul_nbits)(ctx, self)
         else:
             _gather_rows(ctx, self)
 
@@ -136,21 +160,31 @@ def _is(hit, op_type: str) -> bool:
     return hit is not None and hit[0].type.lower() == op_type.lower()
 
 
+def _nf4_lookup(const: Layer, consumers) -> list[Layer]:
+    """[Convert(i32), Gather] after ``const`` when it holds an nf4 Const's codes (ir_nf4.py); else []."""
+    hit = _sole_consumer(const, consumers)
+    gather = _sole_consumer(hit[0], consumers) if _is(hit, "Convert") else None
+    return [hit[0], gather[0]] if gather is not None and gather[1] == 1 and is_nf4_lookup(gather[0]) else []
+
+
 def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | None:
     weights = const.value
     wtype = from_numpy(weights.dtype)
-    hit = _sole_consumer(const, consumers)
+    lookup = _nf4_lookup(const, consumers)
+    if lookup and NF4_MATMUL == "layers":
+        return None
+    hit = _sole_consumer(lookup[-1] if lookup else const, consumers)
     ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
     if ftype is None or not ftype.is_float:
         return None
     convert = hit[0]
     if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
         return None
-    chain, cur = [convert], convert
+    chain, cur = lookup + [convert], convert
     side: list[Layer] = []  # Converts of the zero point and scale
     zero_point = None
     hit = _sole_consumer(cur, consumers)
-    if _is(hit, "Subtract") and hit[1] == 0:
+    if _is(hit, "Subtract") and hit[1] == 0 and not lookup:  # (NF4 has none)
         zero_point = _constant(ctx, hit[0], 1, producers, consumers, side)
         if zero_point is None:
             return None
@@ -187,8 +221,9 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
+    d.table = NF4_TABLE if lookup else None
     d.users = _compressed_users(ctx, d, consumers, producers)
-    if d.broadcast and not d.folded:
+    if (d.broadcast or d.table is not None) and not (d.folded or d.users):
         return None
     d.unsigned = wtype.ov == "i8" and not d.folded and _beside_quantized_activation(d.last, consumers, producers)
     d.inner = side + (chain if d.users else chain[:-1])
@@ -326,6 +361,8 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     """Every consumer of the subgraph, when each can take the weights compressed: a MatMul as MatMulNBits
     (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
+    if d.table is not None:
+        return _nf4_users(ctx, d, users)
     if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
             any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
         d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
@@ -551,4 +588,72 @@ def _gather_rows(ctx: Context, d: Decompression) -> None:
     scale = np.asarray(d.scale).astype(f32.numpy)
     scale_name = gathered(_per_block(scale, v, 1), "scale") if per_row else ctx.const(scale.reshape(()))
     ctx.one("Mul", [rows, scale_name], ctx.out(0))
+    ctx.set_type(0, f32)
+
+
+# --- NF4 weights ---------------------------------------------------------------------------------
+
+
+def _nf4_users(ctx: Context, d: Decompression, users) -> list[Layer]:
+    """NF4 weights run only into MatMuls, f32 out (else as the IR's layers: ``_match`` drops them): with
+    ``NF4_MATMUL`` "bnb4", each MatMul as MatMulBnb4 when all can be (``_bnb4_block``); else folded."""
+    if d.out_type.ov != "f32" or not users or not all(_is(u, "MatMul") for u in users):
+        return []
+    flags = {not attr.boolean(layer, "transpose_b", False) for layer, _ in users}
+    if NF4_MATMUL == "bnb4" and ctx.root.weight_options.contrib and len(flags) == 1 and \
+            all(index == 1 for _, index in users):
+        d.k_first = flags.pop()
+        blocks = {_bnb4_block(d, layer) for layer, _ in users}
+        if len(blocks) == 1 and None not in blocks:
+            d.block_size = blocks.pop()
+            return [layer for layer, _ in users]
+        d.k_first = False
+    d.folded = True
+    return []
+
+
+def _bnb4_block(d: Decompression, matmul: Layer) -> int | None:
+    """MatMulBnb4's block for 2-D NF4 weights into ``matmul``: MatMulNBits' (``_nbits_block``), when its kernel
+    has it and it divides K (its blocks run over the flattened [N, K]: no padding per row)."""
+    block = _nbits_block(d, matmul)
+    k = d.weights.shape[0 if d.k_first else 1]
+    return block if d.weights.ndim == 2 and block in _BNB4_BLOCKS and k % block == 0 else None
+
+
+def _matmul_bnb4(ctx: Context, d: Decompression) -> None:
+    """MatMulBnb4(A, B, absmax), quant_type 1 (NF4): B the codes [N, K] (``_rows``), two per byte, HIGH nibble
+    first (the IR's are low first), flattened; absmax the f32 scale of each block (its kernel multiplies the
+    table's f32 value by it: the CPU plugin's f32 weights). transB stays 1 (the default): the kernel reads B as
+    [N, K] whatever it says. Output declared as for MatMulNBits (no ONNX schema)."""
+    a = ctx.input(0)
+    d = _rows(d)
+    n, k = d.weights.shape
+    codes = d.weights.astype(np.uint8)
+    packed = ((codes[:, 0::2] << 4) | codes[:, 1::2]).astype(np.uint8)
+    absmax = _per_block(d.scale, n, k // d.block_size).astype(np.float32)
+    out = ctx.node("MatMulBnb4", [a.name, ctx.const(packed.reshape(-1), hint="weights"),
+                                  ctx.const(absmax.reshape(-1), hint="scale")], [ctx.out(0)], domain=MS_DOMAIN,
+                   K=k, N=n, block_size=d.block_size, quant_type=1)[0]
+    ctx.root.extra_opsets[MS_DOMAIN] = 1
+    declare(ctx.value(out), d.out_type, None if a.shape is None else tuple(a.shape[:-1]) + (n,))
+
+
+def _folded_nf4(ctx: Context, d: Decompression) -> None:
+    """table[codes] * scale in f32 on the initializers (grouped weights as the IR has them, [.., G, g, ..] by
+    a scale [.., G, 1, ..], then reshaped): ops on constants only, which onnxruntime folds at load."""
+    f32, shape = d.out_type, d.weights.shape
+    codes, scale = d.weights, np.asarray(d.scale)
+    if d.block_size is not None:
+        a, g = d.axis, d.block_size
+        codes = codes.reshape(shape[:a] + (shape[a] // g, g) + shape[a + 1:])
+        scale = scale.reshape(shape[:a] + (shape[a] // g, 1) + shape[a + 1:])
+    elif d.axis is not None:
+        scale = scale.reshape((1,) * d.axis + (-1,) + (1,) * (len(shape) - d.axis - 1))
+    index = ctx.cast(ctx.const(codes, hint="nf4_codes"), from_numpy(codes.dtype), _I32)
+    values = ctx.one("Gather", [ctx.const(d.table, hint="nf4_table"), index], axis=0)
+    scaled = ctx.cast(ctx.const(scale, hint="scale"), from_numpy(scale.dtype), f32)
+    if d.block_size is None:
+        ctx.one("Mul", [values, scaled], ctx.out(0))
+    else:
+        ctx.one("Reshape", [ctx.one("Mul", [values, scaled]), ctx.i64(np.array(shape))], ctx.out(0))
     ctx.set_type(0, f32)
