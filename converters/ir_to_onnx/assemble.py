@@ -66,7 +66,12 @@ def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Va
     feeding a folded layer). onnx_ir's pass also drops the optional outputs nothing reads and the initializers
     only dropped nodes read; ONNX nodes have no side effects (state is graph inputs and outputs). Before the
     domain's functions are attached (their bodies stay as written). Returns the weights still read."""
+    names = {v.name for v in model.graph.outputs}  # (a constant output is declared apart from its initializer,
+    outputs = [v for v in model.graph.initializers.values() if v.name in names]  # which the pass takes as unread)
     RemoveUnusedNodesPass()(model)
+    for v in outputs:
+        if v.name not in model.graph.initializers:
+            model.graph.register_initializer(v)
     unread = [w for w in weights if not w.uses()]
     for w in unread:
         model.graph.inputs.remove(w)
