@@ -1,5 +1,5 @@
 """Conversion time of IRs whose layers are shape arithmetic over small constants (what folding evaluates),
-with folding's numpy path (fold_numpy.py) and with the reference evaluator alone (the path before it),
+with folding's numpy path (fold.run_numpy) and with the reference evaluator alone (the path before it),
 alternated in one process; plus IRs of OpenVINO's PyTorch frontend when given.
 
     python benchmarks/bench_fold.py [--layers 400] [--rounds 5] [extra.xml ...]
@@ -49,9 +49,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from converters.ir_reader import read_ir
-    from converters.ir_to_onnx import fold_numpy, ir_to_onnx
+    from converters.ir_to_onnx import fold, ir_to_onnx
 
-    numpy_run = fold_numpy.run
+    numpy_run = fold.run_numpy
     with tempfile.TemporaryDirectory() as tmp:
         irs = [make_shape_ir(Path(tmp) / "shape.xml", args.layers), *args.extra]
         print(f"load average before: {os.getloadavg()}")
@@ -61,11 +61,11 @@ def main() -> None:
             times = {"numpy path": [], "evaluator only": []}
             for _ in range(args.rounds):
                 for label in times:
-                    fold_numpy.run = numpy_run if label == "numpy path" else (lambda *a: None)
+                    fold.run_numpy = numpy_run if label == "numpy path" else (lambda *a: None)
                     start = time.perf_counter()
                     ir_to_onnx(model)
                     times[label].append(time.perf_counter() - start)
-            fold_numpy.run = numpy_run
+            fold.run_numpy = numpy_run
             med = {k: statistics.median(v) for k, v in times.items()}
             print(f"{xml.name} ({len(model.layers)} layers): numpy path {med['numpy path'] * 1e3:.0f} ms, "
                   f"evaluator only {med['evaluator only'] * 1e3:.0f} ms, "

@@ -163,6 +163,24 @@ def test_split_of_an_empty_axis(shape, rows, n, tmp_path):
     check_ir(xml, [np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)])
 
 
+@pytest.mark.parametrize("rank_known", [True, False])
+@pytest.mark.parametrize("axis", [-1, 1, 0])
+def test_split_of_a_dim_known_at_run_time(rank_known, axis, tmp_path):
+    """A split dim known at run time only (of a known rank, or unknown: a Reshape to a run-time shape; a negative
+    axis): the sizes are [dim] / [n] broadcast over n (Shape of the one dim, Div): the same parts, 0 or 2 wide,
+    as OpenVINO's."""
+    x = P([-1, -1], "f32", name="x")
+    target = P([-1], "i64", name="target")
+    data = x if rank_known else o1.reshape(x, target, False)
+    params = [x] if rank_known else [x, target]
+    xml = save_ir(M(list(o1.split(data, o1.constant(np.int64(axis)), 3).outputs()), params), tmp_path)
+    for cols in (6, 0):
+        shape = (3, cols) if axis else (cols, 3)
+        inputs = [np.arange(3 * cols, dtype=np.float32).reshape(shape)]
+        model = check_ir(xml, inputs if rank_known else inputs + [np.array(shape, np.int64)])
+    assert [n.op_type for n in model.graph.node][-3:] == ["Shape", "Div", "Split"]
+
+
 _EMPTY_CELLS = [
     'GRUCell-3[hidden_size=3,activations=["tanh","relu"],clip=1.5,linear_before_reset=true,activations_alpha=[],'
     'activations_beta=[]]f32:empty:plain',

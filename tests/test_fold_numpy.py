@@ -1,7 +1,7 @@
-"""Folding's numpy path (converters/ir_to_onnx/fold_numpy.py) computes what onnx's reference evaluator (the
-folding's other path) computes, op by op: values, element type and shape, over the element types, with
-broadcasting, integer division and modulo of every sign, bool; and refuses (None: the evaluator folds) what
-it does not cover. Every op of its table has cases here."""
+"""Folding's numpy path (``run_numpy`` of converters/ir_to_onnx/fold.py) computes what onnx's reference
+evaluator (the folding's other path) computes, op by op: values, element type and shape, over the element
+types, with broadcasting, integer division and modulo of every sign, bool; and refuses (None: the evaluator
+folds) what it does not cover. Every op of its table has cases here."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 import onnx_ext
-from converters.ir_to_onnx import fold_numpy
+from converters.ir_to_onnx import fold
 from onnx_ext.reference import reference_evaluator
 
 INTS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
@@ -110,15 +110,15 @@ def _by_evaluator(node: ir.Node, inputs: list[np.ndarray]) -> np.ndarray:
 
 def _by_numpy(node: ir.Node, inputs: list[np.ndarray]) -> np.ndarray | None:
     with np.errstate(all="ignore"):
-        got = fold_numpy.run([node], {f"in{i}": x for i, x in enumerate(inputs)}, ["out"])
+        got = fold.run_numpy([node], {f"in{i}": x for i, x in enumerate(inputs)}, ["out"])
     return None if got is None else got[0]
 
 
 def test_every_op_of_the_table_has_cases():
-    assert set(fold_numpy.OPS) == {op for op, _, _ in CASES}
+    assert set(fold.OPS) == {op for op, _, _ in CASES}
 
 
-@pytest.mark.parametrize("op", sorted(fold_numpy.OPS))
+@pytest.mark.parametrize("op", sorted(fold.OPS))
 def test_numpy_path_agrees_with_the_evaluator(op):
     cases = [(inputs, attrs) for o, inputs, attrs in CASES if o == op]
     for inputs, attrs in cases:

@@ -1,13 +1,18 @@
-"""Constant folding, one mechanism for every translator.
+"""Constant folding, one module for every translator; three parts.
 
-A layer whose inputs are all small constants known at conversion time (shape arithmetic: a static
-rank compared with a number, a shape reshaped, squeezed, concatenated) is translated like any other;
-then the nodes it emitted are evaluated once, by onnx's reference evaluator with the domain's numpy
-references (what onnxruntime computes of those nodes), and its outputs become constants in their
-place (the common ops of shape arithmetic by fold_numpy.py, the evaluator's own numpy restated
-without building a model per layer; the rest by the evaluator). What reads them folds in turn: an If whose condition folds keeps only its live body
-(handlers/control.py). Translators carry no folding of their own, and folding cannot disagree with
-the translation.
+1. ``fold_layer``: a layer whose inputs are all small constants known at conversion time (shape arithmetic: a
+   static rank compared with a number, a shape reshaped, squeezed, concatenated) is translated like any other;
+   then the nodes it emitted are evaluated once (``evaluate``: what onnxruntime computes of those nodes) and its
+   outputs become constants in their place. What reads them folds in turn: an If whose condition folds keeps
+   only its live body (handlers/control.py). Translators carry no folding of their own, and folding cannot
+   disagree with the translation.
+2. The evaluation: the common ops of shape arithmetic by numpy (``OPS``, ``run_numpy``: onnx's reference
+   evaluator's own numpy restated without building a model per layer, ~1-3 ms each, most of the conversion time
+   of an IR with hundreds of such layers; the domain's ops by their numpy references), the rest by onnx's
+   reference evaluator. tests/test_fold_numpy.py checks each op of ``OPS`` against the evaluator.
+3. ``fold_known``: before translation, shape arithmetic on a value known in part (a ShapeOf of data with a
+   dynamic batch) whose output is known in full, followed on the IR's layers (their inputs are no constants:
+   there is nothing to evaluate nodes on).
 
 Bounded: inputs and outputs of at most ``FOLD_ELEMENTS`` elements, so weights are never evaluated
 or copied. Translators whose constants need OpenVINO's own arithmetic make them themselves (Convert:
@@ -19,16 +24,17 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Callable
 
 import numpy as np
 import onnx
 import onnx_ir as ir
 
 import onnx_ext
+from onnx_ext import ops
 from onnx_ext.types import from_numpy
 
 from ..ir import Layer
-from . import fold_numpy
 from .context import Context, Value
 
 #: Constants of at most this many elements fold (inputs and outputs).
@@ -86,7 +92,7 @@ def _drop(ctx: Context, nodes: list[ir.Node]) -> None:
 
 def evaluate(ctx: Context, nodes: list[ir.Node], outputs: list[str]) -> list[np.ndarray] | None:
     """The values ``outputs`` that ``nodes`` (standard or of the domain, reading constants of ``ctx``)
-    compute, by fold_numpy.py where it takes every node, else by onnx's reference evaluator; None where
+    compute, by ``run_numpy`` where it takes every node, else by onnx's reference evaluator; None where
     it cannot (a node reads a value no constant gives, holds a graph, draws random numbers, or the
     evaluator fails): folding is a help, never a requirement."""
     if any(n.op_type in _RANDOM_OPS or any(a.type == ir.AttributeType.GRAPH for a in n.attributes.values())
@@ -98,7 +104,7 @@ def evaluate(ctx: Context, nodes: list[ir.Node], outputs: list[str]) -> list[np.
         return None
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        arrays = fold_numpy.run(nodes, ctx.constants, outputs)
+        arrays = run_numpy(nodes, ctx.constants, outputs)
     return arrays if arrays is not None else _evaluate_model(ctx, nodes, outputs, read)
 
 
@@ -116,6 +122,176 @@ def _evaluate_model(ctx: Context, nodes: list[ir.Node], outputs: list[str], read
             warnings.simplefilter("ignore")
             return [np.asarray(a) for a in reference_evaluator(model).run(None, {})]
     except Exception:  # noqa: BLE001 - the nodes stay, as translated
+        return None
+
+
+# --- ONNX nodes by numpy, as onnx's reference evaluator computes them (onnx/reference/ops/op_*.py) -----------
+
+#: The element types Cast converts to here (``x.astype``, as the evaluator's ``cast_to`` for them).
+_PLAIN = {t: ir.DataType(t).numpy() for t in (
+    onnx.TensorProto.BOOL, onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32,
+    onnx.TensorProto.INT64, onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32,
+    onnx.TensorProto.UINT64, onnx.TensorProto.FLOAT16, onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE)}
+
+
+class NotCovered(Exception):
+    """The node is not one this module computes: the evaluator does."""
+
+
+def _attr(node: ir.Node, name: str, default=None):
+    attr = node.attributes.get(name)
+    return default if attr is None else attr.value
+
+
+def _same_type(*xs: np.ndarray) -> None:
+    if len({x.dtype for x in xs}) != 1 or xs[0].dtype not in _PLAIN.values():
+        raise NotCovered
+
+
+def _numeric(*xs: np.ndarray) -> None:
+    _same_type(*xs)
+    if xs[0].dtype == np.bool_:
+        raise NotCovered
+
+
+def _binary(fn: Callable, check: Callable = _numeric) -> Callable:
+    def run(node, a, b):
+        check(a, b)
+        return fn(a, b)
+    return run
+
+
+def _div(node, a, b):
+    _numeric(a, b)
+    if issubclass(a.dtype.type, np.integer):  # truncated toward zero (C), in integers
+        q = np.floor_divide(a, b)
+        needs_adjust = (np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))
+        return q + needs_adjust.astype(q.dtype)
+    return np.divide(a, b).astype(a.dtype)
+
+
+def _mod(node, a, b):
+    _numeric(a, b)
+    return np.fmod(a, b) if _attr(node, "fmod", 0) == 1 else np.mod(a, b)
+
+
+def _logical(fn: Callable) -> Callable:
+    def run(node, *xs):
+        if any(x.dtype != np.bool_ for x in xs):
+            raise NotCovered
+        return fn(*xs)
+    return run
+
+
+def _unary(fn: Callable) -> Callable:
+    def run(node, x):
+        _numeric(x)
+        return fn(x)
+    return run
+
+
+def _variadic(fn: Callable) -> Callable:
+    def run(node, *xs):
+        _numeric(*xs)
+        out = xs[0].copy()
+        for x in xs[1:]:
+            out = fn(out, x)
+        return out
+    return run
+
+
+def _where(node, cond, x, y):
+    _same_type(x, y)
+    if cond.dtype != np.bool_:
+        raise NotCovered
+    return np.where(cond, x, y).astype(x.dtype)
+
+
+def _cast(node, x):
+    to = _PLAIN.get(_attr(node, "to"))
+    if to is None or x.dtype not in _PLAIN.values() or "round_mode" in node.attributes:
+        raise NotCovered
+    return x.astype(to)
+
+
+def _concat(node, *xs):
+    axis = _attr(node, "axis")
+    if any(x.ndim == 0 or not -x.ndim <= axis < x.ndim for x in xs):
+        raise NotCovered
+    return np.concatenate(xs, axis)
+
+
+def _gather(node, x, indices):
+    return np.take(x, indices, axis=_attr(node, "axis", 0))
+
+
+def _unsqueeze(node, x, axes):
+    return np.expand_dims(x, axis=tuple(axes.reshape(-1).tolist()))
+
+
+def _squeeze(node, x, axes=None):
+    return np.squeeze(x) if axes is None else np.squeeze(x, axis=tuple(axes.reshape(-1).tolist()))
+
+
+def _reshape(node, x, shape):
+    new_shape = np.copy(shape)
+    if _attr(node, "allowzero", 0) != 1:
+        zeros = np.where(shape == 0)
+        new_shape[zeros] = np.array(x.shape)[zeros]
+    return np.reshape(x, new_shape)
+
+
+def _range(node, start, limit, delta):
+    if "stash_type" in node.attributes:
+        raise NotCovered
+    return np.arange(start.item(), limit.item(), delta.item()).astype(start.dtype)
+
+
+def _identity(node, x):
+    return x.copy()
+
+
+#: Standard ONNX ops (domain "") by op type: ``fn(node, *inputs) -> array``.
+OPS: dict[str, Callable] = {
+    "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div, "Mod": _mod,
+    "Neg": _unary(np.negative), "Abs": _unary(np.absolute),
+    "Min": _variadic(np.minimum), "Max": _variadic(np.maximum),
+    "Equal": _binary(np.equal, _same_type), "Less": _binary(np.less), "LessOrEqual": _binary(np.less_equal),
+    "Greater": _binary(np.greater), "GreaterOrEqual": _binary(np.greater_equal),
+    "Not": _logical(np.logical_not), "And": _logical(np.logical_and), "Or": _logical(np.logical_or),
+    "Xor": _logical(np.logical_xor), "Where": _where, "Cast": _cast, "Identity": _identity,
+    "Concat": _concat, "Gather": _gather, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Reshape": _reshape,
+    "Range": _range,
+}
+
+
+def run_node(node: ir.Node, inputs: list[np.ndarray | None]) -> list[np.ndarray]:
+    """The outputs of ``node``; raises ``NotCovered`` for what the evaluator computes instead."""
+    if node.domain == onnx_ext.DOMAIN:
+        spec = ops.spec(node.op_type)
+        attrs = spec.normalize({a.name: onnx.helper.get_attribute_value(ir.serde.serialize_attribute(a))
+                                for a in node.attributes.values()}, node.name or None)
+        return [np.asarray(a) for a in spec.run_reference(*inputs, **attrs)]
+    while inputs and inputs[-1] is None:
+        inputs = inputs[:-1]
+    fn = OPS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if fn is None or len(node.outputs) != 1 or any(x is None for x in inputs):
+        raise NotCovered
+    return [np.asarray(fn(node, *inputs))]
+
+
+def run_numpy(nodes: list[ir.Node], constants: dict[str, np.ndarray], outputs: list[str]) -> list[np.ndarray] | None:
+    """The values ``outputs`` that ``nodes`` compute from ``constants``, or None when a node is not one
+    ``OPS`` computes (or numpy refuses its inputs)."""
+    env: dict[str, np.ndarray] = {}
+    try:
+        for node in nodes:
+            inputs = [None if v is None else env[v.name] if v.name in env else np.asarray(constants[v.name])
+                      for v in node.inputs]
+            for value, array in zip(node.outputs, run_node(node, inputs)):
+                env[value.name] = array
+        return [env[name] for name in outputs]
+    except Exception:  # noqa: BLE001 - NotCovered, or inputs numpy refuses: the evaluator decides
         return None
 
 
@@ -172,7 +348,7 @@ def _ints(known: np.ndarray | None) -> list[int] | None:
     return None if known is None or any(k is None for k in known.reshape(-1)) else [int(k) for k in known.reshape(-1)]
 
 
-def _shape_of(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_shape_of(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     shape = ctx.values[ctx.source(layer, 0)].shape
     return None if shape is None else _objects([int(d) if isinstance(d, (int, np.integer)) else None for d in shape])
 
@@ -184,7 +360,7 @@ def _objects(items: list) -> np.ndarray:
     return out
 
 
-def _same(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_same(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     """Convert (of integers: a dim's value is the same), Squeeze, Unsqueeze: the elements, re-shaped."""
     known = _known(ctx, layer, 0, depth)
     value = ctx.out_value(0) if layer is ctx.layer else ctx.values[(layer.id, layer.outputs[0].id)]
@@ -193,7 +369,7 @@ def _same(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     return known.reshape(value.shape)
 
 
-def _gather(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_gather(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     data, indices, axis = (_known(ctx, layer, i, depth) for i in range(3))
     picked, axis = _ints(indices), _ints(axis)
     batch_dims = int(layer.data.get("batch_dims", 0))
@@ -205,7 +381,7 @@ def _gather(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     return _objects([data[k] for k in picked]).reshape(indices.shape)
 
 
-def _strided_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_strided_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     """Of 1-D data only, with no new axis nor ellipsis: the slice, or the element a shrink axis picks."""
     data = _known(ctx, layer, 0, depth)
     begin, end = _ints(_known(ctx, layer, 1, depth)), _ints(_known(ctx, layer, 2, depth))
@@ -224,7 +400,7 @@ def _strided_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     return data[slice(first, last, stride[0])]
 
 
-def _slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     """Slice-8 of 1-D data."""
     data, start, stop, step = (_known(ctx, layer, i, depth) for i in range(4))
     start, stop, step = _ints(start), _ints(stop), _ints(step)
@@ -235,14 +411,14 @@ def _slice(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     return data[slice(start[0], stop[0], step[0])]
 
 
-def _concat(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_concat(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     parts = [_known(ctx, layer, i, depth) for i in range(len(layer.inputs))]
     if any(p is None or p.ndim != 1 for p in parts) or int(layer.data.get("axis", 0)) not in (0, -1):
         return None
     return np.concatenate(parts)
 
 
-def _arithmetic(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
+def _known_arithmetic(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
     """Add, Subtract, Multiply (numpy broadcast): each element known where both operands are."""
     a, b = _known(ctx, layer, 0, depth), _known(ctx, layer, 1, depth)
     if a is None or b is None or layer.data.get("auto_broadcast", "numpy").lower() != "numpy":
@@ -252,6 +428,6 @@ def _arithmetic(ctx: Context, layer: Layer, depth: int) -> np.ndarray | None:
                     dtype=object)
 
 
-_KNOWN_OPS = {"shapeof": _shape_of, "convert": _same, "squeeze": _same, "unsqueeze": _same, "gather": _gather,
-              "stridedslice": _strided_slice, "slice": _slice, "concat": _concat,
-              **dict.fromkeys(_ARITHMETIC, _arithmetic)}
+_KNOWN_OPS = {"shapeof": _known_shape_of, "convert": _known_same, "squeeze": _known_same, "unsqueeze": _known_same,
+              "gather": _known_gather, "stridedslice": _known_strided_slice, "slice": _known_slice,
+              "concat": _known_concat, **dict.fromkeys(_ARITHMETIC, _known_arithmetic)}

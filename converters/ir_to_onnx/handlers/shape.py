@@ -180,7 +180,7 @@ def tile(ctx: Context, layer) -> None:
     ctx.emit("Tile", [x], data.type, ctx.out(0), kind="bits", extra=[reps])
 
 
-@translator("Split", since=1, emits=("Div", "Expand", "Gather", "Shape", "Split"))
+@translator("Split", since=1, emits=("Div", "Shape", "Split"))
 def split(ctx: Context, layer) -> None:
     data, axis_v = ctx.input(0), ctx.input(1)
     axis = const_ints(ctx, axis_v, "the Split axis")[0]
@@ -200,9 +200,9 @@ def split(ctx: Context, layer) -> None:
     # onnxruntime (1.31) refuses num_outputs for a split dim of 0 ("Invalid num_outputs value"): the sizes
     if isinstance(dim, (int, np.integer)):
         sizes = ctx.i64([0] * n)
-    else:
-        part = ctx.one("Div", [ctx.one("Gather", [ctx.one("Shape", [data.name]), ctx.i64(axis)]), ctx.i64(n)])
-        sizes = ctx.one("Expand", [part, ctx.i64([n])])
+    else:  # [dim] / [n] * n: the n equal sizes in one Div broadcasting the dim
+        dim = ctx.one("Shape", [data.name], start=axis, end=axis + 1 if axis != -1 else None)
+        sizes = ctx.one("Div", [dim, ctx.i64([n] * n)])
     ctx.node("Split", [data.name, sizes], outs, axis=axis)
 
 
