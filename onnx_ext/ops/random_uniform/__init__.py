@@ -205,7 +205,7 @@ def _tensorflow(g: BodyBuilder, et: ElementType, stream: str, count: str, lo: st
             return _integer(g, et, w.or_(w.shl(_u64(g, b), 32), _u64(g, a)), lo, hi, 64)
         u = g("Add", _in(g, a, 20, F64, 2.0**-20), _in(g, b, 32, F64, 2.0**-52))
         return _scaled(g, et, u, lo, hi)
-    (w,) = interleaved(g, stream, count, 1)
+    w = stream  # (a word a value: the stream has ``count`` words)
     if et.ov == "i32":
         return _integer(g, et, _u64(g, w), lo, hi, 32)
     bits = {"f32": 23, "f16": 10, "bf16": 7}[et.ov]
