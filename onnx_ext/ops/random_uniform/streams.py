@@ -128,9 +128,10 @@ def tabled(g: BodyBuilder, words: str, table: np.ndarray, compute: Callable[[Bod
     """A stream's first ``words`` words ([words] UINT32): a Slice of ``table`` (its first words) when they are
     enough, else ``table`` and ``compute(branch, rest)``, the ``rest`` words after it."""
     short, long = g.branch(), g.branch()
-    cut = short("Slice", short.const(table, np.uint32), short.const([0]), short("Reshape", words, short.const([1])))
+    kept = g.const(table, np.uint32)  # (outside the branches: one copy in the model)
+    cut = short("Slice", kept, short.const([0]), short("Reshape", words, short.const([1])))
     rest = long("Sub", words, long.const(len(table)))
-    whole = long("Concat", long.const(table, np.uint32), compute(long, rest), axis=0)
+    whole = long("Concat", kept, compute(long, rest), axis=0)
     return g.if_(g("LessOrEqual", words, g.const(len(table))), short, cut, long, whole)
 
 
