@@ -31,8 +31,7 @@ from ...errors import OpAttributeError, OpInputError
 from ...types import ElementType, from_onnx, from_ov
 from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
 from ..builder import BodyBuilder
-from ..random_uniform import _drawn, _tensorflow, seed
-from ..random_uniform.streams import philox_stream
+from ..random_uniform import _drawn, philox_values, seed
 from .reference import multinomial_reference
 
 __all__ = ["SPEC", "Sampler", "multinomial_reference"]
@@ -130,11 +129,8 @@ class Sampler(Overload):
         if self.global_seed == 0 and self.op_seed == 0:
             return _drawn(g, et, dims, zero, one)
         count = g("ReduceProd", dims, keepdims=0)
-        wide = et.numpy.itemsize > 4
-        stream = philox_stream(g, g("Mul", count, g.const(2 if wide else 1)),
-                               (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
-                               (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32), TABLE_WORDS)
-        return g("Reshape", _tensorflow(g, et, stream, count, zero, one), dims, allowzero=1)
+        return g("Reshape", philox_values(g, et, count, zero, one, self.global_seed, self.op_seed, TABLE_WORDS), dims,
+                 allowzero=1)
 
 
 def _up(b: BodyBuilder, et: ElementType, x: str) -> str:

@@ -97,11 +97,15 @@ def _u32(g: BodyBuilder, v, like: str) -> str:
 
 
 def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int],
-                  table_words: int = TABLE_WORDS) -> str:
+                  table_words: int = TABLE_WORDS, convert: tuple[Callable, Callable] | None = None) -> str:
     """The first ``words`` words of the Philox stream ([words] UINT32), call after call: its first ``table_words``
-    words (a multiple of 4) from a table, the rest computed."""
+    words (a multiple of 4) from a table, the rest computed. ``convert``: a word-wise conversion, (numpy, graph:
+    ``(branch, words) -> values``), the same values: applied to the table when the body is built, to the computed
+    words at run time."""
     table = philox_words(table_words // 4, key[0] | key[1] << 32, counter[0] | counter[1] << 32).reshape(-1)
-    return tabled(g, words, table, lambda b, rest: _philox_blocks(b, words, rest, table_words // 4, key, counter))
+    on_table, on_words = convert or ((lambda w: w), (lambda b, w: w))
+    return tabled(g, words, on_table(table),
+                  lambda b, rest: on_words(b, _philox_blocks(b, words, rest, table_words // 4, key, counter)))
 
 
 def _philox_blocks(g: BodyBuilder, words: str, rest: str, first: int, key: tuple[int, int],
@@ -125,10 +129,10 @@ def _philox_blocks(g: BodyBuilder, words: str, rest: str, first: int, key: tuple
 
 
 def tabled(g: BodyBuilder, words: str, table: np.ndarray, compute: Callable[[BodyBuilder, str], str]) -> str:
-    """A stream's first ``words`` words ([words] UINT32): a Slice of ``table`` (its first words) when they are
-    enough, else ``table`` and ``compute(branch, rest)``, the ``rest`` words after it."""
+    """A stream's first ``words`` values ([words]): a Slice of ``table`` (its first values) when they are enough, else
+    ``table`` and ``compute(branch, rest)``, the ``rest`` values after it."""
     short, long = g.branch(), g.branch()
-    kept = g.const(table, np.uint32)  # (outside the branches: one copy in the model)
+    kept = g.const(table, table.dtype)  # (outside the branches: one copy in the model)
     cut = short("Slice", kept, short.const([0]), short("Reshape", words, short.const([1])))
     rest = long("Sub", words, long.const(len(table)))
     whole = long("Concat", kept, compute(long, rest), axis=0)
