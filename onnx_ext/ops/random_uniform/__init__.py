@@ -133,7 +133,6 @@ class Stream(Overload):
             same = g("Equal", g("Cast", lo, to=INT64.dtype), g("Cast", hi, to=INT64.dtype))
             dims = g("Add", dims, g.check("max_differs_from_min", g("Not", same)))
         count = g("ReduceProd", dims, keepdims=0)
-        wide = et.numpy.itemsize > 4
         if self.global_seed == 0 and self.op_seed == 0:
             values = _drawn(g, et, dims, lo, hi)
         elif self.alignment == "tensorflow":
