@@ -15,7 +15,7 @@ import onnx_ext
 from domain_ops import EXAMPLES, check_inference, node_model, round_trip, run_three_ways
 from helpers import assert_same
 from ir_testing import convert, evaluate_model_cpu, parameter, run_onnx, save_ir
-from onnx_ext.ops.multinomial import TABLE_WORDS, multinomial_reference
+from onnx_ext.ops.multinomial import BLOCK, TABLE_WORDS, multinomial_reference
 from onnx_ext.ops.random_uniform import random_uniform_reference
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -73,6 +73,26 @@ def test_samples_without_replacement_unrolled_or_looped(dtype, known):
     model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
     overloads = {f.overload for f in model.functions if f.name == "Multinomial"}
     assert any(o.endswith("_n12") for o in overloads) == known, overloads
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("known", [True, False])
+@pytest.mark.parametrize("nan", [False, True])
+def test_samples_without_replacement_across_blocks(dtype, known, nan):
+    # classes over several of the search's blocks (BLOCK, not a multiple of it: padded); a row with an infinite
+    # probability (cdf 0 before it, NaN from it on) sends the whole batch to the plain search (an If)
+    rng = np.random.default_rng(11)
+    probs = rng.random((4, 3 * BLOCK + 17)) ** 6
+    probs[2, :2 * BLOCK] = 0  # (the first hits in the last blocks)
+    if nan:
+        probs[1, 500] = np.inf
+    inputs = [probs.astype(dtype), np.array(10, np.int64)]
+    attrs = {"convert_type": I64, "with_replacement": 0, "log_probs": 0, "global_seed": 3, "op_seed": 4}
+    want = multinomial_reference(*inputs, **attrs)
+    assert (want[2] >= 2 * BLOCK).all() and len(set(want[0])) == 10
+    model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
     for how, (got,) in run_three_ways(model, inputs).items():
         assert_same(got, want, how)
 

@@ -80,7 +80,8 @@ def test_random_uniform_matches_openvino(ov_reference, case):
 
 
 @pytest.mark.parametrize("alignment, ov_type, bounds", [
-    ("tensorflow", "f32", (-1, 2)), ("tensorflow", "f64", (0, 1)), ("tensorflow", "i32", (3, 1000)),
+    ("tensorflow", "f32", (-1, 2)), ("tensorflow", "f16", (-1, 2)), ("tensorflow", "f64", (0, 1)),
+    ("tensorflow", "i32", (3, 1000)),
     ("tensorflow", "i64", (-5, 2**40)), ("pytorch", "f32", (-1, 2)), ("pytorch", "f64", (0, 1)),
     ("pytorch", "i64", (0, 100)), ("pytorch", "i64", (-5, 2**40))])
 def test_streams_beyond_the_table_are_computed_exactly(ov_reference, alignment, ov_type, bounds):

@@ -11,7 +11,8 @@ then cdf /= 1 - p.
 
 Bodies: ``Sampler`` (``{type}_{rep|norep}[_log]_g{global_seed}_o{op_seed}[_n{samples}]``): with replacement one
 comparison of every sample with every cdf value and an ArgMax; without, the steps unrolled (num_samples known, at
-most ``UNROLLED``: ``_n{samples}``) or a Loop over the samples carrying the cdf.
+most ``UNROLLED``: ``_n{samples}``) or a Loop over the samples carrying the cdf, each step's class found block by
+block (``BLOCK`` classes: a ReduceMax, then the block's first hit) unless the cdf holds a NaN.
 Errors at run time: ``num_samples_non_negative``, ``num_samples_within_classes`` (without replacement).
 """
 
@@ -30,8 +31,7 @@ from ...errors import OpAttributeError, OpInputError
 from ...types import ElementType, from_onnx, from_ov
 from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
 from ..builder import BodyBuilder
-from ..random_uniform import _drawn, _tensorflow, seed
-from ..random_uniform.streams import philox_stream
+from ..random_uniform import _drawn, philox_values, seed
 from .reference import multinomial_reference
 
 __all__ = ["SPEC", "Sampler", "multinomial_reference"]
@@ -41,6 +41,8 @@ F32 = onnx.TensorProto.FLOAT
 I64 = onnx.TensorProto.INT64
 #: Samples without replacement, num_samples known, unrolled (~20 nodes each) up to this many; more: a Loop.
 UNROLLED = 16
+#: Classes per block of the search for a sample's class (without replacement; the cdf padded to a multiple).
+BLOCK = 256
 #: Words of the Philox stream a body keeps (16 KB): batch x num_samples up to 4,096 (f64: 2,048) sliced, more
 #: computed (a sampler draws a few words per row; RandomUniform's 65,536-word table would be 256 KB a node).
 TABLE_WORDS = 1 << 12
@@ -127,11 +129,8 @@ class Sampler(Overload):
         if self.global_seed == 0 and self.op_seed == 0:
             return _drawn(g, et, dims, zero, one)
         count = g("ReduceProd", dims, keepdims=0)
-        wide = et.numpy.itemsize > 4
-        stream = philox_stream(g, g("Mul", count, g.const(2 if wide else 1)),
-                               (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32),
-                               (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32), TABLE_WORDS)
-        return g("Reshape", _tensorflow(g, et, stream, count, zero, one), dims, allowzero=1)
+        return g("Reshape", philox_values(g, et, count, zero, one, self.global_seed, self.op_seed, TABLE_WORDS), dims,
+                 allowzero=1)
 
 
 def _up(b: BodyBuilder, et: ElementType, x: str) -> str:
@@ -145,35 +144,65 @@ def _round(b: BodyBuilder, et: ElementType, x: str) -> str:
 
 def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int) -> str:
     """The samples [B, n]: ``samples`` steps unrolled (num_samples known), else (0) a Loop over the samples carrying
-    the cdf [B, C] (onnxruntime's Loop costs several times its body's kernels on a [8, 32000] cdf)."""
+    the cdf [B, C] (onnxruntime's Loop costs several times its body's kernels on a [8, 32000] cdf). Each step finds
+    its class block-wise (``_first_hit_blocked``) unless the cdf holds a NaN (an If): onnxruntime's ReduceMax
+    drops or keeps a NaN depending on where it stands, so a block's maximum would hide a hit behind it."""
+    has_nan = g("Cast", g("ReduceMax", g("Cast", g("IsNaN", cdf), to=F32), keepdims=0), to=onnx.TensorProto.BOOL)
+    plain, blocked = g.branch(), g.branch()
+    out_plain = _draw_all(plain, et, ct, u, cdf, n, samples, _first_hit, "mn")
+    padded = blocked("Pad", cdf, blocked("Concat", blocked.const([0, 0, 0]), blocked("Sub", blocked("Mul", blocked(
+        "Div", blocked("Add", blocked("Shape", cdf, start=1, end=2), blocked.const([BLOCK - 1])), blocked.const([BLOCK])),
+        blocked.const([BLOCK])), blocked("Shape", cdf, start=1, end=2)), axis=0),
+        blocked.const(-np.inf, onnx.helper.tensor_dtype_to_np_dtype(ct)))  # (-inf: never a hit, stays -inf)
+    out_blocked = _draw_all(blocked, et, ct, u, padded, n, samples, _first_hit_blocked, "mnb")
+    return g.if_(has_nan, plain, out_plain, blocked, out_blocked)
+
+
+def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int, find, name: str) -> str:
     # the class indices [B, C] (INT32: onnxruntime compares [B, C] with [B, 1] ~3x faster than [1, C] with [B, 1])
     classes = g("Expand", g("Cast", g("Range", g.const(0), g("ReduceSum", g("Shape", cdf, start=1, end=2), keepdims=0),
                                        g.const(1)), to=onnx.TensorProto.INT32), g("Shape", cdf))
     if samples:
         taken = []
         for j in range(samples):
-            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes)
+            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes, find)
             taken.append(k)
         return g("Concat", *taken, axis=1)
     b = g.branch()
-    k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", "mn_step", b.const([1])), axis=1), "mn_cdf_in",
-                              classes)
-    b("Identity", cdf_out, out="mn_cdf_out")
-    b("Squeeze", k, b.const([1]), out="mn_sample")
-    _, stacked = g.loop("mn", g("Squeeze", n, g.const([0])), b, "mn_step", carried={"cdf": (cdf, ct, None)},
-                        scanned={"mn_sample": ("mn_samples", I64)})
+    k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", f"{name}_step", b.const([1])), axis=1),
+                              f"{name}_cdf_in", classes, find)
+    b("Identity", cdf_out, out=f"{name}_cdf_out")
+    b("Squeeze", k, b.const([1]), out=f"{name}_sample")
+    _, stacked = g.loop(name, g("Squeeze", n, g.const([0])), b, f"{name}_step", carried={"cdf": (cdf, ct, None)},
+                        scanned={f"{name}_sample": (f"{name}_samples", I64)})
     # (no sample: onnxruntime gives the Loop's stacked output the shape [0])
     stacked = g("Reshape", stacked, g("Concat", n, g("Shape", cdf, start=0, end=1), axis=0), allowzero=1)
     return g("Transpose", stacked, perm=[1, 0])
 
 
-def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str) -> tuple[str, str]:
-    """One sample ([B, 1] INT64) for the uniforms ``uj`` [B, 1] (``classes``: the class indices [B, C]): the first
-    class with u <= cdf (none: 0, cdf unchanged); and the cdf with its probability p taken out (cdf[k] -= p for k >=
-    the class, cdf /= 1 - p, in the probs' type)."""
+def _first_hit(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
+    """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL)."""
     hit = b("Cast", b("LessOrEqual", uj, cdf), to=F32)  # (ArgMax of float: ~1.5x faster than of int32)
     k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
-    found = b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+    return k, b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+
+
+def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
+    """``_first_hit`` on a cdf of ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose
+    maximum is >= u holds the first hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and
+    ArgMax over it), then the first hit within that block."""
+    blocks = b("Reshape", cdf, b.const([0, -1, BLOCK]))  # [B, C / BLOCK, BLOCK]
+    top = b("ReduceMax", blocks, b.const([2]), keepdims=0)
+    kb, found = _first_hit(b, uj, top)
+    k, _ = _first_hit(b, uj, b("GatherND", blocks, kb, batch_dims=1))  # (no hit: block 0, class 0)
+    return b("Add", b("Mul", kb, b.const(BLOCK)), k), found
+
+
+def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str, find) -> tuple[str, str]:
+    """One sample ([B, 1] INT64) for the uniforms ``uj`` [B, 1] (``classes``: the class indices [B, C]): the first
+    class with u <= cdf (none: 0, cdf unchanged; ``find``) and the cdf with its probability p taken out (cdf[k] -= p
+    for k >= the class, cdf /= 1 - p, in the probs' type)."""
+    k, found = find(b, uj, cdf)
     at_k = b("GatherElements", cdf, k, axis=1)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
     zero, one = b.const(0.0, dtype), b.const(1.0, dtype)

@@ -30,7 +30,7 @@ from ...types import ElementType, from_onnx, from_ov
 from ..base import NAT, Attr, Bodies, OpSpec, Operand, Overload, words
 from ..builder import BodyBuilder
 from .reference import BF16, pytorch_values, tensorflow_values
-from .streams import U64, Words, interleaved, mersenne, philox_stream
+from .streams import TABLE_WORDS, U64, Words, interleaved, mersenne, philox_stream
 
 __all__ = ["SPEC", "Stream", "random_uniform_reference"]
 
@@ -133,14 +133,10 @@ class Stream(Overload):
             same = g("Equal", g("Cast", lo, to=INT64.dtype), g("Cast", hi, to=INT64.dtype))
             dims = g("Add", dims, g.check("max_differs_from_min", g("Not", same)))
         count = g("ReduceProd", dims, keepdims=0)
-        wide = et.numpy.itemsize > 4
         if self.global_seed == 0 and self.op_seed == 0:
             values = _drawn(g, et, dims, lo, hi)
         elif self.alignment == "tensorflow":
-            words_ = g("Mul", count, g.const(2 if wide else 1))
-            key = (self.global_seed & 0xFFFFFFFF, self.global_seed >> 32)
-            stream = philox_stream(g, words_, key, (self.op_seed & 0xFFFFFFFF, self.op_seed >> 32))
-            values = _tensorflow(g, et, stream, count, lo, hi)
+            values = philox_values(g, et, count, lo, hi, self.global_seed, self.op_seed)
         else:
             values = _pytorch(g, et, count, lo, hi, self.global_seed)
         return g("Reshape", values, dims, allowzero=1)
@@ -196,8 +192,25 @@ def _u64(g: BodyBuilder, w: str) -> str:
     return g("Cast", w, to=U64)
 
 
+def philox_values(g: BodyBuilder, et: ElementType, count: str, lo: str, hi: str, global_seed: int, op_seed: int,
+                  table_words: int = TABLE_WORDS) -> str:
+    """The tensorflow-aligned values ([count]) for the seeds: f32, f16 and bf16 from a table of the stream's first
+    values in [0, 1) (one word a value, converted when the body is built: only the computed words are converted at
+    run time), the other types from the stream's words."""
+    wide = et.numpy.itemsize > 4
+    words = g("Mul", count, g.const(2 if wide else 1))
+    key, counter = (global_seed & 0xFFFFFFFF, global_seed >> 32), (op_seed & 0xFFFFFFFF, op_seed >> 32)
+    if et.ov in ("f32", "f16", "bf16"):
+        bits = {"f32": 23, "f16": 10, "bf16": 7}[et.ov]
+        convert = (lambda w: (w & np.uint32((1 << bits) - 1)).astype(np.float32) * np.float32(2.0**-bits),
+                   lambda b, w: _in(b, w, bits, F32, 2.0**-bits))  # (exact in the output type)
+        u = philox_stream(g, words, key, counter, table_words, convert)
+        return _scaled(g, et, g("Cast", u, to=et.onnx) if et.ov != "f32" else u, lo, hi)
+    return _tensorflow(g, et, philox_stream(g, words, key, counter, table_words), count, lo, hi)
+
+
 def _tensorflow(g: BodyBuilder, et: ElementType, stream: str, count: str, lo: str, hi: str) -> str:
-    """The values of the Philox ``stream`` (one word each, f64 and i64 two)."""
+    """The values of the Philox ``stream`` of words for f64 and i64 (two words each) and i32 (one)."""
     if et.ov in ("f64", "i64"):
         a, b = interleaved(g, stream, count, 2)
         if et.ov == "i64":
@@ -205,12 +218,7 @@ def _tensorflow(g: BodyBuilder, et: ElementType, stream: str, count: str, lo: st
             return _integer(g, et, w.or_(w.shl(_u64(g, b), 32), _u64(g, a)), lo, hi, 64)
         u = g("Add", _in(g, a, 20, F64, 2.0**-20), _in(g, b, 32, F64, 2.0**-52))
         return _scaled(g, et, u, lo, hi)
-    (w,) = interleaved(g, stream, count, 1)
-    if et.ov == "i32":
-        return _integer(g, et, _u64(g, w), lo, hi, 32)
-    bits = {"f32": 23, "f16": 10, "bf16": 7}[et.ov]
-    u = _in(g, w, bits, F32, 2.0**-bits)  # (exact in the output type)
-    return _scaled(g, et, g("Cast", u, to=et.onnx) if et.ov != "f32" else u, lo, hi)
+    return _integer(g, et, _u64(g, stream), lo, hi, 32)  # (i32: a word a value, the stream has ``count`` words)
 
 
 def _pytorch(g: BodyBuilder, et: ElementType, count: str, lo: str, hi: str, seed: int | None) -> str:

@@ -4,9 +4,10 @@
 A stream is UINT32 words; they are computed in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 ->
 64-bit product) and shifts and masks uint64.
 
-A Philox stream's first ``table_words`` words are also kept as a constant: a shape that needs no more slices them
-(onnxruntime's bitwise kernels are scalar loops of ~0.7 ns per element and Philox is ~90 of them per 4 words,
-where OpenVINO's kernel keeps the words in registers: computed is ~7-9x OpenVINO, sliced faster than it). MT19937
+A Philox stream's first ``table_words`` words are also kept as a constant: a shape that needs no more slices them,
+a larger one computes only the words after them (onnxruntime's bitwise kernels are scalar loops of ~0.7 ns per
+element and Philox is ~90 of them per 4 words, where OpenVINO's kernel keeps the words in registers: computed is
+~5-9x OpenVINO, sliced faster than it). MT19937
 keeps no table (OpenVINO's is slow: computed stays within ~2.5x of it)."""
 
 from __future__ import annotations
@@ -96,37 +97,46 @@ def _u32(g: BodyBuilder, v, like: str) -> str:
 
 
 def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int],
-                  table_words: int = TABLE_WORDS) -> str:
-    """The first ``words`` words of the Philox stream ([words] UINT32), call after call: sliced from a table of its
-    first ``table_words`` words (a multiple of 4) when they are enough."""
+                  table_words: int = TABLE_WORDS, convert: tuple[Callable, Callable] | None = None) -> str:
+    """The first ``words`` words of the Philox stream ([words] UINT32), call after call: its first ``table_words``
+    words (a multiple of 4) from a table, the rest computed. ``convert``: a word-wise conversion, (numpy, graph:
+    ``(branch, words) -> values``), the same values: applied to the table when the body is built, to the computed
+    words at run time."""
     table = philox_words(table_words // 4, key[0] | key[1] << 32, counter[0] | counter[1] << 32).reshape(-1)
-    return tabled(g, words, table, lambda b, words: _philox_blocks(b, words, key, counter))
+    on_table, on_words = convert or ((lambda w: w), (lambda b, w: w))
+    return tabled(g, words, on_table(table),
+                  lambda b, rest: on_words(b, _philox_blocks(b, words, rest, table_words // 4, key, counter)))
 
 
-def _philox_blocks(g: BodyBuilder, words: str, key: tuple[int, int], counter: tuple[int, int]) -> str:
-    """The first ``words`` (> 0) words of the Philox stream, a Loop over blocks of at most ``BLOCK_CALLS`` calls
-    (onnxruntime's bitwise kernels are scalar loops, ~3x slower per element on tensors streamed from memory than
-    on tensors its caches hold). At most 2^32 calls (2^34 words: 64 GiB of f32; checked,
-    ``philox_calls_within_2_32``)."""
-    calls = g("Div", g("Add", words, g.const(3)), g.const(4))
-    calls = g("Add", calls, g.check("philox_calls_within_2_32", g("LessOrEqual", calls, g.const(1 << 32))))
+def _philox_blocks(g: BodyBuilder, words: str, rest: str, first: int, key: tuple[int, int],
+                   counter: tuple[int, int]) -> str:
+    """The ``rest`` (> 0) words of the Philox stream from call ``first`` on, a Loop over blocks of at most
+    ``BLOCK_CALLS`` calls (onnxruntime's bitwise kernels are scalar loops, ~3x slower per element on tensors
+    streamed from memory than on tensors its caches hold). At most 2^32 calls in all (``words``: 2^34 words, 64 GiB
+    of f32; checked, ``philox_calls_within_2_32``)."""
+    total = g("Div", g("Add", words, g.const(3)), g.const(4))
+    calls = g("Div", g("Add", rest, g.const(3)), g.const(4))
+    calls = g("Add", calls, g.check("philox_calls_within_2_32", g("LessOrEqual", total, g.const(1 << 32))))
     blocks = g("Div", g("Add", calls, g.const(BLOCK_CALLS - 1)), g.const(BLOCK_CALLS))
     size = g("Div", g("Add", calls, g("Sub", blocks, g.const(1))), g("Max", blocks, g.const(1)))  # (evenly)
     body = g.branch()
-    start = body("Mul", "philox_block", size)
+    start = body("Add", body("Mul", "philox_block", size), body.const(first))
     i = body("Range", start, body("Add", start, size), body.const(1))
     four = body("Concat", *[body("Unsqueeze", v, body.const([0])) for v in philox(body, i, key, counter)], axis=0)
     body("Transpose", four, perm=[1, 0], out="philox_words_out")  # [size, 4]: call after call
     (stacked,) = g.loop("philox", blocks, body, "philox_block", scanned={"philox_words_out": ("philox_words", U32)})
-    return g("Slice", g("Reshape", stacked, g.const([-1])), g.const([0]), g("Reshape", words, g.const([1])))
+    return g("Slice", g("Reshape", stacked, g.const([-1])), g.const([0]), g("Reshape", rest, g.const([1])))
 
 
 def tabled(g: BodyBuilder, words: str, table: np.ndarray, compute: Callable[[BodyBuilder, str], str]) -> str:
-    """A stream's first ``words`` words ([words] UINT32): a Slice of ``table`` (its first words) when they are
-    enough, else ``compute(branch, words)``."""
+    """A stream's first ``words`` values ([words]): a Slice of ``table`` (its first values) when they are enough, else
+    ``table`` and ``compute(branch, rest)``, the ``rest`` values after it."""
     short, long = g.branch(), g.branch()
-    cut = short("Slice", short.const(table, np.uint32), short.const([0]), short("Reshape", words, short.const([1])))
-    return g.if_(g("LessOrEqual", words, g.const(len(table))), short, cut, long, compute(long, words))
+    kept = g.const(table, table.dtype)  # (outside the branches: one copy in the model)
+    cut = short("Slice", kept, short.const([0]), short("Reshape", words, short.const([1])))
+    rest = long("Sub", words, long.const(len(table)))
+    whole = long("Concat", kept, compute(long, rest), axis=0)
+    return g.if_(g("LessOrEqual", words, g.const(len(table))), short, cut, long, whole)
 
 
 def interleaved(g: BodyBuilder, flat: str, count: str, per_value: int) -> list[str]:
