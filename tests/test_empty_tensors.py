@@ -183,3 +183,20 @@ def test_recurrent_cell_of_an_empty_batch(case_id):
 
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("batch", [0, -1])
+def test_ctc_loss_of_an_empty_batch(batch, tmp_path):
+    """The domain's CTCLoss body reshaped the interleaved blanks and labels to [N, -1]: with N == 0 the -1 is
+    ambiguous and onnxruntime refused the model at load (a static batch of 0) or the run (a batch of 0 at run
+    time). The target is [N, 2T], written out."""
+    import openvino.opset4 as o4
+
+    logits, logit_len = P([batch, 5, 4], "f32", name="logits"), P([batch], "i64", name="logit_length")
+    labels, label_len = P([batch, 5], "i64", name="labels"), P([batch], "i64", name="label_length")
+    outs = [o4.ctc_loss(logits, logit_len, labels, label_len, None, collapse, merge, unique)
+            for collapse, merge, unique in ((False, True, False), (True, False, True))]
+    xml = save_ir(M(outs, [logits, logit_len, labels, label_len]), tmp_path)
+    feeds = [np.zeros((0, 5, 4), np.float32), np.zeros(0, np.int64), np.zeros((0, 5), np.int64),
+             np.zeros(0, np.int64)]
+    check_ir(xml, feeds, backend="cpu")  # (the reference has no evaluate for an empty CTCLoss)
