@@ -200,3 +200,34 @@ def test_ctc_loss_of_an_empty_batch(batch, tmp_path):
     feeds = [np.zeros((0, 5, 4), np.float32), np.zeros(0, np.int64), np.zeros((0, 5), np.int64),
              np.zeros(0, np.int64)]
     check_ir(xml, feeds, backend="cpu")  # (the reference has no evaluate for an empty CTCLoss)
+
+
+def test_interpolate_of_an_empty_dim_to_rows_is_refused(tmp_path):
+    """Sizes that resize an empty dim to rows (the IR generator's no-axes form of an emptied batch): OpenVINO's
+    reference and CPU plugin read outside the data (uninitialised values), onnxruntime refuses at run time; the
+    translator refuses in one line."""
+    import openvino.opset11 as o11
+    from converters.ir import IRError
+    from ir_testing import convert
+
+    x = P([0, 3, 5, 6], "f32", name="x")
+    layer = o11.interpolate(x, o1.constant(np.array([2, 3, 8, 9], np.int64)), "nearest", "sizes")
+    xml = save_ir(M([layer], [x]), tmp_path)
+    with pytest.raises(IRError, match=r"Interpolate.*resizes axis 0, of size 0, to 2") as info:
+        convert(xml)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear_onnx", "cubic"])
+@pytest.mark.parametrize("batch", [0, -1])
+def test_interpolate_of_an_empty_batch(mode, batch, tmp_path):
+    """An empty batch resized to 0 rows (every axis given, as the no-axes form writes it) or kept (the spatial
+    axes resized, at run time too): no rows from nothing, onnxruntime runs them."""
+    import openvino.opset11 as o11
+
+    x = P([batch, 3, 5, 6], "f32", name="x")
+    every = o11.interpolate(x, o1.constant(np.array([0, 3, 8, 9], np.int64)), mode, "sizes")
+    spatial = o11.interpolate(x, o1.constant(np.array([8, 9], np.int64)), mode, "sizes",
+                              axes=o1.constant(np.array([2, 3], np.int64)))
+    xml = save_ir(M([every, spatial], [x]), tmp_path)
+    check_ir(xml, [np.zeros((0, 3, 5, 6), np.float32)])
