@@ -231,3 +231,18 @@ def test_interpolate_of_an_empty_batch(mode, batch, tmp_path):
                               axes=o1.constant(np.array([2, 3], np.int64)))
     xml = save_ir(M([every, spatial], [x]), tmp_path)
     check_ir(xml, [np.zeros((0, 3, 5, 6), np.float32)])
+
+
+@pytest.mark.parametrize("batch", [0, -1])
+def test_backward_strided_slice_of_an_empty_dim(batch, tmp_path):
+    """A backward slice over an empty dim (the IR generator's negative form, emptied): OpenVINO's reference
+    evaluate gives a phantom row of uninitialised values ((1, 3, 2)); its shape inference and CPU plugin give
+    (0, 3, 2), as ours."""
+    x = P([batch, 3, 4], "f32", name="x")
+    begin, end, stride = ([-1, -1, -1], [-3, 0, -5], [-1, -1, -2])
+    layer = o1.strided_slice(x, *(o1.constant(np.array(v, np.int64)) for v in (begin, end, stride)),
+                             [0, 0, 0], [0, 1, 0])
+    if batch == 0:
+        assert list(layer.get_output_shape(0)) == [0, 3, 2]
+    xml = save_ir(M([layer], [x]), tmp_path)
+    check_ir(xml, [np.zeros((0, 3, 4), np.float32)], backend="cpu")
