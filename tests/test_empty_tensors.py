@@ -123,8 +123,7 @@ def test_detection_of_an_empty_batch(case_id):
 def test_mat_mul_of_empty_rows_by_a_vector(a_shape, transpose_a, tmp_path):
     """[0, K] x [K]: onnxruntime's MatMul (1.31) puts A's rows among the broadcast dims against the vector's
     padded 1 and refuses a 0 ("left operand cannot broadcast on dim 0"); the translator multiplies by a
-    column where A's rows may be empty. (A batch of 0 with transpose_a stays open: onnxruntime's FusedMatMul
-    refuses it against any lower-rank B, docs/ir-generator.md.)"""
+    column where A's rows may be empty. (A batch of 0 with transpose_a: test_mat_mul_transposed_of_an_empty_batch.)"""
     shape = a_shape[:-2] + a_shape[:-3:-1] if transpose_a else a_shape
     a, b = P(shape, "f32", name="a"), P([3], "f32", name="b")
     xml = save_ir(M([o1.matmul(a, b, transpose_a, False)], [a, b]), tmp_path)
@@ -246,3 +245,16 @@ def test_backward_strided_slice_of_an_empty_dim(batch, tmp_path):
         assert list(layer.get_output_shape(0)) == [0, 3, 2]
     xml = save_ir(M([layer], [x]), tmp_path)
     check_ir(xml, [np.zeros((0, 3, 4), np.float32)], backend="cpu")
+
+
+@pytest.mark.parametrize("b_shape,transpose_b", [([3, 4], False), ([4, 3], True), ([3], False), ([1, 3, 4], False)])
+@pytest.mark.parametrize("a_shape,batch", [([0, 3, 2], 0), ([2, 0, 3, 2], 0), ([-1, 3, 2], 0), ([-1, 3, 2], 2)])
+def test_mat_mul_transposed_of_an_empty_batch(a_shape, batch, b_shape, transpose_b, tmp_path):
+    """transpose_a on a batch of 0 against a B that broadcasts: onnxruntime (1.31) fuses Transpose -> MatMul into a
+    FusedMatMul that refuses to broadcast A's 0 against B's 1 ("left operand cannot broadcast on dim 0"); the
+    translator multiplies A^T's rows flattened (a batch of 2 at run time: the same values)."""
+    a, b = P(a_shape, "f32", name="a"), P(b_shape, "f32", name="b")
+    xml = save_ir(M([o1.matmul(a, b, True, transpose_b)], [a, b]), tmp_path)
+    rows = [batch if d == -1 else d for d in a_shape]
+    rng = np.random.default_rng(0)
+    check_ir(xml, [rng.standard_normal(rows).astype(np.float32), rng.standard_normal(b_shape).astype(np.float32)])
