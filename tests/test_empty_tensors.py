@@ -258,3 +258,52 @@ def test_mat_mul_transposed_of_an_empty_batch(a_shape, batch, b_shape, transpose
     rows = [batch if d == -1 else d for d in a_shape]
     rng = np.random.default_rng(0)
     check_ir(xml, [rng.standard_normal(rows).astype(np.float32), rng.standard_normal(b_shape).astype(np.float32)])
+
+
+def _recurrent(kind: str, direction: str, feeds_batch: int):
+    """One recurrent layer on a dynamic batch, its parameters and feeds of ``feeds_batch`` rows."""
+    import openvino.opset3 as o3
+    import openvino.opset4 as o4
+    import openvino.opset5 as o5
+
+    hidden, size, seq = 3, 2, 4
+    dirs = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind.split("_")[0]]
+    if kind.endswith("_cell"):
+        x, states = P([-1, size], name="x"), [P([-1, hidden], name=f"s{i}") for i in range(1 + (gates == 4))]
+        weights = (w(gates * hidden, size), w(gates * hidden, hidden), w(gates * hidden))
+        make = {"lstm_cell": o4.lstm_cell, "gru_cell": o3.gru_cell, "rnn_cell": o4.rnn_cell}
+        extra = (["tanh"], [], []) if kind == "rnn_cell" else ()
+        node = make[kind](x, *states, *weights, hidden, *extra)
+        params = [x, *states]
+        feeds = [w(feeds_batch, size)] + [w(feeds_batch, hidden) for _ in states]
+    else:
+        x = P([-1, seq, size], name="x")
+        states = [P([-1, dirs, hidden], name=f"s{i}") for i in range(1 + (gates == 4))]
+        lens = P([-1], "i32", name="lens")
+        weights = (w(dirs, gates * hidden, size), w(dirs, gates * hidden, hidden), w(dirs, gates * hidden))
+        make = {"lstm": o5.lstm_sequence, "gru": o5.gru_sequence, "rnn": o5.rnn_sequence}
+        node = make[kind](x, *states, lens, *weights, hidden, direction)
+        params = [x, *states, lens]
+        feeds = [w(feeds_batch, seq, size)] + [w(feeds_batch, dirs, hidden) for _ in states] + \
+            [np.full(feeds_batch, seq, np.int32)]
+    return node, params, feeds
+
+
+@pytest.mark.parametrize("batch", [0, 2])
+@pytest.mark.parametrize("kind,direction", [("lstm", "forward"), ("lstm", "bidirectional"), ("gru", "reverse"),
+                                            ("rnn", "forward"), ("lstm_cell", "forward"), ("gru_cell", "forward"),
+                                            ("rnn_cell", "forward")])
+def test_recurrent_layer_of_a_batch_empty_at_run_time(kind, direction, batch, tmp_path):
+    """onnxruntime (1.31) aborts the process running LSTM / GRU on a batch of 0 (std::terminate); where the batch
+    is known at run time only, the node sits in an If on batch == 0 whose other branch gives the empty outputs
+    (RNN runs it). The reference does not evaluate these on dynamic shapes: the CPU plugin (within 1e-6, its own
+    kernels)."""
+    node, params, feeds = _recurrent(kind, direction, batch)
+    xml = save_ir(M(list(node.outputs()), params), tmp_path)
+    check_ir(xml, feeds, backend="cpu", atol=1e-6)
