@@ -307,3 +307,24 @@ def test_recurrent_layer_of_a_batch_empty_at_run_time(kind, direction, batch, tm
     node, params, feeds = _recurrent(kind, direction, batch)
     xml = save_ir(M(list(node.outputs()), params), tmp_path)
     check_ir(xml, feeds, backend="cpu", atol=1e-6)
+
+
+@pytest.mark.parametrize("output_type", ["i64", "i32"])
+@pytest.mark.parametrize("max_boxes", [0, 2])
+def test_non_max_suppression_of_no_boxes(max_boxes, output_type, tmp_path):
+    """No boxes (a batch of 0): OpenVINO's reference evaluate fails and its CPU plugin returns before it writes
+    valid_outputs (whatever memory was there, known.py); the selected rows are empty as the CPU plugin gives them
+    and valid_outputs is 0, the number the spec counts."""
+    import openvino.opset9 as o9
+    from ir_testing import convert, evaluate_ir_cpu, run_onnx
+
+    boxes, scores = P([0, 6, 4], "f32", name="boxes"), P([0, 3, 6], "f32", name="scores")
+    layer = o9.non_max_suppression(boxes, scores, o1.constant(np.int64(max_boxes)), o1.constant(np.float32(0.4)),
+                                   o1.constant(np.float32(0.2)), output_type=output_type)
+    xml = save_ir(M(list(layer.outputs()), [boxes, scores]), tmp_path)
+    feeds = [np.zeros((0, 6, 4), np.float32), np.zeros((0, 3, 6), np.float32)]
+    got, want = run_onnx(convert(xml), feeds), evaluate_ir_cpu(xml, feeds)
+    for g, w in zip(got[:2], want[:2]):
+        assert g.shape == w.shape == (0, 3) and g.dtype == w.dtype
+    assert got[2].dtype == want[2].dtype == np.dtype(output_type.replace("i", "int"))
+    assert got[2].tolist() == [0]
