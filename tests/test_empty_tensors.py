@@ -328,3 +328,14 @@ def test_non_max_suppression_of_no_boxes(max_boxes, output_type, tmp_path):
         assert g.shape == w.shape == (0, 3) and g.dtype == w.dtype
     assert got[2].dtype == want[2].dtype == np.dtype(output_type.replace("i", "int"))
     assert got[2].tolist() == [0]
+
+
+def test_tensor_iterator_concatenating_an_empty_batch():
+    """A TensorIterator's concatenated output merged [.., iterations, part, ..] through a Reshape with -1 beside
+    the empty batch ({0, 4, 1, 3} to {0, -1, 3}: onnxruntime refused it); the merged dim is written out (the IR
+    generator's case)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find("TensorIterator-1[$direction=reverse,$output=all]f32:empty:plain"))
+    assert result["outcome"] == "match", result
