@@ -123,8 +123,7 @@ def test_detection_of_an_empty_batch(case_id):
 def test_mat_mul_of_empty_rows_by_a_vector(a_shape, transpose_a, tmp_path):
     """[0, K] x [K]: onnxruntime's MatMul (1.31) puts A's rows among the broadcast dims against the vector's
     padded 1 and refuses a 0 ("left operand cannot broadcast on dim 0"); the translator multiplies by a
-    column where A's rows may be empty. (A batch of 0 with transpose_a stays open: onnxruntime's FusedMatMul
-    refuses it against any lower-rank B, docs/ir-generator.md.)"""
+    column where A's rows may be empty. (A batch of 0 with transpose_a: test_mat_mul_transposed_of_an_empty_batch.)"""
     shape = a_shape[:-2] + a_shape[:-3:-1] if transpose_a else a_shape
     a, b = P(shape, "f32", name="a"), P([3], "f32", name="b")
     xml = save_ir(M([o1.matmul(a, b, transpose_a, False)], [a, b]), tmp_path)
@@ -200,4 +199,161 @@ def test_recurrent_cell_of_an_empty_batch(case_id):
     from ir_generator.run import run_case
 
     result = run_case(find(case_id))
+    assert result["outcome"] == "match", result
+
+
+@pytest.mark.parametrize("batch", [0, -1])
+def test_ctc_loss_of_an_empty_batch(batch, tmp_path):
+    """The domain's CTCLoss body reshaped the interleaved blanks and labels to [N, -1]: with N == 0 the -1 is
+    ambiguous and onnxruntime refused the model at load (a static batch of 0) or the run (a batch of 0 at run
+    time). The target is [N, 2T], written out."""
+    import openvino.opset4 as o4
+
+    logits, logit_len = P([batch, 5, 4], "f32", name="logits"), P([batch], "i64", name="logit_length")
+    labels, label_len = P([batch, 5], "i64", name="labels"), P([batch], "i64", name="label_length")
+    outs = [o4.ctc_loss(logits, logit_len, labels, label_len, None, collapse, merge, unique)
+            for collapse, merge, unique in ((False, True, False), (True, False, True))]
+    xml = save_ir(M(outs, [logits, logit_len, labels, label_len]), tmp_path)
+    feeds = [np.zeros((0, 5, 4), np.float32), np.zeros(0, np.int64), np.zeros((0, 5), np.int64),
+             np.zeros(0, np.int64)]
+    check_ir(xml, feeds, backend="cpu")  # (the reference has no evaluate for an empty CTCLoss)
+
+
+def test_interpolate_of_an_empty_dim_to_rows_is_refused(tmp_path):
+    """Sizes that resize an empty dim to rows (the IR generator's no-axes form of an emptied batch): OpenVINO's
+    reference and CPU plugin read outside the data (uninitialised values), onnxruntime refuses at run time; the
+    translator refuses in one line."""
+    import openvino.opset11 as o11
+    from converters.ir import IRError
+    from ir_testing import convert
+
+    x = P([0, 3, 5, 6], "f32", name="x")
+    layer = o11.interpolate(x, o1.constant(np.array([2, 3, 8, 9], np.int64)), "nearest", "sizes")
+    xml = save_ir(M([layer], [x]), tmp_path)
+    with pytest.raises(IRError, match=r"Interpolate.*resizes axis 0, of size 0, to 2") as info:
+        convert(xml)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear_onnx", "cubic"])
+@pytest.mark.parametrize("batch", [0, -1])
+def test_interpolate_of_an_empty_batch(mode, batch, tmp_path):
+    """An empty batch resized to 0 rows (every axis given, as the no-axes form writes it) or kept (the spatial
+    axes resized, at run time too): no rows from nothing, onnxruntime runs them."""
+    import openvino.opset11 as o11
+
+    x = P([batch, 3, 5, 6], "f32", name="x")
+    every = o11.interpolate(x, o1.constant(np.array([0, 3, 8, 9], np.int64)), mode, "sizes")
+    spatial = o11.interpolate(x, o1.constant(np.array([8, 9], np.int64)), mode, "sizes",
+                              axes=o1.constant(np.array([2, 3], np.int64)))
+    xml = save_ir(M([every, spatial], [x]), tmp_path)
+    check_ir(xml, [np.zeros((0, 3, 5, 6), np.float32)])
+
+
+@pytest.mark.parametrize("batch", [0, -1])
+def test_backward_strided_slice_of_an_empty_dim(batch, tmp_path):
+    """A backward slice over an empty dim (the IR generator's negative form, emptied): OpenVINO's reference
+    evaluate gives a phantom row of uninitialised values ((1, 3, 2)); its shape inference and CPU plugin give
+    (0, 3, 2), as ours."""
+    x = P([batch, 3, 4], "f32", name="x")
+    begin, end, stride = ([-1, -1, -1], [-3, 0, -5], [-1, -1, -2])
+    layer = o1.strided_slice(x, *(o1.constant(np.array(v, np.int64)) for v in (begin, end, stride)),
+                             [0, 0, 0], [0, 1, 0])
+    if batch == 0:
+        assert list(layer.get_output_shape(0)) == [0, 3, 2]
+    xml = save_ir(M([layer], [x]), tmp_path)
+    check_ir(xml, [np.zeros((0, 3, 4), np.float32)], backend="cpu")
+
+
+@pytest.mark.parametrize("b_shape,transpose_b", [([3, 4], False), ([4, 3], True), ([3], False), ([1, 3, 4], False)])
+@pytest.mark.parametrize("a_shape,batch", [([0, 3, 2], 0), ([2, 0, 3, 2], 0), ([-1, 3, 2], 0), ([-1, 3, 2], 2)])
+def test_mat_mul_transposed_of_an_empty_batch(a_shape, batch, b_shape, transpose_b, tmp_path):
+    """transpose_a on a batch of 0 against a B that broadcasts: onnxruntime (1.31) fuses Transpose -> MatMul into a
+    FusedMatMul that refuses to broadcast A's 0 against B's 1 ("left operand cannot broadcast on dim 0"); the
+    translator multiplies A^T's rows flattened (a batch of 2 at run time: the same values)."""
+    a, b = P(a_shape, "f32", name="a"), P(b_shape, "f32", name="b")
+    xml = save_ir(M([o1.matmul(a, b, True, transpose_b)], [a, b]), tmp_path)
+    rows = [batch if d == -1 else d for d in a_shape]
+    rng = np.random.default_rng(0)
+    check_ir(xml, [rng.standard_normal(rows).astype(np.float32), rng.standard_normal(b_shape).astype(np.float32)])
+
+
+def _recurrent(kind: str, direction: str, feeds_batch: int):
+    """One recurrent layer on a dynamic batch, its parameters and feeds of ``feeds_batch`` rows."""
+    import openvino.opset3 as o3
+    import openvino.opset4 as o4
+    import openvino.opset5 as o5
+
+    hidden, size, seq = 3, 2, 4
+    dirs = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(0)
+
+    def w(*shape):
+        return rng.standard_normal(shape).astype(np.float32)
+
+    gates = {"lstm": 4, "gru": 3, "rnn": 1}[kind.split("_")[0]]
+    if kind.endswith("_cell"):
+        x, states = P([-1, size], name="x"), [P([-1, hidden], name=f"s{i}") for i in range(1 + (gates == 4))]
+        weights = (w(gates * hidden, size), w(gates * hidden, hidden), w(gates * hidden))
+        make = {"lstm_cell": o4.lstm_cell, "gru_cell": o3.gru_cell, "rnn_cell": o4.rnn_cell}
+        extra = (["tanh"], [], []) if kind == "rnn_cell" else ()
+        node = make[kind](x, *states, *weights, hidden, *extra)
+        params = [x, *states]
+        feeds = [w(feeds_batch, size)] + [w(feeds_batch, hidden) for _ in states]
+    else:
+        x = P([-1, seq, size], name="x")
+        states = [P([-1, dirs, hidden], name=f"s{i}") for i in range(1 + (gates == 4))]
+        lens = P([-1], "i32", name="lens")
+        weights = (w(dirs, gates * hidden, size), w(dirs, gates * hidden, hidden), w(dirs, gates * hidden))
+        make = {"lstm": o5.lstm_sequence, "gru": o5.gru_sequence, "rnn": o5.rnn_sequence}
+        node = make[kind](x, *states, lens, *weights, hidden, direction)
+        params = [x, *states, lens]
+        feeds = [w(feeds_batch, seq, size)] + [w(feeds_batch, dirs, hidden) for _ in states] + \
+            [np.full(feeds_batch, seq, np.int32)]
+    return node, params, feeds
+
+
+@pytest.mark.parametrize("batch", [0, 2])
+@pytest.mark.parametrize("kind,direction", [("lstm", "forward"), ("lstm", "bidirectional"), ("gru", "reverse"),
+                                            ("rnn", "forward"), ("lstm_cell", "forward"), ("gru_cell", "forward"),
+                                            ("rnn_cell", "forward")])
+def test_recurrent_layer_of_a_batch_empty_at_run_time(kind, direction, batch, tmp_path):
+    """onnxruntime (1.31) aborts the process running LSTM / GRU on a batch of 0 (std::terminate); where the batch
+    is known at run time only, the node sits in an If on batch == 0 whose other branch gives the empty outputs
+    (RNN runs it). The reference does not evaluate these on dynamic shapes: the CPU plugin (within 1e-6, its own
+    kernels)."""
+    node, params, feeds = _recurrent(kind, direction, batch)
+    xml = save_ir(M(list(node.outputs()), params), tmp_path)
+    check_ir(xml, feeds, backend="cpu", atol=1e-6)
+
+
+@pytest.mark.parametrize("output_type", ["i64", "i32"])
+@pytest.mark.parametrize("max_boxes", [0, 2])
+def test_non_max_suppression_of_no_boxes(max_boxes, output_type, tmp_path):
+    """No boxes (a batch of 0): OpenVINO's reference evaluate fails and its CPU plugin returns before it writes
+    valid_outputs (whatever memory was there, known.py); the selected rows are empty as the CPU plugin gives them
+    and valid_outputs is 0, the number the spec counts."""
+    import openvino.opset9 as o9
+    from ir_testing import convert, evaluate_ir_cpu, run_onnx
+
+    boxes, scores = P([0, 6, 4], "f32", name="boxes"), P([0, 3, 6], "f32", name="scores")
+    layer = o9.non_max_suppression(boxes, scores, o1.constant(np.int64(max_boxes)), o1.constant(np.float32(0.4)),
+                                   o1.constant(np.float32(0.2)), output_type=output_type)
+    xml = save_ir(M(list(layer.outputs()), [boxes, scores]), tmp_path)
+    feeds = [np.zeros((0, 6, 4), np.float32), np.zeros((0, 3, 6), np.float32)]
+    got, want = run_onnx(convert(xml), feeds), evaluate_ir_cpu(xml, feeds)
+    for g, w in zip(got[:2], want[:2]):
+        assert g.shape == w.shape == (0, 3) and g.dtype == w.dtype
+    assert got[2].dtype == want[2].dtype == np.dtype(output_type.replace("i", "int"))
+    assert got[2].tolist() == [0]
+
+
+def test_tensor_iterator_concatenating_an_empty_batch():
+    """A TensorIterator's concatenated output merged [.., iterations, part, ..] through a Reshape with -1 beside
+    the empty batch ({0, 4, 1, 3} to {0, -1, 3}: onnxruntime refused it); the merged dim is written out (the IR
+    generator's case)."""
+    from ir_generator.cases import find
+    from ir_generator.run import run_case
+
+    result = run_case(find("TensorIterator-1[$direction=reverse,$output=all]f32:empty:plain"))
     assert result["outcome"] == "match", result

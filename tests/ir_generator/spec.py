@@ -44,6 +44,11 @@ def dtype(et: str) -> np.dtype:
     return np.dtype(_NUMPY[et])
 
 
+#: ``empty_invalid`` reasons: the emptying rule leaves these inputs as they are, pointing into nothing.
+ROWS_OF_NOTHING = "its indices address rows of the emptied table"
+ROIS_OF_NOTHING = "its ROIs address images of the emptied batch"
+
+
 class Skip(Exception):
     """The case is not one OpenVINO's spec allows (the input function says why)."""
 
@@ -78,6 +83,13 @@ class OpSpec:
     # why the reference must only run the model reshaped to the feeds' shapes (then, where that leaves
     # it dynamic, its CPU plugin decides)
     evaluate_static: str = ""
+    # why the ``empty`` mode's case is not valid (its indices or ROIs address rows of the emptied first input,
+    # where OpenVINO's outputs are undefined and onnxruntime refuses): a reason, or (attrs) -> reason ("" valid);
+    # such cases are not generated
+    empty_invalid: str | Callable = ""
+
+    def empty_reason(self, attrs: dict) -> str:
+        return self.empty_invalid(attrs) if callable(self.empty_invalid) else self.empty_invalid
     note: str = ""
 
 

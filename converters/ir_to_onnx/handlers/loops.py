@@ -215,14 +215,18 @@ def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int, output: str) 
                                     ctx.i64([-1])])
     perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, info_rank + 1))
     moved = ctx.one("Transpose", [stacked], perm=perm)
-    parts = ([ctx.one("Shape", [moved], end=axis)] if axis else []) + [ctx.i64([-1])]
+    # the merged dim written out (a -1 beside a 0 dim is ambiguous: onnxruntime refused an empty batch), allowzero
+    merged = ctx.one("Mul", [ctx.one("Shape", [moved], start=axis, end=axis + 1),
+                             ctx.one("Shape", [moved], start=axis + 1, end=axis + 2)])
+    parts = ([ctx.one("Shape", [moved], end=axis)] if axis else []) + [merged]
     if axis + 2 <= info_rank:
         parts.append(ctx.one("Shape", [moved], start=axis + 2))
-    ctx.one("Reshape", [moved, ctx.one("Concat", parts, axis=0)], output)
+    ctx.one("Reshape", [moved, ctx.one("Concat", parts, axis=0)], output, allowzero=1)
 
 
 @translator("Loop", since=5,
-            emits=("Cast", "Concat", "Div", "Identity", "Loop", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
+            emits=("Cast", "Concat", "Div", "Identity", "Loop", "Mul", "Reshape", "Shape", "Slice", "Squeeze",
+                   "Transpose"))
 def loop(ctx: Context, layer) -> None:
     trip_v, cond_v = ctx.input(0), ctx.input(1)
     if trip_v.const is not None and int(np.asarray(trip_v.const).reshape(-1)[0]) < 0:
@@ -234,6 +238,6 @@ def loop(ctx: Context, layer) -> None:
 
 
 @translator("TensorIterator", since=1,
-            emits=("Concat", "Div", "Identity", "Loop", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
+            emits=("Concat", "Div", "Identity", "Loop", "Mul", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
 def tensor_iterator(ctx: Context, layer) -> None:
     _loop(ctx, layer, "", "", tensor_iterator=True)

@@ -60,8 +60,8 @@ def _coupled(ctx: Context, layer, x: Value, h: Value, c: Value, w: Value, r: Val
 
 
 @translator("LSTMCell", since=1,
-            emits=("Add", "Cast", "Clip", "Concat", "Gather", "Identity", "LSTM", "MatMul", "Mul", "Relu", "Reshape",
-                   "Sigmoid", "Slice", "Split", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze"))
+            emits=("Add", "Cast", "Clip", "Concat", "Equal", "Gather", "Identity", "If", "LSTM", "MatMul", "Mul", "Relu",
+                   "Reshape", "Shape", "Sigmoid", "Slice", "Split", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze"))
 def lstm_cell_1(ctx: Context, layer) -> None:
     fmt = attr.choice(ctx, layer, "weights_format", ("fico", "icof", "ifco", "ifoc", "iofc"), "ifco")
     if fmt != "fico":

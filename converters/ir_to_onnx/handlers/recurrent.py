@@ -19,7 +19,7 @@ import numpy as np
 from onnx_ext.types import from_ov
 
 from .. import attributes as attr
-from ..context import Context, Value
+from ..context import Context, Value, declare
 from ..registry import translator
 
 _F32 = from_ov("f32")
@@ -76,8 +76,8 @@ def _weights(ctx: Context, kind: str, w: str, r: str, b: str, hidden: int, ct, l
 
 
 #: What translate_recurrent may emit besides the ONNX op (LSTM, GRU or RNN).
-_RECURRENT_OPS = ("Cast", "Concat", "Gather", "Identity", "Mul", "Reshape", "Slice", "Squeeze", "Transpose",
-                  "Unsqueeze")
+_RECURRENT_OPS = ("Cast", "Concat", "Equal", "Gather", "Identity", "If", "Mul", "Reshape", "Shape", "Slice", "Squeeze",
+                  "Transpose", "Unsqueeze")
 
 
 def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[Value], lens: Value | None, w: Value,
@@ -96,7 +96,7 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
 
     if cell and any(v.shape and v.shape[0] == 0 for v in [x] + states):
         # onnxruntime (1.31) aborts the process on a batch of 0 (std::terminate in LSTM / GRU): the empty
-        # [0, hidden] states as constants (a batch only known at run time stays open, docs/ir-generator.md)
+        # [0, hidden] states as constants (a batch known at run time only: _unless_empty)
         for i in range(len(states)):
             ctx.cast(ctx.const(np.zeros((0, hidden), ct.numpy)), ct, et, ctx.out(i))
         return
@@ -114,7 +114,10 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
     if peepholes is not None:
         inputs.append(ctx.one("Unsqueeze", [ctx.cast(peepholes, et, ct), ctx.i64([0])]))
     n_out = 3 if kind == "LSTM" else 2
-    outs = ctx.node(kind, inputs, n_out, direction=direction, **attrs)
+    if kind != "RNN" and not _static_nonzero(x.shape[0] if x.shape else None):
+        outs = _unless_empty(ctx, kind, inputs, n_out, dirs, hidden, ct, direction=direction, **attrs)
+    else:
+        outs = ctx.node(kind, inputs, n_out, direction=direction, **attrs)
     if cell:  # outputs: Ho (and Co), [1, batch, hidden] -> [batch, hidden]
         for i, y in enumerate(outs[1:]):
             ctx.cast(ctx.one("Squeeze", [y, ctx.i64([0])]), ct, et, ctx.out(i))
@@ -122,6 +125,36 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
     ctx.cast(ctx.one("Transpose", [outs[0]], perm=[2, 1, 0, 3]), ct, et, ctx.out(0))
     for i, y in enumerate(outs[1:], start=1):
         ctx.cast(ctx.one("Transpose", [y], perm=[1, 0, 2]), ct, et, ctx.out(i))
+
+
+def _static_nonzero(dim) -> bool:
+    return isinstance(dim, (int, np.integer)) and dim > 0
+
+
+def _unless_empty(ctx: Context, kind: str, inputs: list[str], n_out: int, dirs: int, hidden: int, ct,
+                  **attrs) -> list[str]:
+    """The LSTM / GRU node in the else branch of an If on batch == 0 (onnxruntime 1.31 aborts the process,
+    std::terminate, running them on a batch of 0; RNN runs): the then branch gives the empty outputs,
+    Y [seq, dirs, 0, hidden] and the states [dirs, 0, hidden]."""
+    xs = inputs[0]  # [seq, batch, input]
+    batch = ctx.one("Squeeze", [ctx.one("Shape", [xs], start=1, end=2), ctx.i64([0])])
+    empty = ctx.one("Equal", [batch, ctx.i64(0)])
+    then, other = (_branch(ctx) for _ in range(2))
+    nothing = then.const(np.zeros(0, ct.numpy))
+    y_shape = then.one("Concat", [then.one("Shape", [xs], end=1), then.i64([dirs, 0, hidden])], axis=0)
+    made = [then.one("Reshape", [nothing, y_shape], allowzero=1)] + \
+        [then.one("Reshape", [nothing, then.i64([dirs, 0, hidden])], allowzero=1) for _ in range(n_out - 1)]
+    ran = other.node(kind, inputs, n_out, **attrs)
+    graphs = [b.graph(b.tmp(name), [], [declare(b.value(v), ct, (None, dirs, n, hidden)[i > 0:])
+                                         for i, v in enumerate(outs)])
+              for b, name, outs, n in ((then, "empty_batch", made, 0), (other, "batch", ran, None))]
+    return ctx.node("If", [empty], n_out, then_branch=graphs[0], else_branch=graphs[1])
+
+
+def _branch(ctx: Context) -> Context:
+    body = Context(ctx.ir, ctx)
+    body.layer = ctx.layer
+    return body
 
 
 def _direction(ctx: Context, layer) -> str:

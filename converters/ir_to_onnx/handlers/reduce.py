@@ -80,7 +80,7 @@ def cum_sum(ctx: Context, layer) -> None:
 
 # MatMulNBits: compressed 4/8-bit weights (decompression.py)
 @translator("MatMul", since=1, emits=("MatMul", "com.microsoft.MatMulNBits", "Split", "Concat", "Squeeze", "Transpose",
-                                      "Unsqueeze"))
+                                      "Unsqueeze", "Shape", "ReduceProd", "Reshape"))
 def mat_mul(ctx: Context, layer) -> None:
     a, b = ctx.input(0), ctx.input(1)
     names = []
@@ -93,6 +93,9 @@ def mat_mul(ctx: Context, layer) -> None:
                 perm = list(range(v.rank - 2)) + [v.rank - 1, v.rank - 2]
                 name = ctx.one("Transpose", [name], perm=perm)
         names.append(name)
+    if names[0] != a.name and _batch_may_be_empty(a) and _batch_of_ones(b):
+        _flat_product(ctx, a, b, names)
+        return
     if b.rank == 1 and (names[0] != a.name or not _static_nonzero(a.shape, -1)):
         # B as a column [K, 1], the product's last axis dropped: onnxruntime (1.31, ORT_ENABLE_EXTENDED) fuses
         # Transpose -> MatMul into a FusedMatMul that is wrong for a 1-D second input, and its MatMul puts A's
@@ -103,6 +106,37 @@ def mat_mul(ctx: Context, layer) -> None:
         ctx.one("Squeeze", [product, ctx.i64([-1])], ctx.out(0))
         return
     ctx.emit("MatMul", names, a.type, ctx.out(0), kind="bits")
+
+
+def _batch_may_be_empty(a) -> bool:
+    """A has batch dims (rank 3+) and one of them may be 0."""
+    return a.rank is not None and a.rank > 2 and not all(
+        isinstance(d, (int, np.integer)) and d > 0 for d in a.shape[:-2])
+
+
+def _batch_of_ones(b) -> bool:
+    """B broadcasts over A's batch: rank 1 or 2, or batch dims that are all 1."""
+    return b.rank is not None and (b.rank <= 2 or all(d == 1 for d in b.shape[:-2]))
+
+
+def _flat_product(ctx: Context, a, b, names: list[str]) -> None:
+    """A transposed, of a batch that may be 0, times a B that broadcasts: onnxruntime (1.31) fuses Transpose ->
+    MatMul into a FusedMatMul whose broadcast of A's 0 against B's 1 fails ("left operand cannot broadcast on dim
+    0"). The rows of A^T are flattened to [P, K] (its Transpose then feeds a Reshape, not fused), multiplied by B
+    as a matrix ([K, N]; a 1-D B a column) and reshaped back; the Reshapes write every dim (allowzero: a 0 is 0)."""
+    rows = ctx.one("Shape", [names[0]], end=-1)
+    flat = ctx.one("Concat", [ctx.one("ReduceProd", [rows], keepdims=1), ctx.one("Shape", [names[0]], start=-1)],
+                   axis=0)
+    matrix = ctx.one("Reshape", [names[0], flat], allowzero=1)
+    if b.rank == 1:
+        right = ctx.one("Unsqueeze", [names[1], ctx.i64([-1])])
+    elif b.rank == 2:
+        right = names[1]
+    else:
+        right = ctx.one("Reshape", [names[1], ctx.one("Shape", [names[1]], start=-2)], allowzero=1)
+    product = ctx.emit("MatMul", [matrix, right], a.type, kind="bits")
+    out = rows if b.rank == 1 else ctx.one("Concat", [rows, ctx.one("Shape", [product], start=-1)], axis=0)
+    ctx.one("Reshape", [product, out], ctx.out(0), allowzero=1)
 
 
 def _static_nonzero(shape, drop: int) -> bool:

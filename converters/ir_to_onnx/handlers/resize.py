@@ -90,6 +90,7 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
     rank = data.rank
     begin = (pads_begin + [0] * rank)[:rank]
     end = (pads_end + [0] * rank)[:rank]
+    _refuse_rows_from_nothing(ctx, data, axes, sizes, begin, end)
     attrs = {"axes": axes}
     if mode.endswith("_pillow"):  # Pillow's filters: pixel centres whatever the coordinate mode says
         coords = "half_pixel"
@@ -149,6 +150,19 @@ def _resize(ctx: Context, data: Value, axes: list[int], mode: str, coords: str, 
         inputs[-1] = every
         del attrs["axes"]
     ctx.emit("Resize", inputs[:1], data.type, output or ctx.out(0), extra=inputs[1:], **attrs)
+
+
+def _refuse_rows_from_nothing(ctx: Context, data: Value, axes: list[int], sizes: Value | None, begin: list[int],
+                              end: list[int]) -> None:
+    """Sizes that resize an empty (unpadded) dim to rows: OpenVINO's reference and CPU plugin read outside the
+    data there (uninitialised values), onnxruntime refuses at run time; refused where it is known when converting.
+    (Scales give 0 rows of nothing.)"""
+    if sizes is None or sizes.const is None or data.shape is None:
+        return
+    for axis, size in zip(axes, np.asarray(sizes.const).reshape(-1)):
+        if data.shape[axis] == 0 and begin[axis] + end[axis] == 0 and size > 0:
+            raise ctx.error(f"resizes axis {axis}, of size 0, to {int(size)}: there are no values to pick "
+                            "(OpenVINO returns uninitialised memory)")
 
 
 #: tf_half_pixel_for_nn's rounding of y = (x + 0.5) / scale as ONNX's of half_pixel's y - 0.5:

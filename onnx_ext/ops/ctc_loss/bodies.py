@@ -100,7 +100,9 @@ def _ctc_loss(logits, logit_length, labels, label_length, blank, merge, unique, 
     blanks = op.Add(op.Mul(target, zero), op.Add(blank, op.ReduceSum(checks, keepdims=0)))
     pairs = op.Concat(op.Unsqueeze(blanks, op.Constant(value_ints=[2])), op.Unsqueeze(target, op.Constant(
         value_ints=[2])), axis=2)
-    n_1 = op.Concat(op.Shape(target, start=0, end=1), op.Constant(value_ints=[-1]), axis=0)
+    # [N, 2T] written out: a -1 beside N == 0 is ambiguous, and onnxruntime refuses the model at load
+    n_1 = op.Concat(op.Shape(target, start=0, end=1), op.Mul(op.Shape(target, start=1, end=2),
+                                                              op.Constant(value_ints=[2])), axis=0)
     column = op.Concat(op.Shape(target, start=0, end=1), op.Constant(value_ints=[1]), axis=0)
     wide = op.Concat(op.Reshape(pairs, n_1), op.Expand(op.Add(blank, op.ReduceSum(checks, keepdims=0)), column),
                      axis=1)

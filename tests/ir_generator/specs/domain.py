@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import FLOATS, INDEX, INTEGERS, spec
+from ..spec import FLOATS, INDEX, INTEGERS, ROIS_OF_NOTHING, spec
 
 TWO_FLOATS = ("f32", "f16")
 
@@ -48,8 +48,9 @@ def ctc_greedy_decoder_seq_len(c):
 
 # --- pooling over regions ---------------------------------------------------------------------------------
 
-@spec("PSROIPooling", grid={"mode": ["average", "bilinear"], "spatial_bins_x": [1, 2], "spatial_bins_y": [1, 3],
-                            "group_size": [2, 3]},
+@spec("PSROIPooling", empty_invalid=ROIS_OF_NOTHING,
+      grid={"mode": ["average", "bilinear"], "spatial_bins_x": [1, 2], "spatial_bins_y": [1, 3],
+            "group_size": [2, 3]},
       where=lambda a, v: a["mode"] == "bilinear" or (a["spatial_bins_x"] == a["spatial_bins_y"] == 1),
       fixed={"output_dim": "from the input's channels and group_size",
              "spatial_scale": "set with the rois (1 for bilinear's normalized rois, 1/16 for average's)"},
@@ -67,8 +68,9 @@ def psroi_pooling(c):
     return [c.data((2, channels, 12, 10)), c.feed(rois)]
 
 
-@spec("DeformablePSROIPooling", grid={"group_size": [3, 2], "spatial_bins_x": [2, 1], "spatial_bins_y": [2, 3],
-                                      "trans_std": [0.1, 0.0], "$offsets": [True, False]},
+@spec("DeformablePSROIPooling", empty_invalid=ROIS_OF_NOTHING,
+      grid={"group_size": [3, 2], "spatial_bins_x": [2, 1], "spatial_bins_y": [2, 3],
+            "trans_std": [0.1, 0.0], "$offsets": [True, False]},
       where=lambda a, v: a["$offsets"] or a["trans_std"] == 0.0, cover=("spatial_bins_y",),
       fixed={"mode": "bilinear_deformable is the only mode OpenVINO implements",
              "output_dim": "2 (the input's channels are output_dim * group_size^2)",
@@ -84,8 +86,9 @@ def deformable_psroi_pooling(c):
     return inputs
 
 
-@spec("ROIAlignRotated", grid={"clockwise_mode": [True, False], "sampling_ratio": [2, 0], "spatial_scale": [0.5, 1.0],
-                               "pooled_h": [3, 2], "pooled_w": [4]},
+@spec("ROIAlignRotated", empty_invalid=ROIS_OF_NOTHING,
+      grid={"clockwise_mode": [True, False], "sampling_ratio": [2, 0], "spatial_scale": [0.5, 1.0],
+            "pooled_h": [3, 2], "pooled_w": [4]},
       cover=("pooled_h", "spatial_scale"), types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-5)
 def roi_align_rotated(c):
     rois = [[10, 8, 5, 3, 0.5], [20, 15, 10, 6, -1.2], [0, 0, 4, 4, 3.0]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import FLOATS, INDEX, spec
+from ..spec import FLOATS, INDEX, ROIS_OF_NOTHING, spec
 
 # --- detection ----------------------------------------------------------------------------------
 
@@ -41,15 +41,17 @@ def non_max_suppression(c):
     return ins
 
 
-@spec("ROIAlign", grid={"pooled_h": [2, 3], "pooled_w": [2], "sampling_ratio": [0, 2], "spatial_scale": [1.0, 0.5],
-                        "mode": ["avg", "max"], "aligned_mode": ["asymmetric", "half_pixel_for_nn", "half_pixel"]},
+@spec("ROIAlign", empty_invalid=ROIS_OF_NOTHING,
+      grid={"pooled_h": [2, 3], "pooled_w": [2], "sampling_ratio": [0, 2], "spatial_scale": [1.0, 0.5],
+            "mode": ["avg", "max"], "aligned_mode": ["asymmetric", "half_pixel_for_nn", "half_pixel"]},
       types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-5)
 def roi_align(c):
     rois = np.array([[0.5, 0.5, 4.0, 5.0], [1.0, 0.0, 3.5, 2.5], [0.0, 2.0, 6.0, 6.5]])
     return [c.data((2, 3, 8, 7)), c.const(rois), c.index([0, 1, 1])]
 
 
-@spec("ROIPooling", grid={"method": ["max", "bilinear"], "$pooled": [(2, 2), (3, 2)], "spatial_scale": [1.0, 0.5]},
+@spec("ROIPooling", empty_invalid=ROIS_OF_NOTHING,
+      grid={"method": ["max", "bilinear"], "$pooled": [(2, 2), (3, 2)], "spatial_scale": [1.0, 0.5]},
       types={"T": FLOATS}, rtol=64, atol=1e-5,
       fixed={"output_size": "from $pooled", "pooled_h": "from $pooled", "pooled_w": "from $pooled",
              "output_roi": "an output, not an attribute of the IR"})

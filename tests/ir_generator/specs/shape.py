@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import ALL, AXES_AT, FLOATS, INDEX, INTEGERS, NUMERIC, spec
+from ..spec import ALL, AXES_AT, FLOATS, INDEX, INTEGERS, NUMERIC, ROWS_OF_NOTHING, spec
 
 X3 = (2, 3, 4)
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
@@ -143,7 +143,8 @@ def gather(c):
     return [c.data((3, 3, 4)), c.index(c.rng.integers(lo, hi, (3, 2), endpoint=True)), c.index(c.attrs["$axis"])]
 
 
-@spec("GatherElements", grid={"axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+@spec("GatherElements", empty_invalid=ROWS_OF_NOTHING,
+      grid={"axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
 def gather_elements(c):
     axis = c.attrs["axis"] % 3
     idx_shape = list(X3)
@@ -151,7 +152,8 @@ def gather_elements(c):
     return [c.data(X3), c.index(c.rng.integers(-X3[axis], X3[axis] - 1, idx_shape, endpoint=True))]
 
 
-@spec("GatherND", grid={"batch_dims": [0, 1], "$depth": [1, 2]}, types={"T": ALL, "I": INDEX})
+@spec("GatherND", empty_invalid=ROWS_OF_NOTHING,
+      grid={"batch_dims": [0, 1], "$depth": [1, 2]}, types={"T": ALL, "I": INDEX})
 def gather_nd(c):
     b, k = c.attrs["batch_dims"], c.attrs["$depth"]
     dims = X3[b:b + k]
@@ -376,7 +378,8 @@ def search_sorted(c):
 
 # --- scatters ---------------------------------------------------------------------------------------
 
-@spec("ScatterUpdate", grid={"$axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+@spec("ScatterUpdate", empty_invalid=lambda a: ROWS_OF_NOTHING if a["$axis"] == 0 else "",
+      grid={"$axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
 def scatter_update(c):
     axis = c.attrs["$axis"] % 3
     indices = np.array([[2, 0]]) if X3[axis] > 2 else np.array([[1, 0]])
@@ -384,8 +387,9 @@ def scatter_update(c):
     return [c.data(X3), c.index(indices), c.data(upd_shape), c.index(c.attrs["$axis"])]
 
 
-@spec("ScatterNDUpdate", grid={"reduction": ["none", "sum", "sub", "prod", "min", "max"], "$depth": [1, 2],
-                               "$dups": [False, True]},
+@spec("ScatterNDUpdate", empty_invalid=ROWS_OF_NOTHING,
+      grid={"reduction": ["none", "sum", "sub", "prod", "min", "max"], "$depth": [1, 2],
+            "$dups": [False, True]},
       where=lambda a, v: not a["$dups"] or a["reduction"] not in ("none", None), types={"T": ALL, "I": INDEX})
 def scatter_nd_update(c):
     k = c.attrs["$depth"]
@@ -411,14 +415,16 @@ def scatter_elements_update(c):
     return [c.data(X3), c.index(idx), c.data(shape), c.index(c.attrs["$axis"])]
 
 
-@spec("EmbeddingBagOffsetsSum", grid={"$form": ["weights", "no_weights", "default_index", "empty_bag"]},
+@spec("EmbeddingBagOffsetsSum", empty_invalid=ROWS_OF_NOTHING,
+      grid={"$form": ["weights", "no_weights", "default_index", "empty_bag"]},
       types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_offsets_sum(c):
     return _bag_offsets(c)
 
 
-@spec("EmbeddingBagOffsets", grid={"reduction": ["sum", "mean"],
-                                   "$form": ["weights", "no_weights", "default_index", "empty_bag"]},
+@spec("EmbeddingBagOffsets", empty_invalid=ROWS_OF_NOTHING,
+      grid={"reduction": ["sum", "mean"],
+            "$form": ["weights", "no_weights", "default_index", "empty_bag"]},
       where=lambda a, v: a["reduction"] == "sum" or a["$form"] != "weights", types={"T": FLOATS + INTEGERS,
                                                                                      "I": INDEX})
 def embedding_bag_offsets(c):
@@ -437,18 +443,21 @@ def _bag_offsets(c):
     return ins if form != "default_index" else ins
 
 
-@spec("EmbeddingBagPackedSum", grid={"$weights": [True, False]}, types={"T": FLOATS + INTEGERS, "I": INDEX})
+@spec("EmbeddingBagPackedSum", empty_invalid=ROWS_OF_NOTHING,
+      grid={"$weights": [True, False]}, types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_packed_sum(c):
     return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
 
 
-@spec("EmbeddingBagPacked", grid={"reduction": ["sum", "mean"], "$weights": [True, False]},
+@spec("EmbeddingBagPacked", empty_invalid=ROWS_OF_NOTHING,
+      grid={"reduction": ["sum", "mean"], "$weights": [True, False]},
       where=lambda a, v: a["reduction"] == "sum" or not a["$weights"], types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_packed(c):
     return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
 
 
-@spec("EmbeddingSegmentsSum", grid={"$form": ["weights", "no_weights", "default_index", "empty_segment"]},
+@spec("EmbeddingSegmentsSum", empty_invalid=ROWS_OF_NOTHING,
+      grid={"$form": ["weights", "no_weights", "default_index", "empty_segment"]},
       types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_segments_sum(c):
     form = c.attrs["$form"]
