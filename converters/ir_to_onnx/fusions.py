@@ -33,7 +33,10 @@ onnx_ir passes, in this order:
   ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
-  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
+  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level);
+- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
+  q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
+  model builder emits it: see ``_rotary_in_attention``.
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
 (0 fusions on a converted Llama: its patterns are those of torch.export's graphs).
