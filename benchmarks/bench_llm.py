@@ -70,7 +70,8 @@ def build(work: Path) -> dict[str, Path]:
             ours = work / f"{form}-{precision}"
             if _applies(form, precision) and not (ours / "model.onnx").exists():
                 convert_folder(ov_dir, ours, int8_activations=form not in ("ours", "ours-rope"),
-                               requantize_int4=form.startswith("ours-requant"), rope_in_attention=form.endswith("-rope"))
+                               requantize_int4=form.startswith("ours-requant"),
+                               rope_in_attention=form.endswith("-rope"))
             paths[f"{form}-{precision}"] = ours
         builder = work / f"builder-{precision}"
         if not (builder / "model.onnx").exists():

@@ -1,6 +1,6 @@
 """How IR -> ONNX runs compressed weights: the options the API (``convert``, ``convert_folder``) and the CLI take as
-``contrib``, ``int8_activations``, ``requantize_int4`` (and a model folder's ``rope_in_attention``), carried as one record down to the translators
-(``Context.weight_options``)."""
+``contrib``, ``int8_activations``, ``requantize_int4`` (and a model folder's ``rope_in_attention``), carried as one
+record down to the translators (``Context.weight_options``)."""
 
 from __future__ import annotations
 
