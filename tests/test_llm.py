@@ -501,6 +501,7 @@ def test_rope_in_attention_option(llm_cache, tmp_path):
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
     ops = [n.op_type for n in model.graph.node]
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split")) == (2, 0, 2), ops
+    assert model.graph.output == onnx.load(str(exact / "model.onnx"), load_external_data=False).graph.output
     assert all(onnx.helper.get_attribute_value(a) == 1 for n in model.graph.node for a in n.attribute
                if n.op_type == "GroupQueryAttention" and a.name == "do_rotary")
     xml = src / "openvino_model.xml"

@@ -1089,12 +1089,12 @@ def _rotary_in_attention(graph: ir.Graph, positions: int) -> int:
                                                 *node.inputs[10:]], attributes, domain=MS_DOMAIN,
                         num_outputs=len(node.outputs))
         graph.insert_before(node, fused)
-        names = [v.name for v in node.outputs]  # present.N.*: the graph's outputs keep their names
+        declared = [(v.name, v.type, v.shape) for v in node.outputs]  # present.N.*: the graph's outputs as they were
         for old, new in zip(node.outputs, fused.outputs):
             old.replace_all_uses_with(new, replace_graph_outputs=True)
         graph.remove(node, safe=True)
-        for value, name in zip(fused.outputs, names):
-            value.name = name
+        for value, (name, type_, shape) in zip(fused.outputs, declared):
+            value.name, value.type, value.shape = name, type_, shape
         done += 1
     return done
 
