@@ -1076,12 +1076,12 @@ def _rotary_in_attention(graph: ir.Graph, positions: int) -> int:
                 not np.array_equal(sources[1][1], source[1]) or not isinstance(head, int) or head % 16 or \
                 source[1].size * 2 != head:
             continue
-        key = (source[0].name, source[1].tobytes())
-        if key not in tables:
-            tables[key] = _rotary_tables(graph, source[1], positions, len(tables))
         packed = _in_qkv_order(split, [rotations[0].inputs[0], rotations[1].inputs[0], node.inputs[2]])
         if packed is None:
             continue
+        key = (source[0].name, source[1].tobytes())
+        if key not in tables:
+            tables[key] = _rotary_tables(graph, source[1], positions, len(tables))
         cos, sin = tables[key]
         attributes = {k: a.value for k, a in node.attributes.items()}
         attributes["do_rotary"] = 1
