@@ -37,10 +37,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 PROMPT, NEW_TOKENS, SKIP = 16, 64, 8
 CONFIG = dict(num_hidden_layers=8, hidden_size=512, intermediate_size=1408, num_attention_heads=8,
               num_key_value_heads=4, vocab_size=32000, max_position_embeddings=1024)
-RUNTIMES = ("ours", "ours-int8act", "ours-requant", "builder", "openvino")
+RUNTIMES = ("ours", "ours-rope", "ours-int8act", "ours-requant", "ours-requant-rope", "builder", "openvino")
 #: Our conversions: exact (the default), with ``int8_activations``, and with ``requantize_int4`` too (the 8-bit
-#: lm_head in 4 bits, as the builder makes it); the last two for compressed weights only (int4).
-OURS = ("ours", "ours-int8act", "ours-requant")
+#: lm_head in 4 bits, as the builder makes it); the last two for compressed weights only (int4); "-rope": with
+#: ``rope_in_attention`` (RoPE inside GroupQueryAttention, not exact for padded batches).
+OURS = ("ours", "ours-rope", "ours-int8act", "ours-requant", "ours-requant-rope")
 PRECISIONS = ("fp32", "int4")
 THREADS = (1, 2)
 
@@ -68,7 +69,9 @@ def build(work: Path) -> dict[str, Path]:
         for form in OURS:
             ours = work / f"{form}-{precision}"
             if _applies(form, precision) and not (ours / "model.onnx").exists():
-                convert_folder(ov_dir, ours, int8_activations=form != "ours", requantize_int4=form == "ours-requant")
+                convert_folder(ov_dir, ours, int8_activations=form not in ("ours", "ours-rope"),
+                               requantize_int4=form.startswith("ours-requant"),
+                               rope_in_attention=form.endswith("-rope"))
             paths[f"{form}-{precision}"] = ours
         builder = work / f"builder-{precision}"
         if not (builder / "model.onnx").exists():
@@ -79,6 +82,8 @@ def build(work: Path) -> dict[str, Path]:
 
 
 def _applies(runtime: str, precision: str) -> bool:
+    if runtime == "ours-rope":
+        return precision == "fp32"  # int4: "ours-requant-rope", the form the builder's compares with
     return runtime in ("ours", "builder", "openvino") or precision != "fp32"  # int8 activations: compressed weights
 
 

@@ -94,7 +94,7 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
             shapes: Mapping[str, Sequence[int]] | None = None, float_range: tuple[float, float] = (-1.0, 1.0),
             int_range: tuple[int, int] = (0, 4), backend: str | None = None,
             policy: InputPolicy | None = None, contrib: bool = True, int8_activations: bool = False,
-            requantize_int4: bool = False) -> Conversion:
+            requantize_int4: bool = False, rope_in_attention: bool = False) -> Conversion:
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
 
     ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
@@ -108,6 +108,8 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     int8 activations, as OpenVINO's CPU plugin does by default: faster, not exact (needs ``contrib``).
     ``requantize_int4`` (with ``int8_activations``): 8-bit weights of MatMuls (the lm_head NNCF keeps in int4
     IRs) requantized to 4 bits, as onnxruntime-genai's model builder does: faster, further from the IR.
+    ``rope_in_attention`` (a model folder): RoPE inside GroupQueryAttention at the padded buffer's positions, as
+    the model builder does: fewer kernels a step, not exact for padded batches (docs/llm.md).
     ``external_data``: IR -> ONNX keeps weights in ``<dst>.data`` (default: only past 2 GB).
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
@@ -117,7 +119,7 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``IRError`` is one), FileNotFoundError or another OSError.
     """
     dst = Path(dst)
-    weight_options = WeightOptions(contrib, int8_activations, requantize_int4)
+    weight_options = WeightOptions(contrib, int8_activations, requantize_int4, rope_in_attention)
     if weight_options.conflict():
         raise ConvertError(weight_options.conflict())
     policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,

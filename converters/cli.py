@@ -141,6 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--requantize-int4", action="store_true",
                          help="IR -> ONNX, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
                          "IRs) requantized to 4 bits, as onnxruntime-genai's builder does: faster, further from the IR")
+    convert.add_argument("--rope-in-attention", action="store_true",
+                         help="an LLM folder: RoPE inside GroupQueryAttention at the padded buffer's positions, as "
+                         "onnxruntime-genai's builder does: fewer kernels a step, not exact for padded batches")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
@@ -269,8 +272,10 @@ def _convert(args) -> int:
 
 
 def _weight_options(args) -> dict:
-    """--no-contrib, --int8-activations, --requantize-int4 as ``convert``'s keywords (``WeightOptions``)."""
-    return dict(contrib=args.contrib, int8_activations=args.int8_activations, requantize_int4=args.requantize_int4)
+    """--no-contrib, --int8-activations, --requantize-int4, --rope-in-attention as ``convert``'s keywords
+    (``WeightOptions``)."""
+    return dict(contrib=args.contrib, int8_activations=args.int8_activations, requantize_int4=args.requantize_int4,
+                rope_in_attention=args.rope_in_attention)
 
 
 def _convert_single(args, src: Path, dst: Path, options: dict) -> int:

@@ -54,11 +54,14 @@ def is_model_folder(path) -> bool:
 
 
 def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
-                   int8_activations: bool = False, requantize_int4: bool = False) -> FolderConversion:
+                   int8_activations: bool = False, requantize_int4: bool = False,
+                   rope_in_attention: bool = False) -> FolderConversion:
     """Convert the optimum-intel folder ``src`` into the onnxruntime-genai folder ``dst`` (see the module);
     ``int8_activations``: compressed weights with int8 activations, ``requantize_int4``: 8-bit linear layers
-    requantized to 4 bits (``WeightOptions``)."""
-    return folder_conversion(src, dst, inline, WeightOptions(contrib, int8_activations, requantize_int4))
+    requantized to 4 bits, ``rope_in_attention``: RoPE inside GroupQueryAttention, not exact for padded batches
+    (``WeightOptions``)."""
+    return folder_conversion(src, dst, inline,
+                             WeightOptions(contrib, int8_activations, requantize_int4, rope_in_attention))
 
 
 def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> FolderConversion:
@@ -79,7 +82,8 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     model, weights = convert_model(ir_model, inline=inline, weight_options=weight_options)
     shared_buffer = False
     if weight_options.contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
-        model, weights, fusions = fuse_for_onnxruntime(model, weights)
+        positions = context_length(config) if weight_options.rope_in_attention else None
+        model, weights, fusions = fuse_for_onnxruntime(model, weights, positions=positions)
         shared_buffer = fusions.shared_cache_buffers
     genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
@@ -184,6 +188,13 @@ def attention_heads(ir_model) -> int | None:
     return None
 
 
+def context_length(config: dict) -> int:
+    """The longest sequence the model takes: genai's ``max_length`` and the rows of the RoPE tables."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    return int(_first(text, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length",
+                      default=2048))
+
+
 def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: int | None = None,
                  shared_buffer: bool = False) -> dict:
     """onnxruntime-genai's config of the converted decoder ``model``, checked against ``config.json``."""
@@ -212,8 +223,7 @@ def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: 
     pad = _first(generation, "pad_token_id", default=_first(config, "pad_token_id", default=text.get("pad_token_id")))
     if pad is None:
         pad = eos[0] if isinstance(eos, list) else eos
-    context = _first(text, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length",
-                     default=2048)
+    context = context_length(config)
     inputs = {"input_ids": "input_ids", "attention_mask": "attention_mask"}
     if found["position_ids"]:
         inputs["position_ids"] = "position_ids"

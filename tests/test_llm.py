@@ -482,3 +482,52 @@ def test_requantize_int4_needs_int8_activations(llm_cache, tmp_path):
     run = _cli("--requantize-int4", src, tmp_path / "out")
     assert run.returncode == 2 and "requantize_int4" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_rope_in_attention_option(llm_cache, tmp_path):
+    """``--rope-in-attention`` (``rope_in_attention=True``): per layer q/k/v packed into a GroupQueryAttention that
+    rotates them (no Split of q/k/v, no RotaryEmbedding), at the padded buffer's positions as the model builder's.
+    A single prompt's logits bit for bit the exact form's; a left-padded batch OpenVINO's tokens with its logits
+    within f32 rounding (1e-5 of the largest: RoPE's scores see positions' differences only); onnxruntime-genai
+    (which feeds a batch an all-ones mask) OpenVINO's tokens."""
+    import onnx
+
+    from real_models.llm_models import EOS
+
+    src, exact = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    out = tmp_path / "rope"
+    run = _cli("--rope-in-attention", src, out)
+    assert run.returncode == 0, run.stderr
+    model = onnx.load(str(out / "model.onnx"), load_external_data=False)
+    ops = [n.op_type for n in model.graph.node]
+    assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split")) == (2, 0, 2), ops
+    assert model.graph.output == onnx.load(str(exact / "model.onnx"), load_external_data=False).graph.output
+    assert all(onnx.helper.get_attribute_value(a) == 1 for n in model.graph.node for a in n.attribute
+               if n.op_type == "GroupQueryAttention" and a.name == "do_rotary")
+    xml = src / "openvino_model.xml"
+    for name in ("7", "batch2-left-padded"):
+        prompts = _prompts(PROMPTS[name], seed=len(PROMPTS[name]) * 7 + 1)
+        ids, mask = gen.left_padded(prompts, pad=0)
+        got = gen.greedy_onnxruntime(out / "model.onnx", ids, mask, NEW_TOKENS)
+        if name == "7":
+            want = gen.greedy_onnxruntime(exact / "model.onnx", ids, mask, NEW_TOKENS)
+            assert all(np.array_equal(g, w) for g, w in zip(got.logits, want.logits))
+        want = gen.greedy_openvino(xml, ids, mask, NEW_TOKENS)
+        np.testing.assert_array_equal(got.tokens, want.tokens)
+        scale = max(float(np.abs(w).max()) for w in want.logits)
+        diff = max(float(np.abs(g - w).max()) for g, w in zip(got.logits, want.logits))
+        assert diff <= 1e-5 * max(scale, 1.0), f"{name}: logits differ by {diff:.3g} (max |logit| {scale:.3g})"
+    for name, lengths in PROMPTS.items():
+        prompts = _prompts(lengths, seed=len(lengths) * 7 + 1)
+        ids, mask = gen.left_padded(prompts, pad=0)
+        want = gen.greedy_openvino(xml, ids, np.ones_like(mask), NEW_TOKENS)
+        got = gen.greedy_genai(out, prompts, NEW_TOKENS)
+        for row in range(len(prompts)):
+            assert gen.until_eos(got[row], EOS) == gen.until_eos(want.tokens[row], EOS), f"prompt {name} row {row}"
+
+
+def test_rope_in_attention_needs_contrib(llm_cache, tmp_path):
+    src, _ = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
+    run = _cli("--rope-in-attention", "--no-contrib", src, tmp_path / "out")
+    assert run.returncode == 2 and "rope_in_attention" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()

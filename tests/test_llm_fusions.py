@@ -6,6 +6,8 @@ this runs in the default environment; tests/test_llm.py checks whole models agai
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -18,19 +20,19 @@ H, KV, D = 4, 2, 8
 HIDDEN = H * D
 
 
-def _attention_block() -> onnx.ModelProto:
+def _attention_block(d: int = D) -> onnx.ModelProto:
     rng = np.random.default_rng(0)
-    inits = {"wq": rng.standard_normal((HIDDEN, H * D)), "wk": rng.standard_normal((HIDDEN, KV * D)),
-             "wv": rng.standard_normal((HIDDEN, KV * D)), "wo": rng.standard_normal((H * D, HIDDEN)),
-             "inv_freq": (1e4 ** -(np.arange(D // 2) * 2 / D)).reshape(1, D // 2, 1)}
+    inits = {"wq": rng.standard_normal((HIDDEN, H * d)), "wk": rng.standard_normal((HIDDEN, KV * d)),
+             "wv": rng.standard_normal((HIDDEN, KV * d)), "wo": rng.standard_normal((H * d, HIDDEN)),
+             "inv_freq": (1e4 ** -(np.arange(d // 2) * 2 / d)).reshape(1, d // 2, 1)}
     inits = [numpy_helper.from_array(v.astype(np.float32) * (0.3 if k.startswith("w") else 1), k)
              for k, v in inits.items()]
-    ints = {"q_shape": [0, 0, H, D], "kv_shape": [0, 0, KV, D], "rep": [1, 1, H // KV, 1, 1], "rep_shape": [0, H, -1, D],
-            "out_shape": [0, 0, H * D], "one": [1], "two": [2], "half": [D // 2], "zero": [0], "big": [2 ** 62],
+    ints = {"q_shape": [0, 0, H, d], "kv_shape": [0, 0, KV, d], "rep": [1, 1, H // KV, 1, 1], "rep_shape": [0, H, -1, d],
+            "out_shape": [0, 0, H * d], "one": [1], "two": [2], "half": [d // 2], "zero": [0], "big": [2 ** 62],
             "axis3": [3], "step": [1]}
     inits += [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in ints.items()]
     inits += [numpy_helper.from_array(np.array(-1, np.float32), "minus_one"),
-              numpy_helper.from_array(np.array(D ** -0.5, np.float32), "scale")]
+              numpy_helper.from_array(np.array(d ** -0.5, np.float32), "scale")]
     n = helper.make_node
     nodes = [n("MatMul", ["x", "wq"], ["q3"]), n("MatMul", ["x", "wk"], ["k3"]), n("MatMul", ["x", "wv"], ["v3"]),
              n("Cast", ["position_ids"], ["pos_f"], to=TensorProto.FLOAT), n("Unsqueeze", ["pos_f", "one"], ["pos_u"]),
@@ -63,16 +65,16 @@ def _attention_block() -> onnx.ModelProto:
               helper.make_tensor_value_info("position_ids", i64, ["B", "S"]),
               helper.make_tensor_value_info("x", f32, ["B", "S", HIDDEN]),
               helper.make_tensor_value_info("bias", f32, ["B", 1, "S", "T"]),
-              helper.make_tensor_value_info("past_key_values.0.key", f32, ["B", KV, "P", D]),
-              helper.make_tensor_value_info("past_key_values.0.value", f32, ["B", KV, "P", D])]
+              helper.make_tensor_value_info("past_key_values.0.key", f32, ["B", KV, "P", d]),
+              helper.make_tensor_value_info("past_key_values.0.value", f32, ["B", KV, "P", d])]
     outputs = [helper.make_tensor_value_info("y", f32, None),
-               helper.make_tensor_value_info("present.0.key", f32, ["B", KV, "T", D]),
-               helper.make_tensor_value_info("present.0.value", f32, ["B", KV, "T", D])]
+               helper.make_tensor_value_info("present.0.key", f32, ["B", KV, "T", d]),
+               helper.make_tensor_value_info("present.0.value", f32, ["B", KV, "T", d])]
     graph = helper.make_graph(nodes, "attention", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
 
 
-def _feeds(batch: int, past: int, new: int, pad: int, rng) -> dict:
+def _feeds(batch: int, past: int, new: int, pad: int, rng, d: int = D) -> dict:
     total = past + new
     mask = np.ones((batch, total), np.int64)
     mask[0, :pad] = 0  # row 0 left-padded
@@ -81,8 +83,8 @@ def _feeds(batch: int, past: int, new: int, pad: int, rng) -> dict:
     return {"input_ids": np.zeros((batch, new), np.int64), "attention_mask": mask, "position_ids": positions,
             "x": rng.standard_normal((batch, new, HIDDEN)).astype(np.float32),
             "bias": np.where(allowed, 0, -65504).astype(np.float32)[:, None],
-            "past_key_values.0.key": rng.standard_normal((batch, KV, past, D)).astype(np.float32),
-            "past_key_values.0.value": rng.standard_normal((batch, KV, past, D)).astype(np.float32)}
+            "past_key_values.0.key": rng.standard_normal((batch, KV, past, d)).astype(np.float32),
+            "past_key_values.0.value": rng.standard_normal((batch, KV, past, d)).astype(np.float32)}
 
 
 @pytest.mark.parametrize("batch, past, new, inferred", [(2, 0, 6, False), (2, 6, 1, True), (1, 4, 3, False)])
@@ -331,3 +333,78 @@ def test_norm_axis_counted_from_the_front_needs_the_rank_of_its_input():
     assert _is_last_axis(axis2, down.outputs[0]) and _is_last_axis(last, down.outputs[0])
     assert not _is_last_axis(const("axis1", np.array([1])), down.outputs[0])
     assert not _is_last_axis(axis2, reshaped.outputs[0]) and _is_last_axis(last, reshaped.outputs[0])
+
+
+def _run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _step(feeds: dict, present: list[np.ndarray], rng, d: int) -> dict:
+    """One more token after ``feeds`` with the caches ``present``: the mask one wider, the next positions."""
+    batch, total = feeds["attention_mask"].shape
+    mask = np.concatenate([feeds["attention_mask"], np.ones((batch, 1), np.int64)], axis=1)
+    allowed = mask[:, None, None, :] == 1
+    return {"input_ids": np.zeros((batch, 1), np.int64), "attention_mask": mask,
+            "position_ids": feeds["position_ids"][:, -1:] + 1,
+            "x": rng.standard_normal((batch, 1, HIDDEN)).astype(np.float32),
+            "bias": np.where(allowed, 0, -65504).astype(np.float32),
+            "past_key_values.0.key": present[0], "past_key_values.0.value": present[1]}
+
+
+@pytest.mark.parametrize("k_first", [False, True])
+def test_rope_in_attention(k_first):
+    """``positions`` (opt-in): q/k/v packed into GroupQueryAttention with do_rotary and cos/sin caches of
+    ``positions`` rows (no Split, no RotaryEmbedding, no per-step Cos/Sin). Bit for bit the exact form's for
+    unpadded rows, prompt and steps (``k_first``: k's MatMul first in the graph, so merged as k, q, v and
+    reordered); a left-padded row within f32 rounding (its cache rotated at the padded buffer's positions, which
+    RoPE's scores do not see); a sequence longer than the caches raises in onnxruntime."""
+    d = 16  # the kernel's caches need a head size that is a multiple of 16
+    model = _attention_block(d)
+    if k_first:
+        nodes = list(model.graph.node)
+        nodes[0], nodes[1] = nodes[1], nodes[0]
+        del model.graph.node[:]
+        model.graph.node.extend(nodes)
+    exact, _, _ = fuse_for_onnxruntime(model)
+    fused, weights, report = fuse_for_onnxruntime(model, positions=32)
+    ops = [node.op_type for node in fused.graph.node]
+    assert report.counts["rotary in attention"] == 1 and report.shared_cache_buffers and weights == []
+    assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split"), ops.count("MatMul")) \
+        == (1, 0, 0, 2), ops
+    # the layer's Split and RotaryEmbeddings go, and the per-step angles with their index arithmetic; the caches'
+    # Cos and Sin read a constant (folded at load)
+    gone = Counter(n.op_type for n in exact.graph.node) - Counter(ops)
+    assert gone == Counter({"Split": 1, "RotaryEmbedding": 2, "Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1,
+                            "Mul": 1, "ReduceProd": 1, "Range": 1}), gone
+    assert not Counter(ops) - Counter(n.op_type for n in exact.graph.node)
+    tables = {i.name for i in fused.graph.initializer}
+    assert all(n.input[0] in tables for n in fused.graph.node if n.op_type in ("Cos", "Sin"))
+    gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
+    attrs = {a.name: helper.get_attribute_value(a) for a in gqa.attribute}
+    assert (attrs["do_rotary"], attrs["num_heads"], attrs["kv_num_heads"], attrs["causal"]) == (1, H, KV, 0)
+    assert list(gqa.input[1:3]) == ["", ""] and gqa.input[7] and gqa.input[8] and gqa.input[9] == ""
+    rng = np.random.default_rng(3)
+    for pad in (0, 2):
+        feeds = _feeds(2, 0, 6, pad, rng, d)
+        want, got = _run(exact, feeds), _run(fused, feeds)
+        after = {name: _step(feeds, run[1:], np.random.default_rng(pad), d) for name, run in (("want", want),
+                                                                                              ("got", got))}
+        want2, got2 = _run(exact, after["want"]), _run(fused, after["got"])
+        valid = feeds["attention_mask"] == 1
+        if pad == 0:
+            for a, b in zip(want + want2, got + got2):
+                np.testing.assert_array_equal(b, a)
+        else:
+            np.testing.assert_allclose(got[0][valid], want[0][valid], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(got2[0], want2[0], rtol=1e-5, atol=1e-5)
+            assert not np.array_equal(got[1][0], want[1][0])  # row 0's keys at other positions
+            np.testing.assert_array_equal(got[1][1], want[1][1])
+    with pytest.raises(Exception, match="cos_cache dimension 0"):
+        _run(fused, _feeds(1, 0, 33, 0, rng, d))
+
+
+def test_rope_in_attention_needs_a_head_size_of_16s():
+    """Head size 8: the kernel's caches do not take it; the exact form stays."""
+    fused, _, report = fuse_for_onnxruntime(_attention_block(), positions=32)
+    ops = [node.op_type for node in fused.graph.node]
+    assert report.counts["rotary in attention"] == 0 and ops.count("RotaryEmbedding") == 2, ops

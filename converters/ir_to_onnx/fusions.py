@@ -33,7 +33,10 @@ onnx_ir passes, in this order:
   ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
-  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level).
+  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level);
+- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
+  q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
+  model builder emits it: see ``_rotary_in_attention``.
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
 (0 fusions on a converted Llama: its patterns are those of torch.export's graphs).
@@ -1036,6 +1039,160 @@ def _concatenate_weights(graph: ir.Graph, weights: dict[str, ir.TensorProtocol])
         graph.remove(node, safe=True)
 
 
+# --- RoPE inside GroupQueryAttention (opt-in, not exact) ---------------------------------------------------
+#
+# Per layer ``Split(qkv)``, ``RotaryEmbedding(q)``, ``RotaryEmbedding(k)`` and ``GroupQueryAttention(q, k, v)`` ->
+# ``GroupQueryAttention(qkv, do_rotary=1, cos_cache, sin_cache)`` as onnxruntime-genai's model builder emits it:
+# three kernels fewer a layer, and the per-step angles (Cos, Sin and their index arithmetic) go. The kernel
+# then rotates at the positions of the padded buffer, not at the model's ``position_ids``: s in the first prompt
+# (``sequence_length == total_sequence_length``), ``seqlens_k[b]`` (total - 1) after. The same as the model's
+# for unpadded rows (the logits bit for bit those of the exact form); shifted by the padding for a left-padded
+# row, which RoPE's scores do not see (they depend on q's position minus k's) but the rounding of the angles
+# does (within f32 rounding); wrong for a mask with holes or other position_ids. Not used by default for that:
+# onnxruntime 1.31's optional ``position_ids`` input does not help, since in the first prompt the kernel reads
+# ``position_ids[0, 0]`` only (``position_ids[0, 0] + s`` for every row), so a left-padded batch's cache is
+# rotated at the wrong positions. The caches are ``Cos/Sin(p * inv_freq)`` for p < ``positions`` (the context
+# length) with the IR's constant inverse frequencies and f32 products; onnxruntime folds them at load with the
+# Cos and Sin kernels the exact form runs at each step. ``total_sequence_length`` above the caches' rows raises
+# in the kernel.
+
+
+def _rotary_in_attention(graph: ir.Graph, positions: int) -> int:
+    """The rewrite above where it fits (full-width rotate-half RoPE of ``position_ids`` and constant frequencies,
+    head size a multiple of 16 as the kernel's caches need, q/k/v one Split of one linear layer); how many."""
+    tables: dict = {}
+    done = 0
+    for node in list(graph):
+        if node.op_type != "GroupQueryAttention" or node.domain != MS_DOMAIN or len(node.inputs) < 11:
+            continue
+        found = _split_rotations(node)
+        if found is None:
+            continue
+        split, rotations = found
+        sources = [_rotation_source(rope) for rope in rotations]
+        source = sources[0]
+        head = node.inputs[3].shape[3] if node.inputs[3].shape is not None else None
+        if source is None or sources[1] is None or sources[1][0] is not source[0] or \
+                not np.array_equal(sources[1][1], source[1]) or not isinstance(head, int) or head % 16 or \
+                source[1].size * 2 != head:
+            continue
+        packed = _in_qkv_order(split, [rotations[0].inputs[0], rotations[1].inputs[0], node.inputs[2]])
+        if packed is None:
+            continue
+        key = (source[0].name, source[1].tobytes())
+        if key not in tables:
+            tables[key] = _rotary_tables(graph, source[1], positions, len(tables))
+        cos, sin = tables[key]
+        attributes = {k: a.value for k, a in node.attributes.items()}
+        attributes["do_rotary"] = 1
+        fused = ir.node("GroupQueryAttention", [packed, None, None, *node.inputs[3:7], cos, sin, None,
+                                                *node.inputs[10:]], attributes, domain=MS_DOMAIN,
+                        num_outputs=len(node.outputs))
+        graph.insert_before(node, fused)
+        declared = [(v.name, v.type, v.shape) for v in node.outputs]  # present.N.*: the graph's outputs as they were
+        for old, new in zip(node.outputs, fused.outputs):
+            old.replace_all_uses_with(new, replace_graph_outputs=True)
+        graph.remove(node, safe=True)
+        for value, (name, type_, shape) in zip(fused.outputs, declared):
+            value.name, value.type, value.shape = name, type_, shape
+        done += 1
+    return done
+
+
+def _split_rotations(node: ir.Node) -> tuple[ir.Node, tuple[ir.Node, ir.Node]] | None:
+    """(the Split, the RotaryEmbeddings) when the attention's q, k, v are ``RotaryEmbedding(q')``,
+    ``RotaryEmbedding(k')`` (full width, rotate-half) and v of ``Split(qkv) = q', k', v``
+    on the last axis, read by nothing else, and its own cos/sin/position inputs empty."""
+    q, k, v = node.inputs[:3]
+    rq, rk, split = _producer(q, "RotaryEmbedding", MS_DOMAIN), _producer(k, "RotaryEmbedding", MS_DOMAIN), \
+        _producer(v, "Split")
+    if rq is None or rk is None or split is None or len(split.outputs) != 3 or \
+            sorted(map(id, (rq.inputs[0], rk.inputs[0], v))) != sorted(map(id, split.outputs)):
+        return None
+    axis = split.attributes.get_int("axis", 0)
+    if axis not in (-1, 2) or (axis == 2 and _rank(split.inputs[0]) != 3) or \
+            any(len(o.uses()) != 1 for o in (*split.outputs, q, k)) or \
+            any(x is not None for x in node.inputs[7:10]) or node.attributes.get_int("do_rotary", 0):
+        return None
+    for rope in (rq, rk):
+        if any(rope.attributes.get_int(name, 0) for name in ("interleaved", "rotary_embedding_dim", "num_heads",
+                                                              "is_packed_batching")) or \
+                rope.attributes.get_float("scale", 1.0) != 1.0:
+            return None
+    return split, (rq, rk)
+
+
+def _in_qkv_order(split: ir.Node, parts: list[ir.Value]) -> ir.Value | None:
+    """The Split's input with its parts in the order ``parts`` (q, k, v): as it is, or, when the linear layers
+    were merged in another order (``_merge_linear_layers`` takes the graph's), the merged layer's Concats of
+    weights (MatMul: of B or of a transposed B's rows; MatMulNBits: of B, scales, zero points) permuted."""
+    order = [list(split.outputs).index(p) for p in parts]
+    if order == [0, 1, 2]:
+        return split.inputs[0]
+    layer = split.inputs[0].producer()
+    if layer is None or len(split.inputs[0].uses()) != 1:
+        return None
+    if layer.op_type == "MatMul" and layer.domain == "":
+        weight = layer.inputs[1]
+        if (t := _producer(weight, "Transpose")) is not None:
+            weight = t.inputs[0]
+        concats = [_producer(weight, "Concat")]
+    elif layer.op_type == "MatMulNBits" and layer.domain == MS_DOMAIN:
+        concats = [_producer(v, "Concat") for v in layer.inputs[1:]]
+    else:
+        return None
+    if any(c is None or len(c.inputs) != 3 or len(c.outputs[0].uses()) != 1 for c in concats):
+        return None
+    for concat in concats:
+        inputs = list(concat.inputs)
+        for i, j in enumerate(order):
+            concat.replace_input_with(i, inputs[j])
+    return split.inputs[0]
+
+
+def _rotation_source(rope: ir.Node) -> tuple[ir.Value, np.ndarray] | None:
+    """``_angle_source`` of a RotaryEmbedding's caches (``Cos`` and ``Sin`` of the same angles, one row per
+    token, indexed by ``Range(0, B * S)``), or None."""
+    cos, sin = _producer(rope.inputs[2], "Cos"), _producer(rope.inputs[3], "Sin")
+    ids = _producer(rope.inputs[1], "Reshape")
+    if cos is None or sin is None or ids is None or _producer(ids.inputs[0], "Range") is None:
+        return None
+    source, other = _angle_source(cos.inputs[0]), _angle_source(sin.inputs[0])
+    if source is None or other is None or other[0] is not source[0] or not np.array_equal(other[1], source[1]):
+        return None
+    return source
+
+
+def _angle_source(angles: ir.Value) -> tuple[ir.Value, np.ndarray] | None:
+    """(position_ids, inverse frequencies [half]) when ``angles`` is what ``RotaryEmbedding.rewrite`` made of
+    them: ``Mul(Cast(Reshape(position_ids, [-1, 1]), f32), Reshape(inv_freq, [-1]))``, position_ids a 2-D
+    integer graph input."""
+    mul = _producer(angles, "Mul")
+    if mul is None:
+        return None
+    cast, inverse = _producer(mul.inputs[0], "Cast"), _producer(mul.inputs[1], "Reshape")
+    column = _producer(cast.inputs[0], "Reshape") if cast is not None else None
+    if column is None or inverse is None or cast.attributes.get_int("to") != ir.DataType.FLOAT or \
+            _ints(column.inputs[1]) != [-1, 1] or _ints(inverse.inputs[1]) != [-1] or \
+            inverse.inputs[0].const_value is None:
+        return None
+    ids = column.inputs[0]
+    if ids.graph is None or ids.producer() is not None or ids.dtype != ir.DataType.INT64 or _rank(ids) != 2:
+        return None
+    return ids, inverse.inputs[0].const_value.numpy().reshape(-1)
+
+
+def _rotary_tables(graph: ir.Graph, inverse: np.ndarray, positions: int, n: int) -> tuple[ir.Value, ir.Value]:
+    """``Cos`` and ``Sin`` of ``p * inverse`` ([positions, half], the f32 products the IR makes), before the first
+    node: constant, folded by onnxruntime at load."""
+    angles = np.arange(positions, dtype=np.float32)[:, None] * inverse.astype(np.float32)[None, :]
+    value = ir.Value(name=f"rotary/angles{n}", const_value=ir.tensor(angles))
+    graph.register_initializer(value)
+    cos, sin = ir.node("Cos", [value]), ir.node("Sin", [value])
+    graph.insert_before(next(iter(graph)), [cos, sin])
+    return cos.outputs[0], sin.outputs[0]
+
+
 # --- all of it ---------------------------------------------------------------------------------------------
 
 #: The ops the rewrites emit.
@@ -1064,10 +1221,12 @@ class Fusions:
         return sum(self.counts.values())
 
 
-def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.ModelProto, list, Fusions]:
+def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | None = None) \
+        -> tuple[onnx.ModelProto, list, Fusions]:
     """``model`` with the patterns above fused, its weights, and what was fused. ``model`` may lack its large
     initializers, ``weights`` (``convert.convert_model``'s): graph inputs for the rewrites; the merged layers'
-    are concatenated into new weights, which replace them in the list returned."""
+    are concatenated into new weights, which replace them in the list returned. ``positions``: the context
+    length, to put RoPE inside GroupQueryAttention (opt-in, not exact: see above); None: the exact form."""
     graph = model.graph
     declared = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
         {o for n in graph.node for o in n.output}
@@ -1103,6 +1262,8 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=()) -> tuple[onnx.Model
         report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
         report.counts["embedding"] = _embedding_rows(ir_model.graph, by_name)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
+    if positions and report.counts["GroupQueryAttention"]:
+        report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
     if not report.total:
         return model, list(weights), report
     _concatenate_weights(ir_model.graph, by_name)
