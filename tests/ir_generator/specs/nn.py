@@ -10,18 +10,27 @@ from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, spec
 _PAD = ["explicit", "valid", "same_upper", "same_lower"]
 
 
+#: ``$aniso``: each spatial dim its own window (a translator that reverses or mixes the dims' order shows)
+_ANISO = {"strides": [2, 1, 3], "dilations": [1, 2, 1], "kernel": [3, 2, 2], "output_padding": [1, 0, 0]}
+
+
 def _window(c, names=("strides", "dilations")):
-    """Expand the scalar window attributes to the case's spatial rank."""
+    """Expand the scalar window attributes to the case's spatial rank (with ``$aniso``, a value per dim and
+    pads that differ per dim and side)."""
     r = c.attrs["$rank"]
+    aniso = c.attrs.get("$aniso")
     for name in names:
         if name in c.attrs and not isinstance(c.attrs[name], list):
-            c.attrs[name] = [c.attrs[name]] * r
+            c.attrs[name] = _ANISO[name][:r] if aniso else [c.attrs[name]] * r
     begin, end = c.attrs.get("$pads", (0, 0))
     c.attrs["pads_begin"], c.attrs["pads_end"] = [begin] * r, [end] * r
+    if aniso and c.attrs.get("auto_pad") in (None, "explicit"):
+        c.attrs["pads_begin"], c.attrs["pads_end"] = [1, 0, 1][:r], [0, 1, 0][:r]
     return r
 
 
-_CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3]}
+_CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3],
+         "$aniso": [False, True]}
 _CONV_FIXED = {"pads_begin": "from $pads per spatial dim", "pads_end": "from $pads per spatial dim"}
 
 
@@ -29,13 +38,13 @@ def _conv_ok(a, v):
     return a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)
 
 
-@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank",), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
+@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
 def convolution(c):
     r = _window(c)
     return [c.data((2, 3) + (7, 6, 5)[:r]), c.const((4, 3) + (3, 2, 2)[:r])]
 
 
-@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups"),
+@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups", "$aniso"),
       types={"T": NUMERIC},
       fixed=_CONV_FIXED, rtol=8)
 def group_convolution(c):
@@ -45,7 +54,7 @@ def group_convolution(c):
 
 
 _DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
-           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True]}
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": [False, True]}
 
 
 def _deconv_ok(a, v):
@@ -61,7 +70,7 @@ def _deconv_inputs(c, data, weights):
     return ins
 
 
-@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape"),
+@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape", "$aniso"),
       types={"T": NUMERIC, "I": INDEX},
       fixed=_CONV_FIXED, rtol=8)
 def convolution_backprop_data(c):
@@ -71,7 +80,7 @@ def convolution_backprop_data(c):
 # (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
 # evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
 @spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
-      cover=("$rank", "$output_shape", "$groups"),
+      cover=("$rank", "$output_shape", "$groups", "$aniso"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
     g = c.attrs["$groups"]
@@ -103,14 +112,15 @@ def deformable_convolution(c):
 
 
 _POOL = {"kernel": [2, 3], "strides": [1, 2], "$pads": [(0, 0), (1, 0), (1, 1)], "auto_pad": _PAD,
-         "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2]}
+         "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2],
+         "$aniso": [False, True]}
 
 
 def _pool_ok(a, v):
     return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and (a["rounding_type"] != "ceil_torch" or v >= 14)
 
 
-@spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank",), types={"T": NUMERIC},
+@spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC},
       fixed=_CONV_FIXED, rtol=4)
 def avg_pool(c):
     r = _window(c, ("kernel", "strides", "dilations"))
@@ -118,7 +128,7 @@ def avg_pool(c):
 
 
 @spec("MaxPool", grid={**_POOL, "axis": [0, 2], "index_element_type": ["i64", "i32"]}, where=_pool_ok,
-      cover=("$rank", "axis", "index_element_type"),
+      cover=("$rank", "axis", "index_element_type", "$aniso"),
       types={"T": NUMERIC}, fixed=_CONV_FIXED,
       evaluate_static="OpenVINO's reference MaxPool with auto_pad same_* on dynamic dims pads wrongly and writes "
                       "out of bounds (wrong values, workers killed by free(): invalid size); on the model "
@@ -206,7 +216,11 @@ def matmul(c):
 
 _EINSUM = {"ij,jk->ik": ((3, 4), (4, 5)), "bij,bjk->bik": ((2, 3, 4), (2, 4, 5)), "ii->i": ((3, 3),),
            "ij->ji": ((3, 4),), "i,i->": ((4,), (4,)), "...ij,...jk->...ik": ((2, 3, 4), (4, 2)),
-           "ij->": ((3, 4),), "i,j->ij": ((3,), (4,))}
+           "ij->": ((3, 4),), "i,j->ij": ((3,), (4,)),
+           # implicit output (the labels seen once, sorted), a batched diagonal, a product of three, an
+           # elementwise product, ellipses that broadcast (1 against 4)
+           "ij,jk": ((3, 4), (4, 5)), "bii->bi": ((2, 3, 3),), "ij,jk,kl->il": ((2, 3), (3, 4), (4, 2)),
+           "ij,ij->ij": ((3, 4), (3, 4)), "...i,...i->...": ((2, 1, 3), (4, 3))}
 
 
 @spec("Einsum", grid={"equation": list(_EINSUM)}, types={"T": NUMERIC}, rtol=8)
