@@ -199,7 +199,9 @@ def group_normalization(c):
 
 
 _MATMUL = {"2d": ((3, 4), (4, 5)), "batched": ((2, 3, 4), (2, 4, 5)), "broadcast": ((2, 1, 3, 4), (3, 4, 5)),
-           "vector_a": ((4,), (4, 5)), "vector_b": ((3, 4), (4,)), "vectors": ((4,), (4,))}
+           "vector_a": ((4,), (4, 5)), "vector_b": ((3, 4), (4,)), "vectors": ((4,), (4,)),
+           # a vector against a batch (its 1 prepended / appended, then broadcast), a batch by a matrix
+           "vector_a_batched": ((4,), (2, 4, 5)), "vector_b_batched": ((2, 3, 4), (4,)), "batch_a": ((2, 3, 4), (4, 5))}
 
 
 @spec("MatMul", grid={"transpose_a": [False, True], "transpose_b": [False, True], "$shapes": list(_MATMUL),

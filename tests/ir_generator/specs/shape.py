@@ -61,9 +61,12 @@ def transpose(c):
     return [c.data(X3), c.index(order)]
 
 
-@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3]})
+@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3], "$sizes": ["same", "differ"]})
 def concat(c):
-    return [c.data(X3) for _ in range(c.attrs["$n"])]
+    if c.attrs["$sizes"] == "same":
+        return [c.data(X3) for _ in range(c.attrs["$n"])]
+    axis = c.attrs["axis"] % 3  # the inputs 1, 2, 3 long on the axis (the offsets of the later ones differ)
+    return [c.data(X3[:axis] + (i + 1,) + X3[axis + 1:]) for i in range(c.attrs["$n"])]
 
 
 @spec("Split", grid={"num_splits": [1, 2], "$axis": [0, 2, -1]}, types={"T": ALL, "I": INDEX})
