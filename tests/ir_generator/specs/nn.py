@@ -10,7 +10,9 @@ from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, spec
 _PAD = ["explicit", "valid", "same_upper", "same_lower"]
 
 
-#: ``$aniso``: each spatial dim its own window (a translator that reverses or mixes the dims' order shows)
+#: ``$aniso``: each spatial dim its own window (a translator that reverses or mixes the dims' order shows), with
+#: each auto_pad (the value names it: ``where`` keeps that one)
+_ANISO_PADS = [False, "explicit", "valid", "same_upper", "same_lower"]
 _ANISO = {"strides": [2, 1, 3], "dilations": [1, 2, 1], "kernel": [3, 2, 2], "output_padding": [1, 0, 0]}
 
 
@@ -24,18 +26,18 @@ def _window(c, names=("strides", "dilations")):
             c.attrs[name] = _ANISO[name][:r] if aniso else [c.attrs[name]] * r
     begin, end = c.attrs.get("$pads", (0, 0))
     c.attrs["pads_begin"], c.attrs["pads_end"] = [begin] * r, [end] * r
-    if aniso and c.attrs.get("auto_pad") in (None, "explicit"):
+    if aniso and c.attrs.get("auto_pad") == "explicit":
         c.attrs["pads_begin"], c.attrs["pads_end"] = [1, 0, 1][:r], [0, 1, 0][:r]
     return r
 
 
 _CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3],
-         "$aniso": [False, True]}
+         "$aniso": _ANISO_PADS}
 _CONV_FIXED = {"pads_begin": "from $pads per spatial dim", "pads_end": "from $pads per spatial dim"}
 
 
 def _conv_ok(a, v):
-    return a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)
+    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and a["$aniso"] in (None, False, a["auto_pad"])
 
 
 @spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
@@ -54,7 +56,7 @@ def group_convolution(c):
 
 
 _DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
-           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": [False, True]}
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": _ANISO_PADS}
 
 
 def _deconv_ok(a, v):
@@ -113,11 +115,11 @@ def deformable_convolution(c):
 
 _POOL = {"kernel": [2, 3], "strides": [1, 2], "$pads": [(0, 0), (1, 0), (1, 1)], "auto_pad": _PAD,
          "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2],
-         "$aniso": [False, True]}
+         "$aniso": _ANISO_PADS}
 
 
 def _pool_ok(a, v):
-    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and (a["rounding_type"] != "ceil_torch" or v >= 14)
+    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and a["$aniso"] in (None, False, a["auto_pad"]) and (a["rounding_type"] != "ceil_torch" or v >= 14)
 
 
 @spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC},
@@ -293,7 +295,7 @@ def _interp_ok(a, v):
 @spec("Interpolate", grid={"mode": _MODES, "coordinate_transformation_mode": _COORD, "nearest_mode": _NEAREST,
                            "antialias": [False, True], "shape_calculation_mode": ["sizes", "scales"],
                            "cube_coeff": [-0.75, -0.5], "$scale": ["up", "down", "mixed"],
-                           "$layout": ["plain", "pads", "no_axes"],
+                           "$layout": ["plain", "pads", "no_axes", "axes_reversed", "one_axis"],
                            "align_corners": [True, False], "$mode1": ["nearest", "linear", "cubic", "area"]},
       where=_interp_ok, cover=("$layout",), types={"T": FLOATS + ("i8", "u8", "i32"), "I": INDEX}, rtol=64,
       atol=1e-5,
@@ -310,7 +312,12 @@ def interpolate(c):
     c.attrs["pads_begin"], c.attrs["pads_end"] = ([0, 0, 1, 0], [0, 0, 0, 1]) if pads else ([0] * 4, [0] * 4)
     padded = (shape[2] + pads, shape[3] + pads)
     scales = [s / p for s, p in zip(size, padded)]
-    axes = c.attrs["$layout"] != "no_axes"
+    layout = c.attrs["$layout"]
+    axes = {"no_axes": None, "axes_reversed": [3, 2], "one_axis": [3]}.get(layout, [2, 3])
+    if layout == "axes_reversed":  # the sizes and scales follow the axes' order
+        size, scales = size[::-1], scales[::-1]
+    elif layout == "one_axis":
+        size, scales = size[1:], scales[1:]
     full_size = size if axes else [2, 3] + size
     full_scales = scales if axes else [1.0, 1.0] + scales
     ins = [c.data(shape, lo=0, hi=50) if c.t not in FLOATS else c.data(shape)]
@@ -321,7 +328,7 @@ def interpolate(c):
     else:
         ins.append(c.const(np.array(full_scales), et="f32"))
     if axes:
-        ins.append(c.index([2, 3]))
+        ins.append(c.index(axes))
     return ins
 
 
