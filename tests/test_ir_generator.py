@@ -167,3 +167,18 @@ def test_col2im_of_no_columns():
     result = run_case(find("Col2Im-15[strides=[2,1],dilations=[1,2],$pads=[[1,0],[0,1]],$batched=false]f32,I=i64"
                            ":empty:plain"))
     assert result["outcome"] == "match", result
+
+
+def test_grep_and_skip_choose_cases(tmp_path, capsys):
+    """--grep keeps the cases whose id matches; --skip leaves out those an earlier run's summary.json holds (a new
+    seed's sample is otherwise drawn from every case, earlier samples' included)."""
+    import json
+
+    from ir_generator.__main__ import main
+
+    main(["--op", "Tan", "--grep", r"\]f64:static:", "--list"])
+    listed = capsys.readouterr().out.split()
+    assert listed and all(i.startswith("Tan-") and "]f64:static:" in i for i in listed)
+    (tmp_path / "summary.json").write_text(json.dumps({listed[0]: {"outcome": "match"}}))
+    main(["--op", "Tan", "--grep", r"\]f64:static:", "--skip", str(tmp_path / "summary.json"), "--list"])
+    assert capsys.readouterr().out.split() == listed[1:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import traceback
@@ -29,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="only cases where the layer sits there")
     parser.add_argument("--load-only", action="store_true",
                         help="only check that the conversion loads (OpenVINO validates, does not run)")
+    parser.add_argument("--grep", help="only cases whose id matches this regular expression")
+    parser.add_argument("--skip", action="append", type=Path, default=[],
+                        help="the summary.json of an earlier run: its cases are not run (a new seed's sample is "
+                             "otherwise drawn from every case, earlier samples' included); repeatable")
     parser.add_argument("--list", action="store_true", help="print the case ids and exit")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case's outcome")
     args = parser.parse_args(argv)
@@ -52,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     pool = [c for c in (type_cases() if args.types else all_cases())
             if (args.shapes is None or c.shapes == args.shapes) and (args.body is None or c.body == args.body)]
+    ran = {case_id for path in args.skip for case_id in json.loads(path.read_text())}
+    pool = [c for c in pool if c.id not in ran and (args.grep is None or re.search(args.grep, c.id))]
     cases = select(pool, args.op, args.sample, args.seed)
     if args.list:
         print("\n".join(c.id for c in cases))

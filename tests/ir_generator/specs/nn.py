@@ -10,32 +10,43 @@ from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, spec
 _PAD = ["explicit", "valid", "same_upper", "same_lower"]
 
 
+#: ``$aniso``: each spatial dim its own window (a translator that reverses or mixes the dims' order shows), with
+#: each auto_pad (the value names it: ``where`` keeps that one)
+_ANISO_PADS = [False, "explicit", "valid", "same_upper", "same_lower"]
+_ANISO = {"strides": [2, 1, 3], "dilations": [1, 2, 1], "kernel": [3, 2, 2], "output_padding": [1, 0, 0]}
+
+
 def _window(c, names=("strides", "dilations")):
-    """Expand the scalar window attributes to the case's spatial rank."""
+    """Expand the scalar window attributes to the case's spatial rank (with ``$aniso``, a value per dim and
+    pads that differ per dim and side)."""
     r = c.attrs["$rank"]
+    aniso = c.attrs.get("$aniso")
     for name in names:
         if name in c.attrs and not isinstance(c.attrs[name], list):
-            c.attrs[name] = [c.attrs[name]] * r
+            c.attrs[name] = _ANISO[name][:r] if aniso else [c.attrs[name]] * r
     begin, end = c.attrs.get("$pads", (0, 0))
     c.attrs["pads_begin"], c.attrs["pads_end"] = [begin] * r, [end] * r
+    if aniso and c.attrs.get("auto_pad") == "explicit":
+        c.attrs["pads_begin"], c.attrs["pads_end"] = [1, 0, 1][:r], [0, 1, 0][:r]
     return r
 
 
-_CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3]}
+_CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3],
+         "$aniso": _ANISO_PADS}
 _CONV_FIXED = {"pads_begin": "from $pads per spatial dim", "pads_end": "from $pads per spatial dim"}
 
 
 def _conv_ok(a, v):
-    return a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)
+    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and a["$aniso"] in (None, False, a["auto_pad"])
 
 
-@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank",), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
+@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
 def convolution(c):
     r = _window(c)
     return [c.data((2, 3) + (7, 6, 5)[:r]), c.const((4, 3) + (3, 2, 2)[:r])]
 
 
-@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups"),
+@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups", "$aniso"),
       types={"T": NUMERIC},
       fixed=_CONV_FIXED, rtol=8)
 def group_convolution(c):
@@ -45,7 +56,7 @@ def group_convolution(c):
 
 
 _DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
-           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True]}
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": _ANISO_PADS}
 
 
 def _deconv_ok(a, v):
@@ -61,7 +72,7 @@ def _deconv_inputs(c, data, weights):
     return ins
 
 
-@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape"),
+@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape", "$aniso"),
       types={"T": NUMERIC, "I": INDEX},
       fixed=_CONV_FIXED, rtol=8)
 def convolution_backprop_data(c):
@@ -71,7 +82,7 @@ def convolution_backprop_data(c):
 # (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
 # evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
 @spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
-      cover=("$rank", "$output_shape", "$groups"),
+      cover=("$rank", "$output_shape", "$groups", "$aniso"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
     g = c.attrs["$groups"]
@@ -103,14 +114,15 @@ def deformable_convolution(c):
 
 
 _POOL = {"kernel": [2, 3], "strides": [1, 2], "$pads": [(0, 0), (1, 0), (1, 1)], "auto_pad": _PAD,
-         "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2]}
+         "rounding_type": ["floor", "ceil", "ceil_torch"], "$rank": [2, 1, 3], "dilations": [1, 2],
+         "$aniso": _ANISO_PADS}
 
 
 def _pool_ok(a, v):
-    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and (a["rounding_type"] != "ceil_torch" or v >= 14)
+    return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and a["$aniso"] in (None, False, a["auto_pad"]) and (a["rounding_type"] != "ceil_torch" or v >= 14)
 
 
-@spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank",), types={"T": NUMERIC},
+@spec("AvgPool", grid={**_POOL, "exclude-pad": [True, False]}, where=_pool_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC},
       fixed=_CONV_FIXED, rtol=4)
 def avg_pool(c):
     r = _window(c, ("kernel", "strides", "dilations"))
@@ -118,7 +130,7 @@ def avg_pool(c):
 
 
 @spec("MaxPool", grid={**_POOL, "axis": [0, 2], "index_element_type": ["i64", "i32"]}, where=_pool_ok,
-      cover=("$rank", "axis", "index_element_type"),
+      cover=("$rank", "axis", "index_element_type", "$aniso"),
       types={"T": NUMERIC}, fixed=_CONV_FIXED,
       evaluate_static="OpenVINO's reference MaxPool with auto_pad same_* on dynamic dims pads wrongly and writes "
                       "out of bounds (wrong values, workers killed by free(): invalid size); on the model "
@@ -189,7 +201,9 @@ def group_normalization(c):
 
 
 _MATMUL = {"2d": ((3, 4), (4, 5)), "batched": ((2, 3, 4), (2, 4, 5)), "broadcast": ((2, 1, 3, 4), (3, 4, 5)),
-           "vector_a": ((4,), (4, 5)), "vector_b": ((3, 4), (4,)), "vectors": ((4,), (4,))}
+           "vector_a": ((4,), (4, 5)), "vector_b": ((3, 4), (4,)), "vectors": ((4,), (4,)),
+           # a vector against a batch (its 1 prepended / appended, then broadcast), a batch by a matrix
+           "vector_a_batched": ((4,), (2, 4, 5)), "vector_b_batched": ((2, 3, 4), (4,)), "batch_a": ((2, 3, 4), (4, 5))}
 
 
 @spec("MatMul", grid={"transpose_a": [False, True], "transpose_b": [False, True], "$shapes": list(_MATMUL),
@@ -206,7 +220,11 @@ def matmul(c):
 
 _EINSUM = {"ij,jk->ik": ((3, 4), (4, 5)), "bij,bjk->bik": ((2, 3, 4), (2, 4, 5)), "ii->i": ((3, 3),),
            "ij->ji": ((3, 4),), "i,i->": ((4,), (4,)), "...ij,...jk->...ik": ((2, 3, 4), (4, 2)),
-           "ij->": ((3, 4),), "i,j->ij": ((3,), (4,))}
+           "ij->": ((3, 4),), "i,j->ij": ((3,), (4,)),
+           # implicit output (the labels seen once, sorted), a batched diagonal, a product of three, an
+           # elementwise product, ellipses that broadcast (1 against 4)
+           "ij,jk": ((3, 4), (4, 5)), "bii->bi": ((2, 3, 3),), "ij,jk,kl->il": ((2, 3), (3, 4), (4, 2)),
+           "ij,ij->ij": ((3, 4), (3, 4)), "...i,...i->...": ((2, 1, 3), (4, 3))}
 
 
 @spec("Einsum", grid={"equation": list(_EINSUM)}, types={"T": NUMERIC}, rtol=8)
@@ -277,7 +295,7 @@ def _interp_ok(a, v):
 @spec("Interpolate", grid={"mode": _MODES, "coordinate_transformation_mode": _COORD, "nearest_mode": _NEAREST,
                            "antialias": [False, True], "shape_calculation_mode": ["sizes", "scales"],
                            "cube_coeff": [-0.75, -0.5], "$scale": ["up", "down", "mixed"],
-                           "$layout": ["plain", "pads", "no_axes"],
+                           "$layout": ["plain", "pads", "no_axes", "axes_reversed", "one_axis"],
                            "align_corners": [True, False], "$mode1": ["nearest", "linear", "cubic", "area"]},
       where=_interp_ok, cover=("$layout",), types={"T": FLOATS + ("i8", "u8", "i32"), "I": INDEX}, rtol=64,
       atol=1e-5,
@@ -294,7 +312,12 @@ def interpolate(c):
     c.attrs["pads_begin"], c.attrs["pads_end"] = ([0, 0, 1, 0], [0, 0, 0, 1]) if pads else ([0] * 4, [0] * 4)
     padded = (shape[2] + pads, shape[3] + pads)
     scales = [s / p for s, p in zip(size, padded)]
-    axes = c.attrs["$layout"] != "no_axes"
+    layout = c.attrs["$layout"]
+    axes = {"no_axes": None, "axes_reversed": [3, 2], "one_axis": [3]}.get(layout, [2, 3])
+    if layout == "axes_reversed":  # the sizes and scales follow the axes' order
+        size, scales = size[::-1], scales[::-1]
+    elif layout == "one_axis":
+        size, scales = size[1:], scales[1:]
     full_size = size if axes else [2, 3] + size
     full_scales = scales if axes else [1.0, 1.0] + scales
     ins = [c.data(shape, lo=0, hi=50) if c.t not in FLOATS else c.data(shape)]
@@ -305,7 +328,7 @@ def interpolate(c):
     else:
         ins.append(c.const(np.array(full_scales), et="f32"))
     if axes:
-        ins.append(c.index([2, 3]))
+        ins.append(c.index(axes))
     return ins
 
 

@@ -61,9 +61,12 @@ def transpose(c):
     return [c.data(X3), c.index(order)]
 
 
-@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3]})
+@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3], "$sizes": ["same", "differ"]})
 def concat(c):
-    return [c.data(X3) for _ in range(c.attrs["$n"])]
+    if c.attrs["$sizes"] == "same":
+        return [c.data(X3) for _ in range(c.attrs["$n"])]
+    axis = c.attrs["axis"] % 3  # the inputs 1, 2, 3 long on the axis (the offsets of the later ones differ)
+    return [c.data(X3[:axis] + (i + 1,) + X3[axis + 1:]) for i in range(c.attrs["$n"])]
 
 
 @spec("Split", grid={"num_splits": [1, 2], "$axis": [0, 2, -1]}, types={"T": ALL, "I": INDEX})
@@ -78,9 +81,10 @@ def variadic_split(c):
     return [c.data((4, 3, 4)), c.index(c.attrs["$axis"]), c.index(lengths)]
 
 
-@spec("Tile", grid={"$repeats": ["same_rank", "shorter", "longer", "ones"]}, types={"T": ALL, "I": INDEX})
+@spec("Tile", grid={"$repeats": ["same_rank", "shorter", "longer", "ones", "zero"]}, types={"T": ALL, "I": INDEX})
 def tile(c):
-    repeats = {"same_rank": [2, 1, 3], "shorter": [2], "longer": [2, 1, 1, 2], "ones": [1, 1, 1]}[c.attrs["$repeats"]]
+    repeats = {"same_rank": [2, 1, 3], "shorter": [2], "longer": [2, 1, 1, 2], "ones": [1, 1, 1],
+               "zero": [2, 0, 1]}[c.attrs["$repeats"]]
     return [c.data(X3), c.index(repeats)]
 
 
@@ -153,11 +157,13 @@ def gather_elements(c):
 
 
 @spec("GatherND", empty_invalid=ROWS_OF_NOTHING,
-      grid={"batch_dims": [0, 1], "$depth": [1, 2]}, types={"T": ALL, "I": INDEX})
+      grid={"batch_dims": [0, 1], "$depth": [1, 2], "$indices": ["in_range", "negative"]},
+      types={"T": ALL, "I": INDEX})
 def gather_nd(c):
     b, k = c.attrs["batch_dims"], c.attrs["$depth"]
     dims = X3[b:b + k]
-    idx = np.stack([c.rng.integers(0, d, (2,) * (1 + b) if b == 0 else (X3[0], 2)) for d in dims], -1)
+    lo = {"in_range": lambda d: 0, "negative": lambda d: -d}[c.attrs["$indices"]]  # -d counts from the end
+    idx = np.stack([c.rng.integers(lo(d), d, (2,) * (1 + b) if b == 0 else (X3[0], 2)) for d in dims], -1)
     return [c.data(X3), c.index(idx)]
 
 
@@ -168,6 +174,17 @@ _STRIDED = {  # begin, end, stride, begin_mask, end_mask, new_axis, shrink, elli
     "new_shrink": ([0, 0, 1, 0], [1, 0, 2, 4], [1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0],
                    [1, 0, 1, 0], []),
     "ellipsis": ([0, 1], [0, 3], [1, 1], [0, 0], [0, 0], [], [], [1, 0]),
+    # begin/end past the dims both ways (clamped; a negative stride from past the end starts at the last row)
+    "clamped": ([-100, 0, 9], [100, 10, -100], [1, 2, -1], [0, 0, 0], [0, 0, 0], [], [], []),
+    # x[1:, ::2]: fewer entries than the rank (the rest taken whole)
+    "short": ([1, 0], [0, 0], [1, 2], [0, 1], [1, 1], [], [], []),
+    # x[-1, :, ::-1]: a shrink at a negative index, a masked negative stride
+    "shrink_negative": ([-1, 0, 0], [0, 0, 0], [1, 1, -1], [0, 1, 1], [0, 1, 1], [], [1, 0, 0], []),
+    # x[0:1, ..., 1:3]: the ellipsis between slices
+    "ellipsis_middle": ([0, 0, 1], [1, 0, 3], [1, 1, 1], [0, 0, 0], [0, 0, 0], [], [], [0, 1, 0]),
+    # x[..., None, 1]: the ellipsis before a new axis and a shrink
+    "ellipsis_new_shrink": ([0, 0, 1], [0, 0, 2], [1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 1, 0], [0, 0, 1],
+                            [1, 0, 0]),
 }
 
 
