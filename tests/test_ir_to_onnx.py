@@ -997,3 +997,32 @@ def test_round_trip_through_openvinos_onnx_frontend(tmp_path):
     again = tmp_path / "again.xml"
     convert_onnx_file(first, again)
     check_ir(again, feeds)
+
+
+def test_dead_node_pass_keeps_a_loop_with_no_carried_values():
+    # onnx_ir's RemoveUnusedNodesPass drops trailing empty inputs: Loop(M, "") with no carried values would lose
+    # its `cond`, and ONNX counts the carried values after it (TensorIterators of the generator's `ti` mode)
+    import onnx_ir as ir
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from converters.ir_to_onnx.assemble import _remove_unused_nodes
+
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]), helper.make_node("Neg", ["x"], ["y"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("Loop", ["m", ""], ["ys"], body=body), helper.make_node("Abs", ["x"], ["unread"])], "g",
+        [helper.make_tensor_value_info("m", TensorProto.INT64, []), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("ys", TensorProto.FLOAT, [None, 2])])
+    model = ir.serde.deserialize_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10))
+    _remove_unused_nodes(model, [])
+    proto = ir.serde.serialize_model(model)
+    assert [n.op_type for n in proto.graph.node] == ["Loop"]  # the unread Abs went
+    assert list(proto.graph.node[0].input) == ["m", ""]
+    onnx.checker.check_model(proto, full_check=True)
+    x = np.array([1.5, -2.0], np.float32)
+    (ys,) = ort.InferenceSession(proto.SerializeToString()).run(None, {"m": np.array(3, np.int64), "x": x})
+    np.testing.assert_array_equal(ys, np.stack([-x] * 3))
+    assert ys.dtype == np.float32

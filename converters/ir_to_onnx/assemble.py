@@ -68,7 +68,12 @@ def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Va
     domain's functions are attached (their bodies stay as written). Returns the weights still read."""
     names = {v.name for v in model.graph.outputs}  # (a constant output is declared apart from its initializer,
     outputs = [v for v in model.graph.initializers.values() if v.name in names]  # which the pass takes as unread)
+    # The pass also drops trailing empty inputs: a Loop's empty `cond` with no carried values would go, and
+    # ONNX counts the carried values from the inputs after it (the checker then fails: vector::reserve).
+    loops = [(n, len(n.inputs)) for n in ir.traversal.RecursiveGraphIterator(model.graph) if n.op_type == "Loop"]
     RemoveUnusedNodesPass()(model)
+    for node, count in loops:
+        node.resize_inputs(count)
     for v in outputs:
         if v.name not in model.graph.initializers:
             model.graph.register_initializer(v)
