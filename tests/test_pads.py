@@ -217,3 +217,29 @@ def test_pooling_sweep(case, tmp_path):
                                                         [1, 2], [False, True])), ids=lambda c: "-".join(map(str, c)))
 def test_convolution_sweep(case, tmp_path):
     _check(_conv_model(*case), tmp_path, "cpu")
+
+
+@pytest.mark.parametrize("pool", ["max", "avg_exclude_pad", "avg_include_pad"])
+@pytest.mark.parametrize("cast", [False, True])
+def test_zero_pad_before_a_pool_is_not_folded_into_it(tmp_path, pool, cast):
+    # onnxruntime's Pad_Fusion moves a Pad of zeros into the pool's pads: MaxPool's are -inf, AveragePool's are
+    # left out of the count; OpenVINO pads with the zeros (BiT's stem: ConstantPad2d(0) -> MaxPool)
+    x = o8.parameter([1, 2, 4, 4], np.float32, name="x")
+    pads = o8.constant(np.array([0, 0, 1, 1], np.int64)), o8.constant(np.array([0, 0, 1, 1], np.int64))
+    padded = o8.pad(x, *pads, "constant", o8.constant(np.float32(0)))
+    if cast:  # f16 on the way, as a compressed IR has it (Pad_Fusion looks through one Cast)
+        padded = o8.convert(o8.convert(padded, "f16"), "f32")
+    if pool == "max":
+        y = o8.max_pool(padded, [2, 2], [1, 1], [0, 0], [0, 0], [3, 3]).output(0)
+    else:
+        y = o8.avg_pool(padded, [2, 2], [0, 0], [0, 0], [3, 3], exclude_pad=pool == "avg_exclude_pad")
+    xml = save_ir(ov.Model([y], [x], "pad_pool"), tmp_path)
+    data = -np.arange(1, 33, dtype=np.float32).reshape(1, 2, 4, 4)  # every window's values negative
+    model = convert(xml)
+    (got,) = run_onnx(model, [data])
+    evaluate = evaluate_model if pool == "max" else evaluate_model_cpu  # (the reference does not run AvgPool-1 here)
+    (want,) = evaluate(ov.Core().read_model(xml), [data])
+    assert got.shape == want.shape == (1, 2, 2, 2)
+    assert_close(got, want, pool, ulps=4)
+    corner = 0.0 if pool == "max" else -14 / 9  # the first window: 5 padded zeros and -1, -2, -5, -6
+    np.testing.assert_allclose(got[0, 0, 0, 0], corner, rtol=1e-6)

@@ -33,6 +33,7 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
     _share_identical_initializers(ctx)
     model, weights = _model(ctx)
     weights = _remove_unused_nodes(model, weights)
+    _keep_zero_pads_out_of_pools(model)
     # The weights are graph inputs of their type and shape (the last ones): attaching, inlining
     # and serialising the model for the checker never copy them.
     try:
@@ -81,6 +82,36 @@ def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Va
     for w in unread:
         model.graph.inputs.remove(w)
     return [w for w in weights if w.uses()]
+
+
+#: What onnxruntime's Pad_Fusion folds a Pad of zeros into, wrongly for pools: their pads are not zeros (MaxPool's
+#: are -inf; AveragePool's are left out of the count, count_include_pad untouched). Conv's are zeros: kept.
+_POOLS = {"MaxPool", "AveragePool"}
+
+
+def _keep_zero_pads_out_of_pools(model: ir.Model) -> None:
+    """Give a constant-mode Pad that feeds a pool (or a Cast feeding one) an ``axes`` input of every axis, the same
+    result: onnxruntime's Pad_Fusion (1.31, microsoft/onnxruntime#18136) skips a Pad with axes, and otherwise moves
+    a zero Pad into the pool's pads, where a window of negative values (MaxPool) or the average's count
+    (AveragePool) then differ from OpenVINO's (BiT's stem, ConstantPad2d(0) -> MaxPool, was 0.0118 off)."""
+    for node in ir.traversal.RecursiveGraphIterator(model.graph):
+        if node.op_type != "Pad" or node.domain != "" or len(node.inputs) > 3 or \
+                node.attributes.get_string("mode", "constant") != "constant" or not _feeds_a_pool(node.outputs[0]):
+            continue
+        pads = node.inputs[1].const_value if node.inputs[1] is not None else None
+        if pads is None:  # the fusion needs constant pads
+            continue
+        axes = ir.Value(name=f"{node.outputs[0].name}/axes",
+                        const_value=ir.tensor(np.arange(pads.numpy().size // 2, dtype=np.int64)))
+        model.graph.register_initializer(axes)
+        node.resize_inputs(4)
+        node.replace_input_with(3, axes)
+
+
+def _feeds_a_pool(value: ir.Value) -> bool:
+    return any(use.node.op_type in _POOLS or
+               (use.node.op_type == "Cast" and any(u.node.op_type in _POOLS for u in use.node.outputs[0].uses()))
+               for use in value.uses())
 
 
 def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
