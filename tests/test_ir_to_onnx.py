@@ -1008,15 +1008,18 @@ def test_dead_node_pass_keeps_a_loop_with_no_carried_values():
 
     from converters.ir_to_onnx.assemble import _remove_unused_nodes
 
+    def info(name, et, shape):
+        return helper.make_tensor_value_info(name, et, shape)
+
     body = helper.make_graph(
         [helper.make_node("Identity", ["c"], ["c_out"]), helper.make_node("Neg", ["x"], ["y"])], "body",
-        [helper.make_tensor_value_info("i", TensorProto.INT64, []), helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
-        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        [info("i", TensorProto.INT64, []), info("c", TensorProto.BOOL, [])],
+        [info("c_out", TensorProto.BOOL, []), info("y", TensorProto.FLOAT, [2])])
     graph = helper.make_graph(
         [helper.make_node("Loop", ["m", ""], ["ys"], body=body), helper.make_node("Abs", ["x"], ["unread"])], "g",
-        [helper.make_tensor_value_info("m", TensorProto.INT64, []), helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("ys", TensorProto.FLOAT, [None, 2])])
-    model = ir.serde.deserialize_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10))
+        [info("m", TensorProto.INT64, []), info("x", TensorProto.FLOAT, [2])], [info("ys", TensorProto.FLOAT, [None, 2])])
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    model = ir.serde.deserialize_model(onnx_model)
     _remove_unused_nodes(model, [])
     proto = ir.serde.serialize_model(model)
     assert [n.op_type for n in proto.graph.node] == ["Loop"]  # the unread Abs went

@@ -46,15 +46,16 @@ CASES = [
     # Einsum on u64 as i64 (sums of products modulo 2^64) (was: refused)
     "Einsum-7[equation=ij,jk->ik]u64:static:plain",
     # MaxPool on i32 and u16 in a float type that holds their values (was: refused)
-    "MaxPool-8[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,axis=0,"
-    "index_element_type=i64]i32:static:plain",
-    "MaxPool-1[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2]u16:static:plain",
+    "MaxPool-8[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,$aniso=false,"
+    "axis=0,index_element_type=i64]i32:static:plain",
+    "MaxPool-1[kernel=2,strides=1,$pads=[0,0],auto_pad=explicit,rounding_type=floor,$rank=2,"
+    "$aniso=false]u16:static:plain",
     # MaxPool's indices where no cell of the window exceeds the type's lowest value (zeros of unsigned data):
     # OpenVINO gives the plane's first cell (was: the window's first zero)
-    "MaxPool-8[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,axis=0,"
-    "index_element_type=i64]u8:static:plain",
-    "MaxPool-14[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,axis=0,"
-    "index_element_type=i64]u32:static:plain",
+    "MaxPool-8[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,$aniso=false,"
+    "axis=0,index_element_type=i64]u8:static:plain",
+    "MaxPool-14[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,$aniso=false,"
+    "axis=0,index_element_type=i64]u32:static:plain",
     # PRelu on i16 selects in i32 (was: a Where without kernel: did not load)
     "PRelu-1[$slope=channel]i16:static:plain",
     # bf16 data through ops without bf16 kernels (were: models that did not load)
@@ -72,7 +73,7 @@ CASES = [
     # the body's output, declared a scalar); in the main graph too (declared as the IR writes it)
     "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
     "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
-    "Concat-1[axis=0,$n=2]f32:dyn_rank:plain",
+    "Concat-1[axis=0,$n=2,$sizes=same]f32:dyn_rank:plain",
     # Squeeze without axes (or with allow_axis_skip) on dynamic dims: a rank the dims decide at run time, not
     # a scalar (was: onnxruntime's If refused the body's output declared a scalar); with empty axes every
     # dim of 1 goes (an If/Loop body's declared rank)
