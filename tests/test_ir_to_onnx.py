@@ -1017,7 +1017,8 @@ def test_dead_node_pass_keeps_a_loop_with_no_carried_values():
         [info("c_out", TensorProto.BOOL, []), info("y", TensorProto.FLOAT, [2])])
     graph = helper.make_graph(
         [helper.make_node("Loop", ["m", ""], ["ys"], body=body), helper.make_node("Abs", ["x"], ["unread"])], "g",
-        [info("m", TensorProto.INT64, []), info("x", TensorProto.FLOAT, [2])], [info("ys", TensorProto.FLOAT, [None, 2])])
+        [info("m", TensorProto.INT64, []), info("x", TensorProto.FLOAT, [2])],
+        [info("ys", TensorProto.FLOAT, [None, 2])])
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
     model = ir.serde.deserialize_model(onnx_model)
     _remove_unused_nodes(model, [])
