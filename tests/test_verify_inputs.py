@@ -139,3 +139,32 @@ def test_relative_error_is_against_the_output_scale():
     row = _compare_one("y", got, want)
     assert row.ok and row.tolerance == "1e-05 rel + 1e-06 abs"
     assert row.max_rel == pytest.approx(float(np.float32(1e-9 + 1e-7) - np.float32(1e-9)) / 100.0)
+
+
+def test_dims_related_inside_an_if_body():
+    # The converter guards an LSTM on a batch that may be 0 with an If (onnxruntime aborts on 0): its input
+    # size must still come from the weights inside the body, not DEFAULT_SIZE (the seven-model folder's LSTM)
+    import onnx
+    from onnx import TensorProto, helper
+
+    from converters.verify.dims import DEFAULT_SIZE, plan_dims
+
+    w = helper.make_tensor("w", TensorProto.FLOAT, [1, 16, 8], np.zeros(128, np.float32))
+    r = helper.make_tensor("r", TensorProto.FLOAT, [1, 16, 4], np.zeros(64, np.float32))
+    lstm = helper.make_graph([helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=4)], "run", [],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    empty = helper.make_graph([helper.make_node("Unsqueeze", ["x", "one"], ["z"])], "empty", [],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"], start=1, end=2),
+         helper.make_node("ReduceMax", ["shape"], ["batch"], keepdims=0),
+         helper.make_node("Equal", ["batch", "zero"], ["none"]),
+         helper.make_node("If", ["none"], ["out"], then_branch=empty, else_branch=lstm)],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["seq", "batch", "features"])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None] * 4)],
+        [w, r, helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+         helper.make_tensor("one", TensorProto.INT64, [1], [1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    onnx.checker.check_model(model)
+    sizes = plan_dims(model).sizes
+    assert sizes == {"seq": DEFAULT_SIZE, "batch": DEFAULT_SIZE, "features": 8}

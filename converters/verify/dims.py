@@ -130,7 +130,7 @@ def plan_dims(model: onnx.ModelProto, dims: Mapping[str, int] | None = None,
 def _relate(model: onnx.ModelProto, shapes: dict[str, list], classes: _Classes, spatial: set[str]) -> bool:
     news = False
     values = _small_constants(model)  # 0-d/1-d integer tensors as dims: what ShapeOf computes
-    for node in model.graph.node:
+    for node in _nodes(model.graph):
         ins = [shapes.get(name) if name else None for name in node.input]
         outs = [shapes.get(name) for name in node.output]
         op = node.op_type
@@ -179,7 +179,7 @@ def _relate(model: onnx.ModelProto, shapes: dict[str, list], classes: _Classes, 
 
 def _small_constants(model: onnx.ModelProto) -> dict[str, list]:
     values = {}
-    for init in model.graph.initializer:
+    for init in (init for g in _graphs(model.graph) for init in g.initializer):
         if init.data_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and len(init.dims) <= 1:
             values[init.name] = [int(v) for v in onnx.numpy_helper.to_array(init).reshape(-1)]
     return values
@@ -248,7 +248,7 @@ def _window_problem(model: onnx.ModelProto, inputs: dict[str, list], sizes: dict
         shapes = _infer(concrete, strict=True)
     except VerifyError as e:
         return str(e)
-    for node in concrete.graph.node:
+    for node in _nodes(concrete.graph):
         if node.op_type not in WINDOWED or not node.input or not isinstance(shapes.get(node.input[0]), list):
             continue
         data = shapes[node.input[0]][2:]
@@ -333,10 +333,26 @@ def _infer(model: onnx.ModelProto, strict: bool) -> dict[str, list]:
             raise VerifyError(" ".join(str(e).split())[:300]) from None
         inferred = model
     shapes = {}
-    for vi in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]:
-        dims = _dims(vi)
-        if dims is not None:
-            shapes[vi.name] = dims
-    for init in inferred.graph.initializer:
-        shapes[init.name] = list(init.dims)
+    for graph in _graphs(inferred.graph):
+        for vi in [*graph.input, *graph.value_info, *graph.output]:
+            dims = _dims(vi)
+            if dims is not None:
+                shapes.setdefault(vi.name, dims)
+        for init in graph.initializer:
+            shapes.setdefault(init.name, list(init.dims))
     return shapes
+
+
+def _graphs(graph: onnx.GraphProto):
+    """``graph`` and the bodies of its If, Loop and Scan nodes, at any depth (a layer the converter guards with
+    an If, an LSTM on a batch that may be 0, relates its inputs' dims there)."""
+    yield graph
+    for node in graph.node:
+        for a in node.attribute:
+            for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
+                         a.graphs if a.type == onnx.AttributeProto.GRAPHS else []):
+                yield from _graphs(body)
+
+
+def _nodes(graph: onnx.GraphProto):
+    return [node for g in _graphs(graph) for node in g.node]
