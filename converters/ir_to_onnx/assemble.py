@@ -78,9 +78,9 @@ def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Va
     for v in outputs:
         if v.name not in model.graph.initializers:
             model.graph.register_initializer(v)
-    unread = [w for w in weights if not w.uses()]
-    for w in unread:
-        model.graph.inputs.remove(w)
+    for w in weights:
+        if not w.uses():
+            model.graph.inputs.remove(w)
     return [w for w in weights if w.uses()]
 
 

@@ -281,6 +281,13 @@ class Context:
         self.result_infos[result_id] = value
         self.outputs.append(value)
 
+    def body(self) -> "Context":
+        """A context for a sub-graph this layer's translation builds (an If branch, a Loop body), its nodes
+        named after the layer; ``graph`` then makes the sub-graph."""
+        body = Context(self.ir, self)
+        body.layer = self.layer
+        return body
+
     def graph(self, name: str, inputs: list[ir.Value], outputs: list[ir.Value]) -> ir.Graph:
         """This context's nodes as a sub-graph."""
         return ir.Graph(inputs, outputs, nodes=self.nodes, name=name)

@@ -49,8 +49,7 @@ def _eliminate(ctx: Context, k: str, m: str, det: str, rows: str, ct: ElementTyp
 
 def _body(ctx: Context, rows: str, ct: ElementType) -> ir.Graph:
     """The Loop body: (k, cond, m, det) -> (cond, m, det), nodes named after the layer."""
-    body = Context(ctx.ir, ctx)
-    body.layer = ctx.layer
+    body = ctx.body()
     k, cond, m, det = (body.tmp(name) for name in ("k", "cond", "m", "det"))
     for name, et, shape in ((k, _I64, ()), (cond, _BOOL, ()), (m, ct, None), (det, ct, None)):
         body.graph_input(name, et, shape)

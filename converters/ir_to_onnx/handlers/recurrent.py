@@ -139,7 +139,7 @@ def _unless_empty(ctx: Context, kind: str, inputs: list[str], n_out: int, dirs: 
     xs = inputs[0]  # [seq, batch, input]
     batch = ctx.one("Squeeze", [ctx.one("Shape", [xs], start=1, end=2), ctx.i64([0])])
     empty = ctx.one("Equal", [batch, ctx.i64(0)])
-    then, other = (_branch(ctx) for _ in range(2))
+    then, other = ctx.body(), ctx.body()
     nothing = then.const(np.zeros(0, ct.numpy))
     y_shape = then.one("Concat", [then.one("Shape", [xs], end=1), then.i64([dirs, 0, hidden])], axis=0)
     made = [then.one("Reshape", [nothing, y_shape], allowzero=1)] + \
@@ -149,12 +149,6 @@ def _unless_empty(ctx: Context, kind: str, inputs: list[str], n_out: int, dirs: 
                                          for i, v in enumerate(outs)])
               for b, name, outs, n in ((then, "empty_batch", made, 0), (other, "batch", ran, None))]
     return ctx.node("If", [empty], n_out, then_branch=graphs[0], else_branch=graphs[1])
-
-
-def _branch(ctx: Context) -> Context:
-    body = Context(ctx.ir, ctx)
-    body.layer = ctx.layer
-    return body
 
 
 def _direction(ctx: Context, layer) -> str:
