@@ -114,7 +114,7 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
     if peepholes is not None:
         inputs.append(ctx.one("Unsqueeze", [ctx.cast(peepholes, et, ct), ctx.i64([0])]))
     n_out = 3 if kind == "LSTM" else 2
-    if kind != "RNN" and not _static_nonzero(x.shape[0] if x.shape else None):
+    if kind != "RNN" and not _known_positive(x.shape[0] if x.shape else None):
         outs = _unless_empty(ctx, kind, inputs, n_out, dirs, hidden, ct, direction=direction, **attrs)
     else:
         outs = ctx.node(kind, inputs, n_out, direction=direction, **attrs)
@@ -127,7 +127,7 @@ def translate_recurrent(ctx: Context, layer, kind: str, x: Value, states: list[V
         ctx.cast(ctx.one("Transpose", [y], perm=[1, 0, 2]), ct, et, ctx.out(i))
 
 
-def _static_nonzero(dim) -> bool:
+def _known_positive(dim) -> bool:
     return isinstance(dim, (int, np.integer)) and dim > 0
 
 

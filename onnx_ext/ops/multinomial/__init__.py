@@ -150,12 +150,18 @@ def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: 
     has_nan = g("Cast", g("ReduceMax", g("Cast", g("IsNaN", cdf), to=F32), keepdims=0), to=onnx.TensorProto.BOOL)
     plain, blocked = g.branch(), g.branch()
     out_plain = _draw_all(plain, et, ct, u, cdf, n, samples, _first_hit, "mn")
-    padded = blocked("Pad", cdf, blocked("Concat", blocked.const([0, 0, 0]), blocked("Sub", blocked("Mul", blocked(
-        "Div", blocked("Add", blocked("Shape", cdf, start=1, end=2), blocked.const([BLOCK - 1])), blocked.const([BLOCK])),
-        blocked.const([BLOCK])), blocked("Shape", cdf, start=1, end=2)), axis=0),
-        blocked.const(-np.inf, onnx.helper.tensor_dtype_to_np_dtype(ct)))  # (-inf: never a hit, stays -inf)
-    out_blocked = _draw_all(blocked, et, ct, u, padded, n, samples, _first_hit_blocked, "mnb")
+    out_blocked = _draw_all(blocked, et, ct, u, _padded_to_blocks(blocked, ct, cdf), n, samples, _first_hit_blocked,
+                            "mnb")
     return g.if_(has_nan, plain, out_plain, blocked, out_blocked)
+
+
+def _padded_to_blocks(b: BodyBuilder, ct: int, cdf: str) -> str:
+    """The cdf [B, C] padded at the end of its classes to a multiple of ``BLOCK`` with -inf (never a hit, stays
+    -inf when a probability is taken out)."""
+    classes = b("Shape", cdf, start=1, end=2)
+    whole = b("Mul", b("Div", b("Add", classes, b.const([BLOCK - 1])), b.const([BLOCK])), b.const([BLOCK]))
+    pads = b("Concat", b.const([0, 0, 0]), b("Sub", whole, classes), axis=0)
+    return b("Pad", cdf, pads, b.const(-np.inf, onnx.helper.tensor_dtype_to_np_dtype(ct)))
 
 
 def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int, find, name: str) -> str:
