@@ -181,8 +181,8 @@ def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str
             taken.append(k)
         return g("Concat", *taken, axis=1)
     name, b = "mn", g.branch()
-    k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", f"{name}_step", b.const([1])), axis=1),
-                              f"{name}_cdf_in", classes)
+    steps = g("Unsqueeze", g("Transpose", u, perm=[1, 0]), g.const([2]))  # [n, B, 1]: a step's one Gather
+    k, cdf_out = _sample_step(b, et, ct, b("Gather", steps, f"{name}_step", axis=0), f"{name}_cdf_in", classes)
     b("Identity", cdf_out, out=f"{name}_cdf_out")
     b("Squeeze", k, b.const([1]), out=f"{name}_sample")
     _, stacked = g.loop(name, g("Squeeze", n, g.const([0])), b, f"{name}_step", carried={"cdf": (cdf, ct, None)},
@@ -193,20 +193,21 @@ def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str
 
 
 def _first_hit(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
-    """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL)."""
+    """The first class with u <= cdf ([B, 1] INT64; none: 0) and the hits ([B, C] F32, 1 or 0)."""
     hit = b("Cast", b("LessOrEqual", uj, cdf), to=F32)  # (ArgMax of float: ~1.5x faster than of int32)
-    k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
-    return k, b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+    return b("ArgMax", hit, axis=1, keepdims=1), hit
 
 
 def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
-    """``_first_hit`` on a cdf of ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose
-    maximum is >= u holds the first hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and
-    ArgMax over it), then the first hit within that block."""
+    """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL), on a cdf of
+    ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose maximum is >= u holds the first
+    hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and ArgMax over it), then the first
+    hit within that block."""
     blocks = b("Reshape", cdf, b.const([0, -1, BLOCK]))  # [B, C / BLOCK, BLOCK]
     top = b("ReduceMax", blocks, b.const([2]), keepdims=0)
-    kb, found = _first_hit(b, uj, top)
+    kb, hits = _first_hit(b, uj, top)
     k, _ = _first_hit(b, uj, b("GatherND", blocks, kb, batch_dims=1))  # (no hit: block 0, class 0)
+    found = b("Cast", b("GatherElements", hits, kb, axis=1), to=onnx.TensorProto.BOOL)
     return b("Add", b("Mul", kb, b.const(BLOCK)), k), found
 
 
