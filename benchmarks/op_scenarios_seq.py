@@ -4,7 +4,10 @@ known (a Transpose with a constant perm, DFT with constant axes) it is (b)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
+import onnx
 import openvino as ov
 from onnx import TensorProto, helper
 from openvino import opset1
@@ -314,3 +317,77 @@ def ctc_loss_scenarios():
 
 
 SCENARIOS["ctc_loss"] = ctc_loss_scenarios
+
+
+def _else_inlined(ov_model) -> onnx.ModelProto:
+    """The converter's model of ``ov_model`` with each If replaced by its else branch (the guards' cost: the
+    model as it would be with the run-time case of the If known)."""
+    import tempfile
+    from pathlib import Path
+
+    from converters.ir_reader import read_ir
+    from converters.ir_to_onnx import ir_to_onnx
+
+    with tempfile.TemporaryDirectory() as d:
+        xml = str(Path(d) / "m.xml")
+        ov.save_model(ov_model(), xml, compress_to_fp16=False)
+        model = ir_to_onnx(read_ir(xml))
+    nodes = []
+    for node in model.graph.node:
+        if node.op_type != "If":
+            nodes.append(node)
+            continue
+        branch = next(a.g for a in node.attribute if a.name == "else_branch")
+        nodes.extend(branch.node)
+        nodes.extend(helper.make_node("Identity", [o.name], [y]) for o, y in zip(branch.output, node.output))
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    return model
+
+
+def guard_scenarios():
+    """The converter's guards against a batch of 0 known only at run time, on realistic sizes with a batch that is
+    not 0, against the same model with the guard's run-time case known: MatMul of a transposed A by a B that
+    broadcasts (onnxruntime's FusedMatMul refuses a batch of 0 against B's 1), LSTMSequence (onnxruntime aborts on a
+    batch of 0)."""
+    from openvino import opset5
+
+    out = []
+    a = RNG.standard_normal((8, 64, 128)).astype(np.float32)
+    w = RNG.standard_normal((64, 64)).astype(np.float32)
+
+    def mm_model():
+        p = _param("a", [-1, 64, 128], np.float32)
+        return _model(opset1.matmul(p, opset1.constant(w), True, False), [p])
+
+    def mm_native():
+        return _onnx_model([helper.make_node("Transpose", ["a"], ["at"], perm=[0, 2, 1]),
+                            helper.make_node("MatMul", ["at", "w"], ["y"])],
+                           [_vi("a", np.float32, [None, 64, 128])], [onnx.numpy_helper.from_array(w, "w")])
+
+    out.append(Scenario("MatMul", "transpose-a-batch-dynamic", "f32 [B, 64, 128]^T x [64, 64], B = 8 at run time",
+                        False, mm_model, mm_native, {"a": a}, out_elements=8 * 128 * 64, target=(1.1, "<=1.1x"),
+                        note="native: Transpose -> MatMul (onnxruntime's FusedMatMul)"))
+    seq, batch, hidden = 50, 4, 128
+    lstm_weights = [(RNG.standard_normal(s) * 0.1).astype(np.float32)
+                    for s in ((1, 4 * hidden, hidden), (1, 4 * hidden, hidden), (1, 4 * hidden))]
+
+    def lstm_model():
+        x = _param("x", [-1, seq, hidden], np.float32)
+        h, c = _param("h", [-1, 1, hidden], np.float32), _param("c", [-1, 1, hidden], np.float32)
+        lens = _param("lens", [-1], np.int32)
+        node = opset5.lstm_sequence(x, h, c, lens, *map(opset1.constant, lstm_weights), hidden, "forward")
+        node.output(0).get_tensor().set_names({"y"})
+        return ov.Model([node.output(0)], [x, h, c, lens], "bench")
+
+    feeds = {"x": RNG.standard_normal((batch, seq, hidden)).astype(np.float32),
+             "h": RNG.standard_normal((batch, 1, hidden)).astype(np.float32),
+             "c": RNG.standard_normal((batch, 1, hidden)).astype(np.float32), "lens": np.full(batch, seq, np.int32)}
+    out.append(Scenario("LSTMSequence", "seq50-batch4-hidden128", f"f32 [B, {seq}, {hidden}], hidden {hidden}, "
+                        f"B = {batch} at run time", False, lstm_model, functools.partial(_else_inlined, lstm_model),
+                        feeds, out_elements=batch * seq * hidden, target=(1.1, "<=1.1x"),
+                        note="native: the converter's model with the If on batch == 0 replaced by its else branch"))
+    return out
+
+
+SCENARIOS["guards"] = guard_scenarios

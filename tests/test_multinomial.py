@@ -82,7 +82,7 @@ def test_samples_without_replacement_unrolled_or_looped(dtype, known):
 @pytest.mark.parametrize("nan", [False, True])
 def test_samples_without_replacement_across_blocks(dtype, known, nan):
     # classes over several of the search's blocks (BLOCK, not a multiple of it: padded); a row with an infinite
-    # probability (cdf 0 before it, NaN from it on) sends the whole batch to the plain search (an If)
+    # probability (cdf 0 before it, NaN from it on, searched as -inf: a block's ReduceMax over a NaN is unreliable)
     rng = np.random.default_rng(11)
     probs = rng.random((4, 3 * BLOCK + 17)) ** 6
     probs[2, :2 * BLOCK] = 0  # (the first hits in the last blocks)
@@ -92,6 +92,23 @@ def test_samples_without_replacement_across_blocks(dtype, known, nan):
     attrs = {"convert_type": I64, "with_replacement": 0, "log_probs": 0, "global_seed": 3, "op_seed": 4}
     want = multinomial_reference(*inputs, **attrs)
     assert (want[2] >= 2 * BLOCK).all() and len(set(want[0])) == 10
+    model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("known", [True, False])
+def test_a_row_left_all_nan_draws_nothing_more(known):
+    # one class with all the probability (beyond the first block): taking it out divides by 1 - p = 0, leaving the
+    # row NaN (0 / 0), where no class is a hit: the later samples 0, as the reference's; the other rows go on
+    rng = np.random.default_rng(5)
+    probs = rng.random((3, 2 * BLOCK + 9)).astype(np.float32)
+    probs[1] = 0
+    probs[1, BLOCK + 40] = 1
+    inputs = [probs, np.array(5, np.int64)]
+    attrs = {"convert_type": I64, "with_replacement": 0, "log_probs": 0, "global_seed": 8, "op_seed": 2}
+    want = multinomial_reference(*inputs, **attrs)
+    assert list(want[1]) == [BLOCK + 40, 0, 0, 0, 0] and len(set(want[0])) == 5
     model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
     for how, (got,) in run_three_ways(model, inputs).items():
         assert_same(got, want, how)

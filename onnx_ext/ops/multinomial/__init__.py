@@ -12,7 +12,7 @@ then cdf /= 1 - p.
 Bodies: ``Sampler`` (``{type}_{rep|norep}[_log]_g{global_seed}_o{op_seed}[_n{samples}]``): with replacement one
 comparison of every sample with every cdf value and an ArgMax; without, the steps unrolled (num_samples known, at
 most ``UNROLLED``: ``_n{samples}``) or a Loop over the samples carrying the cdf, each step's class found block by
-block (``BLOCK`` classes: a ReduceMax, then the block's first hit) unless the cdf holds a NaN.
+block (``BLOCK`` classes: a ReduceMax, then the block's first hit; the cdf's NaN as -inf, never a hit).
 Errors at run time: ``num_samples_non_negative``, ``num_samples_within_classes`` (without replacement).
 """
 
@@ -145,14 +145,20 @@ def _round(b: BodyBuilder, et: ElementType, x: str) -> str:
 def _without_replacement(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int) -> str:
     """The samples [B, n]: ``samples`` steps unrolled (num_samples known), else (0) a Loop over the samples carrying
     the cdf [B, C] (onnxruntime's Loop costs several times its body's kernels on a [8, 32000] cdf). Each step finds
-    its class block-wise (``_first_hit_blocked``) unless the cdf holds a NaN (an If): onnxruntime's ReduceMax
-    drops or keeps a NaN depending on where it stands, so a block's maximum would hide a hit behind it."""
-    has_nan = g("Cast", g("ReduceMax", g("Cast", g("IsNaN", cdf), to=F32), keepdims=0), to=onnx.TensorProto.BOOL)
-    plain, blocked = g.branch(), g.branch()
-    out_plain = _draw_all(plain, et, ct, u, cdf, n, samples, _first_hit, "mn")
-    out_blocked = _draw_all(blocked, et, ct, u, _padded_to_blocks(blocked, ct, cdf), n, samples, _first_hit_blocked,
-                            "mnb")
-    return g.if_(has_nan, plain, out_plain, blocked, out_blocked)
+    its class block-wise (``_first_hit_blocked``) in the cdf whose NaN are -inf (``_nan_never_hit``)."""
+    cdf = _padded_to_blocks(g, ct, _nan_never_hit(g, ct, cdf))
+    return _draw_all(g, et, ct, u, cdf, n, samples)
+
+
+def _nan_never_hit(b: BodyBuilder, ct: int, cdf: str) -> str:
+    """The cdf with its NaN as -inf: onnxruntime's ReduceMax drops or keeps a NaN depending on where it stands, so
+    a block's maximum would hide a hit behind it; -inf is never a hit either (u <= NaN and u <= -inf are false).
+    Exact for the op's non-negative probabilities: the cdf holds NaN from its start when the sum is 0 or NaN
+    (all NaN) or +inf (0 before a +inf, NaN from it on: the only hit, u = 0, takes out p = 0, leaving the rest as
+    it is), and a step's own NaN (a probability 1 taken out: 0 / 0) fills its whole row, where nothing is a hit
+    either way; the arithmetic keeps -inf as -inf wherever it keeps NaN as NaN but for a divisor 1 - p < 0 (p > 1,
+    which a cdf of non-negative probabilities never has)."""
+    return b("Where", b("IsNaN", cdf), b.const(-np.inf, onnx.helper.tensor_dtype_to_np_dtype(ct)), cdf)
 
 
 def _padded_to_blocks(b: BodyBuilder, ct: int, cdf: str) -> str:
@@ -164,19 +170,19 @@ def _padded_to_blocks(b: BodyBuilder, ct: int, cdf: str) -> str:
     return b("Pad", cdf, pads, b.const(-np.inf, onnx.helper.tensor_dtype_to_np_dtype(ct)))
 
 
-def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int, find, name: str) -> str:
+def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str, samples: int) -> str:
     # the class indices [B, C] (INT32: onnxruntime compares [B, C] with [B, 1] ~3x faster than [1, C] with [B, 1])
     classes = g("Expand", g("Cast", g("Range", g.const(0), g("ReduceSum", g("Shape", cdf, start=1, end=2), keepdims=0),
                                        g.const(1)), to=onnx.TensorProto.INT32), g("Shape", cdf))
     if samples:
         taken = []
         for j in range(samples):
-            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes, find)
+            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes)
             taken.append(k)
         return g("Concat", *taken, axis=1)
-    b = g.branch()
-    k, cdf_out = _sample_step(b, et, ct, b("Gather", u, b("Reshape", f"{name}_step", b.const([1])), axis=1),
-                              f"{name}_cdf_in", classes, find)
+    name, b = "mn", g.branch()
+    steps = g("Unsqueeze", g("Transpose", u, perm=[1, 0]), g.const([2]))  # [n, B, 1]: a step's one Gather
+    k, cdf_out = _sample_step(b, et, ct, b("Gather", steps, f"{name}_step", axis=0), f"{name}_cdf_in", classes)
     b("Identity", cdf_out, out=f"{name}_cdf_out")
     b("Squeeze", k, b.const([1]), out=f"{name}_sample")
     _, stacked = g.loop(name, g("Squeeze", n, g.const([0])), b, f"{name}_step", carried={"cdf": (cdf, ct, None)},
@@ -187,28 +193,29 @@ def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str
 
 
 def _first_hit(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
-    """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL)."""
+    """The first class with u <= cdf ([B, 1] INT64; none: 0) and the hits ([B, C] F32, 1 or 0)."""
     hit = b("Cast", b("LessOrEqual", uj, cdf), to=F32)  # (ArgMax of float: ~1.5x faster than of int32)
-    k = b("ArgMax", hit, axis=1, keepdims=1)  # [B, 1]
-    return k, b("Cast", b("GatherElements", hit, k, axis=1), to=onnx.TensorProto.BOOL)
+    return b("ArgMax", hit, axis=1, keepdims=1), hit
 
 
 def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
-    """``_first_hit`` on a cdf of ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose
-    maximum is >= u holds the first hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and
-    ArgMax over it), then the first hit within that block."""
+    """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL), on a cdf of
+    ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose maximum is >= u holds the first
+    hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and ArgMax over it), then the first
+    hit within that block."""
     blocks = b("Reshape", cdf, b.const([0, -1, BLOCK]))  # [B, C / BLOCK, BLOCK]
     top = b("ReduceMax", blocks, b.const([2]), keepdims=0)
-    kb, found = _first_hit(b, uj, top)
+    kb, hits = _first_hit(b, uj, top)
     k, _ = _first_hit(b, uj, b("GatherND", blocks, kb, batch_dims=1))  # (no hit: block 0, class 0)
+    found = b("Cast", b("GatherElements", hits, kb, axis=1), to=onnx.TensorProto.BOOL)
     return b("Add", b("Mul", kb, b.const(BLOCK)), k), found
 
 
-def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str, find) -> tuple[str, str]:
+def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str) -> tuple[str, str]:
     """One sample ([B, 1] INT64) for the uniforms ``uj`` [B, 1] (``classes``: the class indices [B, C]): the first
-    class with u <= cdf (none: 0, cdf unchanged; ``find``) and the cdf with its probability p taken out (cdf[k] -= p
-    for k >= the class, cdf /= 1 - p, in the probs' type)."""
-    k, found = find(b, uj, cdf)
+    class with u <= cdf (none: 0, cdf unchanged; ``_first_hit_blocked``) and the cdf with its probability p taken
+    out (cdf[k] -= p for k >= the class, cdf /= 1 - p, in the probs' type)."""
+    k, found = _first_hit_blocked(b, uj, cdf)
     at_k = b("GatherElements", cdf, k, axis=1)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
     zero, one = b.const(0.0, dtype), b.const(1.0, dtype)
