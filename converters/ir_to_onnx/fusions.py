@@ -29,7 +29,7 @@ onnx_ir passes, in this order:
 - then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
   unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
-  the shapes of ``attention_mask`` and ``input_ids`` in 17 kernels with the attention's lengths: see
+  the shapes of ``attention_mask`` and ``input_ids`` in 15 kernels with the attention's lengths: see
   ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
@@ -558,7 +558,7 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
 #     allowed = And(LessOrEqual(Range(0, T, 1), Unsqueeze(Range(T - S, T, 1), [1])), padding rows)
 #     bias = Where(allowed, zero, minimum)            # [B, 1, S, T]: the Broadcast's target already
 # with T and S read once from the shapes of ``attention_mask`` and ``input_ids``, which the
-# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 17 kernels in all. Exact for
+# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 15 kernels in all. Exact for
 # the inputs an LLM takes (``attention_mask`` [B, past + S], ``input_ids`` [B, S]: what the attention and
 # ``_read_length_from_mask`` take already); a mask with any other condition (a sliding window) is left as it is.
 
@@ -610,16 +610,16 @@ def _causal_and_lengths(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple
         nodes.append(ir.node(op_type, inputs, attributes=attributes))
         return nodes[-1].outputs[0]
 
-    shape = add("Shape", [mask])
-    total = add("Gather", [shape, const("dim1", 1)])
-    past = add("Sub", [total, add("Gather", [add("Shape", [ids]), const("ids_dim1", 1)])])
+    # T and S as one-element vectors straight from Shape (no Gather): Range and the attention's
+    # total_sequence_length take those as scalars in onnxruntime
+    total = add("Shape", [mask], start=1, end=2)
+    past = add("Sub", [total, add("Shape", [ids], start=1, end=2)])
     zero, one = const("zero", 0), const("one", 1)
     keys = add("Range", [zero, total, one])
     queries = add("Unsqueeze", [add("Range", [past, total, one]), const("column", [1])])
     causal = add("LessOrEqual", [keys, queries])
     total32 = add("Cast", [total], to=ir.DataType.INT32)
-    seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]),
-                             add("Gather", [shape, const("dim0", [0])])])
+    seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]), add("Shape", [mask], start=0, end=1)])
     graph.insert_before(next(iter(graph)), nodes)
     return causal, seqlens, total32
 
