@@ -335,6 +335,32 @@ def test_norm_axis_counted_from_the_front_needs_the_rank_of_its_input():
     assert not _is_last_axis(axis2, reshaped.outputs[0]) and _is_last_axis(last, reshaped.outputs[0])
 
 
+def test_residual_norm_leaves_out_its_statistics():
+    """The residual Add and the RMSNorm after it -> SkipSimplifiedLayerNormalization with its outputs 1 and 2 (mean
+    and inverse standard deviation, read by nothing) left out, which onnxruntime would otherwise compute and
+    allocate: the normalised sum and the sum as before."""
+    n = helper.make_node
+    f32 = TensorProto.FLOAT
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
+             (("two", 2.0), ("eps", 1e-6), ("one", 1.0), ("w", np.linspace(0.5, 1.5, HIDDEN).reshape(1, 1, HIDDEN)))]
+    inits.append(numpy_helper.from_array(np.array([-1], np.int64), "axes"))
+    nodes = [n("Add", ["a", "b"], ["total"]), n("Pow", ["total", "two"], ["squared"]),
+             n("ReduceMean", ["squared", "axes"], ["mean"], keepdims=1), n("Add", ["mean", "eps"], ["var"]),
+             n("Sqrt", ["var"], ["std"]), n("Div", ["one", "std"], ["inverse"]), n("Mul", ["total", "inverse"], ["x"]),
+             n("Mul", ["w", "x"], ["y"]), n("Add", ["total", "y"], ["z"])]
+    graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info(k, f32, [2, 3, HIDDEN]) for k in "ab"],
+                              [helper.make_tensor_value_info(k, f32, None) for k in "yz"], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    fused, _, report = fuse_for_onnxruntime(model)
+    assert report.counts["SkipSimplifiedLayerNormalization"] == 1
+    (norm,) = [node for node in fused.graph.node if node.op_type == "SkipSimplifiedLayerNormalization"]
+    assert norm.output[0] and list(norm.output[1:3]) == ["", ""] and norm.output[3]
+    rng = np.random.default_rng(0)
+    feeds = {k: rng.standard_normal((2, 3, HIDDEN)).astype(np.float32) for k in "ab"}
+    for got, want in zip(_run(fused, feeds), _run(model, feeds)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def _run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
@@ -416,8 +442,8 @@ def test_rope_in_attention(k_first):
     assert gone == Counter({"Split": 1, "RotaryEmbedding": 2, "Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1,
                             "ReduceProd": 1, "Range": 1}), gone
     assert not Counter(ops) - Counter(n.op_type for n in exact.graph.node)
-    bias_tables = [x for n in fused.graph.node if n.op_type == "GroupQueryAttention" for x in n.input[7:9]]
-    _assert_constant_tables(fused, bias_tables)
+    caches = [x for n in fused.graph.node if n.op_type == "GroupQueryAttention" for x in n.input[7:9]]
+    _assert_constant_tables(fused, caches)
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     attrs = {a.name: helper.get_attribute_value(a) for a in gqa.attribute}
     assert (attrs["do_rotary"], attrs["num_heads"], attrs["kv_num_heads"], attrs["causal"]) == (1, H, KV, 0)

@@ -1307,8 +1307,21 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
     stand_ins = set(missing) | set(by_name)  # the weights' stand-in inputs go
     ir_model.graph.inputs[:] = [v for v in ir_model.graph.inputs if v.name not in stand_ins]
     fused = ir.serde.serialize_model(ir_model)
+    _drop_unread_statistics(fused.graph)
     used = {x for n in fused.graph.node for x in n.input} & stand_ins
     return fused, [by_name[name] for name in by_name if name in used], report
+
+
+def _drop_unread_statistics(graph: onnx.GraphProto) -> None:
+    """SkipSimplifiedLayerNormalization's optional outputs 1 and 2 (mean, inverse standard deviation), which the
+    rewriter names, left out where nothing reads them: onnxruntime computes and allocates every output named (two
+    buffers per norm and step; the model builder leaves them out too)."""
+    read = {x for n in graph.node for x in n.input} | {o.name for o in graph.output}
+    for node in graph.node:
+        if node.op_type == "SkipSimplifiedLayerNormalization" and node.domain == MS_DOMAIN:
+            for i in (1, 2):
+                if i < len(node.output) and node.output[i] not in read:
+                    node.output[i] = ""
 
 
 def _weight_shapes(graph: ir.Graph, model: onnx.ModelProto, missing: set[str]) -> None:
