@@ -2,7 +2,9 @@
 a past of ``--past`` (the inputs of ``profile_llm_step.feeds``), the models interleaved in blocks (each block the
 median of ``--runs`` steps), with the median and quartiles of each pair's per-block ratio (a slow spell of a shared
 machine hits both models of a block alike). Unlike ``profile_llm_step.py`` this counts onnxruntime's time between
-the kernels too (per node, on the calling thread), which fewer nodes save.
+the kernels too (per node, on the calling thread), which fewer nodes save. ``--clock thread``: the calling thread's
+CPU time instead of the wall time (``time.thread_time``: all of a step at 1 thread, its share but the intra-op
+worker's at 2), which other processes' load moves much less than the wall time (it still pays their cache misses).
 
     python benchmarks/step_time_llm.py --threads 1 /tmp/bench/ours-requant-int4 /tmp/bench/builder-int4
 """
@@ -22,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from profile_llm_step import feeds  # noqa: E402
 
 
-def step_times(folders: list[Path], threads: int, past: int, blocks: int, runs: int) -> dict[str, list[float]]:
+def step_times(folders: list[Path], threads: int, past: int, blocks: int, runs: int,
+               clock=time.perf_counter) -> dict[str, list[float]]:
     import onnxruntime as ort
 
     sessions = []
@@ -39,15 +42,16 @@ def step_times(folders: list[Path], threads: int, past: int, blocks: int, runs: 
         for name, session, inputs in sessions:
             block = []
             for _ in range(runs):
-                start = time.perf_counter()
+                start = clock()
                 session.run(None, inputs)
-                block.append(time.perf_counter() - start)
+                block.append(clock() - start)
             times[name].append(statistics.median(block))
     return times
 
 
-def report(times: dict[str, list[float]], threads: int, past: int, load: tuple) -> str:
-    lines = [f"one decode step (past {past}), {threads} thread(s), {len(next(iter(times.values())))} blocks; load "
+def report(times: dict[str, list[float]], threads: int, past: int, load: tuple, clock: str = "wall") -> str:
+    lines = [f"one decode step (past {past}), {threads} thread(s), {clock} time, {len(next(iter(times.values())))} "
+             "blocks; load "
              f"average {' '.join(f'{x:.1f}' for x in load)} before, {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
              "after", "", "| model | median ms |", "|---|---|"]
     lines += [f"| {name} | {statistics.median(t) * 1e3:.3f} |" for name, t in times.items()]
@@ -66,10 +70,13 @@ def main(argv=None) -> int:
     parser.add_argument("--past", type=int, default=24)
     parser.add_argument("--blocks", type=int, default=40)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="wall time, or the calling thread's CPU time")
     args = parser.parse_args(argv)
     load = os.getloadavg()
-    print(report(step_times(args.folders, args.threads, args.past, args.blocks, args.runs), args.threads, args.past,
-                 load))
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    print(report(step_times(args.folders, args.threads, args.past, args.blocks, args.runs, clock), args.threads,
+                 args.past, load, args.clock))
     return 0
 
 

@@ -82,8 +82,8 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     model, weights = convert_model(ir_model, inline=inline, weight_options=weight_options)
     shared_buffer = False
     if weight_options.contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
-        positions = context_length(config) if weight_options.rope_in_attention else None
-        model, weights, fusions = fuse_for_onnxruntime(model, weights, positions=positions)
+        model, weights, fusions = fuse_for_onnxruntime(model, weights, positions=context_length(config),
+                                                       rope_in_attention=weight_options.rope_in_attention)
         shared_buffer = fusions.shared_cache_buffers
     genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")

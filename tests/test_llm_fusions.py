@@ -180,7 +180,7 @@ def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("batch, past, new, pad", [(2, 0, 6, 2), (3, 6, 1, 3), (1, 4, 3, 0)])
 def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
-    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 17 kernels
+    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 15 kernels
     shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast),
     the same bias as the domain's (any padding) and the same attention."""
     model = _with_ir_mask(_attention_block())
@@ -191,8 +191,8 @@ def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     mask_nodes = _upstream(fused, [gqa.input[5], gqa.input[6], gqa.input[10]])
     assert sorted(n.op_type for n in mask_nodes) == sorted(
-        ["Shape", "Gather", "Shape", "Gather", "Sub", "Range", "Range", "Unsqueeze", "LessOrEqual", "Cast",
-         "Unsqueeze", "And", "Where", "Cast", "Sub", "Gather", "Expand"])
+        ["Shape", "Shape", "Sub", "Range", "Range", "Unsqueeze", "LessOrEqual", "Cast", "Unsqueeze", "And", "Where",
+         "Cast", "Sub", "Shape", "Expand"])
     feeds = _feeds(batch, past, new, pad=pad, rng=np.random.default_rng(past))
     del feeds["bias"], feeds["x"]
     feeds["input_ids"] = np.random.default_rng(past).integers(0, VOCAB, (batch, new))
@@ -335,6 +335,32 @@ def test_norm_axis_counted_from_the_front_needs_the_rank_of_its_input():
     assert not _is_last_axis(axis2, reshaped.outputs[0]) and _is_last_axis(last, reshaped.outputs[0])
 
 
+def test_residual_norm_leaves_out_its_statistics():
+    """The residual Add and the RMSNorm after it -> SkipSimplifiedLayerNormalization with its outputs 1 and 2 (mean
+    and inverse standard deviation, read by nothing) left out, which onnxruntime would otherwise compute and
+    allocate: the normalised sum and the sum as before."""
+    n = helper.make_node
+    f32 = TensorProto.FLOAT
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
+             (("two", 2.0), ("eps", 1e-6), ("one", 1.0), ("w", np.linspace(0.5, 1.5, HIDDEN).reshape(1, 1, HIDDEN)))]
+    inits.append(numpy_helper.from_array(np.array([-1], np.int64), "axes"))
+    nodes = [n("Add", ["a", "b"], ["total"]), n("Pow", ["total", "two"], ["squared"]),
+             n("ReduceMean", ["squared", "axes"], ["mean"], keepdims=1), n("Add", ["mean", "eps"], ["var"]),
+             n("Sqrt", ["var"], ["std"]), n("Div", ["one", "std"], ["inverse"]), n("Mul", ["total", "inverse"], ["x"]),
+             n("Mul", ["w", "x"], ["y"]), n("Add", ["total", "y"], ["z"])]
+    graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info(k, f32, [2, 3, HIDDEN]) for k in "ab"],
+                              [helper.make_tensor_value_info(k, f32, None) for k in "yz"], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    fused, _, report = fuse_for_onnxruntime(model)
+    assert report.counts["SkipSimplifiedLayerNormalization"] == 1
+    (norm,) = [node for node in fused.graph.node if node.op_type == "SkipSimplifiedLayerNormalization"]
+    assert norm.output[0] and list(norm.output[1:3]) == ["", ""] and norm.output[3]
+    rng = np.random.default_rng(0)
+    feeds = {k: rng.standard_normal((2, 3, HIDDEN)).astype(np.float32) for k in "ab"}
+    for got, want in zip(_run(fused, feeds), _run(model, feeds)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def _run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
@@ -349,6 +375,45 @@ def _step(feeds: dict, present: list[np.ndarray], rng, d: int) -> dict:
             "x": rng.standard_normal((batch, 1, HIDDEN)).astype(np.float32),
             "bias": np.where(allowed, 0, -65504).astype(np.float32),
             "past_key_values.0.key": present[0], "past_key_values.0.value": present[1]}
+
+
+def _assert_constant_tables(model: onnx.ModelProto, names: list[str]) -> None:
+    """``names`` are Cos and Sin of a Mul of initializers (computed once, at load)."""
+    tables = {i.name for i in model.graph.initializer}
+    nodes = _upstream(model, names)
+    assert sorted(n.op_type for n in nodes) == ["Cos", "Mul", "Sin"], nodes
+    assert all(x in tables for n in nodes if n.op_type == "Mul" for x in n.input)
+
+
+@pytest.mark.parametrize("pad", [0, 2])
+def test_rotary_reads_tables_of_positions(pad):
+    """``positions`` (a model folder's context length): each RotaryEmbedding takes ``position_ids`` and cos/sin
+    tables of that many rows, computed at load, instead of the angles of the step's positions and their row
+    indices, computed at each step: bit for bit the same, a left-padded prompt and a step after it; a position
+    past the tables is onnxruntime's error (as the model builder's)."""
+    model = _with_ir_mask(_attention_block())
+    per_step, _, _ = fuse_for_onnxruntime(model)
+    fused, _, report = fuse_for_onnxruntime(model, positions=32)
+    assert report.counts["rotary position tables"] == 2 and "rotary in attention" not in report.counts
+    ops = Counter(n.op_type for n in fused.graph.node)
+    # the per-step angles (Reshape, Cast, Mul) with their Cos and Sin, the rows' indices (Shape, ReduceProd,
+    # Range, Reshape); the tables' Mul, Cos and Sin (run at load) come instead
+    assert Counter(n.op_type for n in per_step.graph.node) - ops == Counter(
+        {"Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1, "ReduceProd": 1, "Range": 1}), ops
+    assert not ops - Counter(n.op_type for n in per_step.graph.node)
+    ropes = [n for n in fused.graph.node if n.op_type == "RotaryEmbedding"]
+    assert len(ropes) == 2 and {r.input[1] for r in ropes} == {"position_ids"}
+    _assert_constant_tables(fused, [x for r in ropes for x in r.input[2:4]])
+    rng = np.random.default_rng(pad)
+    feeds = {k: v for k, v in _feeds(2, 0, 6, pad, rng).items() if k not in ("x", "bias")}
+    want, got = _run(per_step, feeds), _run(fused, feeds)
+    step = {k: v for k, v in _step({**feeds, "x": None}, want[1:], rng, D).items() if k not in ("x", "bias")}
+    step["input_ids"] = np.array([[3], [7]], np.int64)
+    for a, b in zip(want + _run(per_step, step), got + _run(fused, step)):
+        np.testing.assert_array_equal(b, a)
+    step["position_ids"] = np.array([[31], [32]], np.int64)
+    with pytest.raises(Exception, match="position_ids value 32 .* out of range"):
+        _run(fused, step)
 
 
 @pytest.mark.parametrize("k_first", [False, True])
@@ -366,19 +431,19 @@ def test_rope_in_attention(k_first):
         del model.graph.node[:]
         model.graph.node.extend(nodes)
     exact, _, _ = fuse_for_onnxruntime(model)
-    fused, weights, report = fuse_for_onnxruntime(model, positions=32)
+    fused, weights, report = fuse_for_onnxruntime(model, positions=32, rope_in_attention=True)
     ops = [node.op_type for node in fused.graph.node]
     assert report.counts["rotary in attention"] == 1 and report.shared_cache_buffers and weights == []
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split"), ops.count("MatMul")) \
         == (1, 0, 0, 2), ops
     # the layer's Split and RotaryEmbeddings go, and the per-step angles with their index arithmetic; the caches'
-    # Cos and Sin read a constant (folded at load)
+    # Cos and Sin read a product of constants (folded at load)
     gone = Counter(n.op_type for n in exact.graph.node) - Counter(ops)
     assert gone == Counter({"Split": 1, "RotaryEmbedding": 2, "Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1,
-                            "Mul": 1, "ReduceProd": 1, "Range": 1}), gone
+                            "ReduceProd": 1, "Range": 1}), gone
     assert not Counter(ops) - Counter(n.op_type for n in exact.graph.node)
-    tables = {i.name for i in fused.graph.initializer}
-    assert all(n.input[0] in tables for n in fused.graph.node if n.op_type in ("Cos", "Sin"))
+    caches = [x for n in fused.graph.node if n.op_type == "GroupQueryAttention" for x in n.input[7:9]]
+    _assert_constant_tables(fused, caches)
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     attrs = {a.name: helper.get_attribute_value(a) for a in gqa.attribute}
     assert (attrs["do_rotary"], attrs["num_heads"], attrs["kv_num_heads"], attrs["causal"]) == (1, H, KV, 0)
@@ -405,6 +470,6 @@ def test_rope_in_attention(k_first):
 
 def test_rope_in_attention_needs_a_head_size_of_16s():
     """Head size 8: the kernel's caches do not take it; the exact form stays."""
-    fused, _, report = fuse_for_onnxruntime(_attention_block(), positions=32)
+    fused, _, report = fuse_for_onnxruntime(_attention_block(), positions=32, rope_in_attention=True)
     ops = [node.op_type for node in fused.graph.node]
     assert report.counts["rotary in attention"] == 0 and ops.count("RotaryEmbedding") == 2, ops

@@ -29,7 +29,7 @@ onnx_ir passes, in this order:
 - then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
   unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
-  the shapes of ``attention_mask`` and ``input_ids`` in 17 kernels with the attention's lengths: see
+  the shapes of ``attention_mask`` and ``input_ids`` in 15 kernels with the attention's lengths: see
   ``_lean_attention_mask``;
 - linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
@@ -558,7 +558,7 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
 #     allowed = And(LessOrEqual(Range(0, T, 1), Unsqueeze(Range(T - S, T, 1), [1])), padding rows)
 #     bias = Where(allowed, zero, minimum)            # [B, 1, S, T]: the Broadcast's target already
 # with T and S read once from the shapes of ``attention_mask`` and ``input_ids``, which the
-# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 17 kernels in all. Exact for
+# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 15 kernels in all. Exact for
 # the inputs an LLM takes (``attention_mask`` [B, past + S], ``input_ids`` [B, S]: what the attention and
 # ``_read_length_from_mask`` take already); a mask with any other condition (a sliding window) is left as it is.
 
@@ -610,16 +610,16 @@ def _causal_and_lengths(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple
         nodes.append(ir.node(op_type, inputs, attributes=attributes))
         return nodes[-1].outputs[0]
 
-    shape = add("Shape", [mask])
-    total = add("Gather", [shape, const("dim1", 1)])
-    past = add("Sub", [total, add("Gather", [add("Shape", [ids]), const("ids_dim1", 1)])])
+    # T and S as one-element vectors straight from Shape (no Gather): Range and the attention's
+    # total_sequence_length take those as scalars in onnxruntime
+    total = add("Shape", [mask], start=1, end=2)
+    past = add("Sub", [total, add("Shape", [ids], start=1, end=2)])
     zero, one = const("zero", 0), const("one", 1)
     keys = add("Range", [zero, total, one])
     queries = add("Unsqueeze", [add("Range", [past, total, one]), const("column", [1])])
     causal = add("LessOrEqual", [keys, queries])
     total32 = add("Cast", [total], to=ir.DataType.INT32)
-    seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]),
-                             add("Gather", [shape, const("dim0", [0])])])
+    seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]), add("Shape", [mask], start=0, end=1)])
     graph.insert_before(next(iter(graph)), nodes)
     return causal, seqlens, total32
 
@@ -1081,7 +1081,7 @@ def _rotary_in_attention(graph: ir.Graph, positions: int) -> int:
             continue
         key = (source[0].name, source[1].tobytes())
         if key not in tables:
-            tables[key] = _rotary_tables(graph, source[1], positions, len(tables))
+            tables[key] = _rotary_tables(graph, source[1], positions)
         cos, sin = tables[key]
         attributes = {k: a.value for k, a in node.attributes.items()}
         attributes["do_rotary"] = 1
@@ -1182,15 +1182,43 @@ def _angle_source(angles: ir.Value) -> tuple[ir.Value, np.ndarray] | None:
     return ids, inverse.inputs[0].const_value.numpy().reshape(-1)
 
 
-def _rotary_tables(graph: ir.Graph, inverse: np.ndarray, positions: int, n: int) -> tuple[ir.Value, ir.Value]:
-    """``Cos`` and ``Sin`` of ``p * inverse`` ([positions, half], the f32 products the IR makes), before the first
-    node: constant, folded by onnxruntime at load."""
-    angles = np.arange(positions, dtype=np.float32)[:, None] * inverse.astype(np.float32)[None, :]
-    value = ir.Value(name=f"rotary/angles{n}", const_value=ir.tensor(angles))
-    graph.register_initializer(value)
-    cos, sin = ir.node("Cos", [value]), ir.node("Sin", [value])
-    graph.insert_before(next(iter(graph)), [cos, sin])
+def _rotary_tables(graph: ir.Graph, inverse: np.ndarray, positions: int) -> tuple[ir.Value, ir.Value]:
+    """``Cos`` and ``Sin`` of ``p * inverse`` ([positions, half]: the f32 products the IR makes, by onnxruntime's
+    Mul as the per-step form's), before the first node: constant, folded by onnxruntime at load (the file holds
+    the positions column and the frequencies only)."""
+    n = sum(name.startswith("rotary/positions") for name in graph.initializers)
+    rows = ir.Value(name=f"rotary/positions{n}", const_value=ir.tensor(np.arange(positions, dtype=np.float32)[:, None]))
+    freqs = ir.Value(name=f"rotary/inverse_frequencies{n}",
+                     const_value=ir.tensor(inverse.astype(np.float32).reshape(1, -1)))
+    graph.register_initializer(rows)
+    graph.register_initializer(freqs)
+    angles = ir.node("Mul", [rows, freqs])
+    cos, sin = ir.node("Cos", angles.outputs), ir.node("Sin", angles.outputs)
+    graph.insert_before(next(iter(graph)), [angles, cos, sin])
     return cos.outputs[0], sin.outputs[0]
+
+
+def _rotary_position_tables(graph: ir.Graph, positions: int) -> int:
+    """Each RotaryEmbedding of ``RotaryEmbedding.rewrite``'s per-token caches (the angles of ``position_ids``
+    computed at each step, their rows indexed by ``Range(0, B * S)``) fed ``position_ids`` itself and the tables
+    of ``_rotary_tables`` instead: the same angles (the same f32 products and Cos/Sin kernels, at load), no
+    kernel a step; a position outside [0, positions) is onnxruntime's error ("position_ids value ... is out of
+    range"), as the model builder's. How many."""
+    tables: dict = {}
+    done = 0
+    for node in list(graph):
+        if node.op_type != "RotaryEmbedding" or node.domain != MS_DOMAIN or len(node.inputs) != 4:
+            continue
+        source = _rotation_source(node)
+        if source is None:
+            continue
+        key = (source[0].name, source[1].tobytes())
+        if key not in tables:
+            tables[key] = _rotary_tables(graph, source[1], positions)
+        for i, value in enumerate((source[0], *tables[key]), start=1):
+            node.replace_input_with(i, value)
+        done += 1
+    return done
 
 
 # --- all of it ---------------------------------------------------------------------------------------------
@@ -1221,12 +1249,14 @@ class Fusions:
         return sum(self.counts.values())
 
 
-def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | None = None) \
-        -> tuple[onnx.ModelProto, list, Fusions]:
+def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | None = None,
+                         rope_in_attention: bool = False) -> tuple[onnx.ModelProto, list, Fusions]:
     """``model`` with the patterns above fused, its weights, and what was fused. ``model`` may lack its large
     initializers, ``weights`` (``convert.convert_model``'s): graph inputs for the rewrites; the merged layers'
     are concatenated into new weights, which replace them in the list returned. ``positions``: the context
-    length, to put RoPE inside GroupQueryAttention (opt-in, not exact: see above); None: the exact form."""
+    length (a model folder's): RotaryEmbedding reads its cosines and sines from tables of that many positions,
+    computed at load (exact for positions below it; None: computed at each step for the positions given);
+    ``rope_in_attention`` too: RoPE inside GroupQueryAttention (opt-in, not exact: see above)."""
     graph = model.graph
     declared = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
         {o for n in graph.node for o in n.output}
@@ -1262,8 +1292,10 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
         report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
         report.counts["embedding"] = _embedding_rows(ir_model.graph, by_name)
     report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
-    if positions and report.counts["GroupQueryAttention"]:
+    if positions and rope_in_attention and report.counts["GroupQueryAttention"]:
         report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
+    if positions:
+        report.counts["rotary position tables"] = _rotary_position_tables(ir_model.graph, positions)
     if not report.total:
         return model, list(weights), report
     _concatenate_weights(ir_model.graph, by_name)
@@ -1275,8 +1307,21 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
     stand_ins = set(missing) | set(by_name)  # the weights' stand-in inputs go
     ir_model.graph.inputs[:] = [v for v in ir_model.graph.inputs if v.name not in stand_ins]
     fused = ir.serde.serialize_model(ir_model)
+    _drop_unread_statistics(fused.graph)
     used = {x for n in fused.graph.node for x in n.input} & stand_ins
     return fused, [by_name[name] for name in by_name if name in used], report
+
+
+def _drop_unread_statistics(graph: onnx.GraphProto) -> None:
+    """SkipSimplifiedLayerNormalization's optional outputs 1 and 2 (mean, inverse standard deviation), which the
+    rewriter names, left out where nothing reads them: onnxruntime computes and allocates every output named (two
+    buffers per norm and step; the model builder leaves them out too)."""
+    read = {x for n in graph.node for x in n.input} | {o.name for o in graph.output}
+    for node in graph.node:
+        if node.op_type == "SkipSimplifiedLayerNormalization" and node.domain == MS_DOMAIN:
+            for i in (1, 2):
+                if i < len(node.output) and node.output[i] not in read:
+                    node.output[i] = ""
 
 
 def _weight_shapes(graph: ir.Graph, model: onnx.ModelProto, missing: set[str]) -> None:
