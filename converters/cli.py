@@ -261,7 +261,8 @@ def _convert(args) -> int:
             ("--dim", args.dim, []), ("--shape", args.shape, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
-            raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
+            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if len(given) > 1 else ''} given "
+                               "without --verify (add --verify, or drop them)")
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix

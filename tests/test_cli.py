@@ -387,9 +387,19 @@ def test_verify_names_the_missing_ir_first(capsys, tmp_path):
     assert status == 2 and err.count("\n") == 1 and "nope.xml" in err
 
 
+def test_verify_with_the_models_swapped_says_the_ir_comes_first(capsys, tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    for args, named in (((onnx_path, EXAMPLE), onnx_path), ((EXAMPLE, EXAMPLE), EXAMPLE)):
+        status, _, err = run_main(capsys, "verify", *args)
+        assert status == 2 and err.count("\n") == 1 and err.startswith(f"onnx-ext: error: {named}: an ")
+        assert "the IR comes first (onnx-ext verify MODEL.xml MODEL.onnx" in err
+
+
 def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
-    assert status == 2 and err == "onnx-ext: error: --seed, --backend: verification options, given without --verify\n"
+    assert status == 2 and err == ("onnx-ext: error: --seed, --backend: verification options given without --verify "
+                                   "(add --verify, or drop them)\n")
     assert not (tmp_path / "m.onnx").exists()
 
 
