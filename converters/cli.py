@@ -18,8 +18,7 @@ from pathlib import Path
 EXIT_OK, EXIT_MISMATCH, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a tool killed by SIGPIPE
 
-EPILOG = """\
-examples:
+CONVERT_EXAMPLES = """\
   onnx-ext convert model.xml model.onnx                 IR -> ONNX (onnx-ext domain nodes with their bodies)
   onnx-ext convert model.xml model.onnx --inline        plain standard ONNX
   onnx-ext convert model.xml model.onnx --verify        then run both and compare
@@ -30,9 +29,12 @@ examples:
   onnx-ext convert models/ out/ --to onnx               only the IR files under models/, to ONNX
   onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
                                                         config.json) to a folder onnxruntime-genai runs
+"""
+VERIFY_EXAMPLES = """\
   onnx-ext verify model.xml model.onnx --inputs in.npz
   onnx-ext verify model.xml model.onnx --shape input_ids=2,16 --backend cpu
-
+"""
+INPUTS_AND_STATUS = """\
 random inputs: every dynamic dim gets a size that fits the model: dims the model combines
   (two inputs added, broadcast or multiplied together, the batch) get one size, spatial dims
   fit its kernels and strides, a dim met with a constant takes it, others get 3.
@@ -49,6 +51,10 @@ exit status:
   130  interrupted (Ctrl-C); no partial files are left
   141  stdout closed early (e.g. piped into head)
 """
+# onnx-ext --help shows every example; each subcommand its own
+EPILOG = f"examples:\n{CONVERT_EXAMPLES}{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
+CONVERT_EPILOG = f"examples:\n{CONVERT_EXAMPLES}\n{INPUTS_AND_STATUS}"
+VERIFY_EPILOG = f"examples:\n{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
 
 
 CONVERT_DESCRIPTION = """\
@@ -127,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,verify}")
 
     convert = sub.add_parser(
-        "convert", formatter_class=fmt, epilog=EPILOG,
+        "convert", formatter_class=fmt, epilog=CONVERT_EPILOG,
         help="convert IR (.xml) to ONNX (.onnx) or back; the suffixes decide",
         description=CONVERT_DESCRIPTION)
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
@@ -147,16 +153,16 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
-    convert.add_argument("-j", "--jobs", type=_positive, help="parallel processes (default: min(CPUs, files))")
+    convert.add_argument("-j", "--jobs", type=_positive, metavar="N", help="parallel processes (default: min(CPUs, files))")
     _add_output_flags(convert)
     _add_input_flags(convert)
     convert.set_defaults(func=_convert)
 
-    verify = sub.add_parser("verify", formatter_class=fmt, epilog=EPILOG,
+    verify = sub.add_parser("verify", formatter_class=fmt, epilog=VERIFY_EPILOG,
                             help="run an IR and an ONNX model on the same inputs and compare",
                             description=VERIFY_DESCRIPTION)
-    verify.add_argument("xml", type=Path, help="the IR's .xml (its .bin beside it)")
-    verify.add_argument("onnx", type=Path, help="the ONNX model")
+    verify.add_argument("xml", type=Path, metavar="XML", help="the IR's .xml (its .bin beside it), first")
+    verify.add_argument("onnx", type=Path, metavar="ONNX", help="the ONNX model")
     _add_output_flags(verify)
     _add_input_flags(verify)
     verify.set_defaults(func=_verify)
@@ -177,13 +183,13 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_input_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("verification inputs")
-    g.add_argument("--inputs", type=Path, help=".npz file of input arrays named like the model inputs")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    g.add_argument("--inputs", type=Path, metavar="FILE.npz", help=".npz file of input arrays named like the model inputs")
+    g.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
     g.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help="the shape of one input (repeat for others)")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of one symbolic dim (IR -> ONNX names them INPUT_d0, INPUT_d1, ...)")
-    g.add_argument("--dynamic-size", type=int, help="size of every other dynamic dim (default: sizes that fit "
+    g.add_argument("--dynamic-size", type=int, metavar="N", help="size of every other dynamic dim (default: sizes that fit "
                    "the model, see below)")
     g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"),
                    help="floats uniform in [LO, HI) (default -1 1)")

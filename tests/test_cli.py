@@ -371,6 +371,20 @@ def test_help_texts_have_no_rst(capsys, argv):
     assert "``" not in text and ":func:" not in text and "exit status:" in text and "examples:" in text
 
 
+@pytest.mark.parametrize("argv, shown, not_shown", [
+    (["--help"], ["onnx-ext convert model.xml", "onnx-ext verify model.xml"], []),
+    (["convert", "--help"], ["onnx-ext convert model.xml", "[--inputs FILE.npz]", "-j N, --jobs N"],
+     ["onnx-ext verify model.xml"]),
+    (["verify", "--help"], ["onnx-ext verify model.xml", "[--inputs FILE.npz]", "XML ONNX\n", "--dynamic-size N "],
+     ["onnx-ext convert model.xml"]),
+])
+def test_each_help_shows_its_own_examples(capsys, argv, shown, not_shown):
+    with pytest.raises(SystemExit):
+        cli_module.main(argv)
+    text = capsys.readouterr().out
+    assert all(s in text for s in shown) and not any(s in text for s in not_shown), text
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["convert", "a.xml"], "onnx-ext convert: error: the following arguments are required: DST"),
     (["verify", "a.xml", "a.onnx", "--backend", "gpu"], "onnx-ext verify: error: argument --backend: invalid choice"),

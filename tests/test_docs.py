@@ -141,7 +141,7 @@ EXPECTED = {
 }
 
 
-# The `onnx-ext` commands of the pages' and the README's bash blocks: each parses with the command's own parser
+# The `onnx-ext` commands of the pages' and the README's bash blocks and of `onnx-ext --help`: each parses with the command's own parser
 # (a flag renamed in the code and not in the docs fails here), and runs, in order, in a directory holding what
 # they name, with exit status 0, but those NOT_RUN_COMMANDS names.
 BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
@@ -160,6 +160,11 @@ def _onnx_ext_commands() -> list[tuple[str, str]]:
                 for part in line.split("#")[0].split(";"):
                     if part.strip().startswith("onnx-ext"):
                         commands.append((path.relative_to(ROOT).as_posix(), part.strip()))
+    from converters import cli
+
+    for line in cli.EPILOG.splitlines():  # the examples of `onnx-ext --help`, their explanation cut
+        if line.strip().startswith("onnx-ext "):
+            commands.append(("onnx-ext --help", line.strip().split("  ")[0]))
     return commands
 
 
@@ -174,7 +179,7 @@ def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys)
 
     commands = _onnx_ext_commands()
     pages = {page for page, _ in commands}
-    assert {"README.md", "docs/converters.md", "docs/index.md", "docs/llm.md"} <= pages, pages
+    assert {"README.md", "docs/converters.md", "docs/index.md", "docs/llm.md", "onnx-ext --help"} <= pages, pages
     example = ROOT / "examples" / "embedding_block"
     for target in ("examples/embedding_block", "model", "a", "models/block/embedding"):
         (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
@@ -182,7 +187,9 @@ def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys)
             shutil.copy(example.with_suffix(suffix), tmp_path / f"{target}{suffix}")
     monkeypatch.chdir(tmp_path)
     assert main(["convert", "-q", "a.xml", "b.onnx"]) == 0
-    np.savez("inputs.npz", input_ids=np.random.default_rng(0).integers(0, 64, (2, 16)))
+    for npz in ("inputs.npz", "in.npz"):
+        np.savez(npz, input_ids=np.random.default_rng(0).integers(0, 64, (2, 16)))
+    ran = []  # a command of several pages runs once
     for page, command in commands:
         argv = shlex.split(command)[1:]
         if "--help" in argv or "--version" in argv:
@@ -191,8 +198,9 @@ def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys)
             assert exit_info.value.code == 0, (page, command)
             continue
         _parser().parse_args(argv)  # argparse exits 2 on an unknown flag
-        if any(word in argv for word in NOT_RUN_COMMANDS):
+        if any(word in argv for word in NOT_RUN_COMMANDS) or argv in ran:
             continue
+        ran.append(argv)
         status = main(argv)
         assert status == 0, (page, command, capsys.readouterr().err)
     capsys.readouterr()
