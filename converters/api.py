@@ -76,7 +76,11 @@ def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress:
     """
     from . import batch
 
-    inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+    try:
+        inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+    except TypeError as e:
+        keywords = [p.name for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY]
+        raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(keywords)})") from None
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     planned = batch.plan(paths, Path(dst), to)
     outcomes = batch.run_jobs(planned, options, max(1, min(jobs, len(planned))), progress, details)
