@@ -205,3 +205,17 @@ def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys)
         assert status == 0, (page, command, capsys.readouterr().err)
     capsys.readouterr()
     assert (tmp_path / "out" / "embedding_block.onnx").exists() and (tmp_path / "out" / "block" / "embedding.onnx").exists()
+
+
+def test_every_flag_of_the_command_is_explained_on_a_page():
+    """The generated command-line page lists the flags; a hand-written page must say what each is for."""
+    import argparse
+
+    from converters.cli import _parser
+
+    text = "\n".join(path.read_text() for path in DOCS.rglob("*.md"))
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {flag for p in sub.choices.values() for a in p._actions for flag in a.option_strings
+             if flag.startswith("--") and flag != "--help"}
+    assert len(flags) > 15 and not [f for f in sorted(flags) if not re.search(re.escape(f) + r"\b", text)]
