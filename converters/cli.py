@@ -240,7 +240,14 @@ def _show_report(args, report) -> int:
         if args.verbose:
             for name, value in report.inputs.items():
                 print(f"input {name}: {'x'.join(map(str, value.shape)) or 'scalar'} {value.dtype}")
+        if not report.ok:
+            print(MISMATCH_HINT)
     return EXIT_OK if report.ok else EXIT_MISMATCH
+
+
+#: After a table with a MISMATCH: how to tell a real difference from a tolerance or a backend's.
+MISMATCH_HINT = ("to look closer: -v prints the inputs, --inputs FILE.npz runs yours, --backend reference|cpu|numpy "
+                 "another IR side; the tolerances: docs/verify.md")
 
 
 # --- verify ----------------------------------------------------------------------------

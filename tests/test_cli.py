@@ -91,6 +91,7 @@ def test_mismatch_exits_1_with_table(tmp_path):
     r = cli_here("verify", EXAMPLE, onnx_path)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "outputs differ" in r.stdout
+    assert r.stdout.rstrip().endswith("\n" + cli_module.MISMATCH_HINT) and not r.stderr
 
 
 @pytest.mark.parametrize("case", ["missing", "malformed", "short_bin", "garbage_onnx", "bad_extension", "bad_dim_flag"])
