@@ -250,6 +250,9 @@ def ir_to_onnx(model, *, inline: bool = False) -> onnx.ModelProto:
     if isinstance(model, IRModel):
         return convert_ir(model, inline=inline)
     if isinstance(model, (str, Path)):
+        if Path(model).suffix.lower() == ".onnx":  # else reported as malformed XML
+            raise ConvertError(f"{model}: ir_to_onnx takes an IR (.xml); ONNX -> IR is convert({str(model)!r}, "
+                               "'model.xml') or openvino.convert_model with onnx_ext.openvino_extensions()")
         return convert_ir(read_ir(model), inline=inline)
     if is_ov_model(model):
         with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
