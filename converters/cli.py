@@ -153,7 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
-    convert.add_argument("-j", "--jobs", type=_positive, metavar="N", help="parallel processes (default: min(CPUs, files))")
+    convert.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                         help="parallel processes (default: min(CPUs, files))")
     _add_output_flags(convert)
     _add_input_flags(convert)
     convert.set_defaults(func=_convert)
@@ -183,14 +184,15 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_input_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("verification inputs")
-    g.add_argument("--inputs", type=Path, metavar="FILE.npz", help=".npz file of input arrays named like the model inputs")
+    g.add_argument("--inputs", type=Path, metavar="FILE.npz",
+                   help=".npz file of input arrays named like the model inputs")
     g.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
     g.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help="the shape of one input (repeat for others)")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of one symbolic dim (IR -> ONNX names them INPUT_d0, INPUT_d1, ...)")
-    g.add_argument("--dynamic-size", type=int, metavar="N", help="size of every other dynamic dim (default: sizes that fit "
-                   "the model, see below)")
+    g.add_argument("--dynamic-size", type=int, metavar="N", help="size of every other dynamic dim (default: sizes that "
+                   "fit the model, see below)")
     g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"),
                    help="floats uniform in [LO, HI) (default -1 1)")
     g.add_argument("--int-range", nargs=2, type=int, default=(0, 4), metavar=("LO", "HI"),
@@ -279,10 +281,36 @@ def _convert(args) -> int:
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix
+    _check_flags(args, sources[0] if single else None, dst)
     options = _verify_options(args, batch=not single) if args.verify else {}
     if single or (len(sources) == 1 and is_model_folder(sources[0])):
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
+
+
+#: convert's keywords as the command spells them, for the API's messages on options that conflict.
+_FLAGS = {"contrib=False": "--no-contrib", "int8_activations": "--int8-activations",
+          "requantize_int4": "--requantize-int4", "rope_in_attention": "--rope-in-attention"}
+
+
+def _check_flags(args, src: Path | None, dst: Path) -> None:
+    """Flags that cannot go together, or with this one file (``src``), named as flags (the API names keywords)."""
+    from onnx_ext.errors import OnnxExtError
+
+    from .weight_options import WeightOptions
+
+    conflict = WeightOptions(**_weight_options(args)).conflict()
+    if conflict:
+        for keyword, flag in _FLAGS.items():
+            conflict = conflict.replace(keyword, flag)
+        raise OnnxExtError(conflict)
+    if src is None:
+        return
+    if args.inline and src.suffix.lower() == ".onnx":
+        raise OnnxExtError(f"--inline applies to IR -> ONNX (.xml -> .onnx), not to {src} -> {dst}")
+    if args.to and dst.suffix.lower() != f".{args.to}":
+        raise OnnxExtError(f"--to {args.to}: {src} -> {dst} converts to {dst.suffix or 'nothing'}; --to picks the "
+                           "models of a directory or of several sources")
 
 
 def _weight_options(args) -> dict:

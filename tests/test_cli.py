@@ -411,6 +411,30 @@ def test_verify_with_the_models_swapped_says_the_ir_comes_first(capsys, tmp_path
         assert "the IR comes first (onnx-ext verify MODEL.xml MODEL.onnx" in err
 
 
+@pytest.mark.parametrize("flags, expected", [
+    (["--requantize-int4"], "--requantize-int4 goes with --int8-activations (4-bit MatMulNBits at accuracy level 4)"),
+    (["--int8-activations", "--no-contrib"], "--int8-activations runs onnxruntime's contrib op MatMulNBits: not with "
+                                             "--no-contrib"),
+    (["--to", "xml"], "--to xml: {src} -> {dst} converts to .onnx; --to picks the models of a directory or of "
+                      "several sources"),
+])
+def test_flags_that_conflict_are_named_as_flags(capsys, tmp_path, flags, expected):
+    """The API's messages name its keywords (int8_activations, contrib=False); the command names its flags."""
+    dst = tmp_path / "m.onnx"
+    status, out, err = run_main(capsys, "convert", EXAMPLE, dst, *flags)
+    assert status == 2 and not out and err == f"onnx-ext: error: {expected.format(src=EXAMPLE, dst=dst)}\n"
+    assert not dst.exists()
+
+
+def test_inline_onnx_to_ir_is_refused_by_flag_name(capsys, tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    status, _, err = run_main(capsys, "convert", onnx_path, tmp_path / "m.xml", "--inline")
+    assert status == 2 and err == ("onnx-ext: error: --inline applies to IR -> ONNX (.xml -> .onnx), "
+                                   f"not to {onnx_path} -> {tmp_path / 'm.xml'}\n")
+    assert not (tmp_path / "m.xml").exists()
+
+
 def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
     assert status == 2 and err == ("onnx-ext: error: --seed, --backend: verification options given without --verify "

@@ -141,7 +141,8 @@ EXPECTED = {
 }
 
 
-# The `onnx-ext` commands of the pages' and the README's bash blocks and of `onnx-ext --help`: each parses with the command's own parser
+# The `onnx-ext` commands of the pages' and the README's bash blocks and of `onnx-ext --help`: each parses with the
+# command's own parser
 # (a flag renamed in the code and not in the docs fails here), and runs, in order, in a directory holding what
 # they name, with exit status 0, but those NOT_RUN_COMMANDS names.
 BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
@@ -204,7 +205,8 @@ def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys)
         status = main(argv)
         assert status == 0, (page, command, capsys.readouterr().err)
     capsys.readouterr()
-    assert (tmp_path / "out" / "embedding_block.onnx").exists() and (tmp_path / "out" / "block" / "embedding.onnx").exists()
+    out = tmp_path / "out"
+    assert (out / "embedding_block.onnx").exists() and (out / "block" / "embedding.onnx").exists()
 
 
 def test_every_flag_of_the_command_is_explained_on_a_page():
