@@ -76,7 +76,11 @@ def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress:
     """
     from . import batch
 
-    inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+    try:
+        inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+    except TypeError as e:
+        keywords = [p.name for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY]
+        raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(keywords)})") from None
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     planned = batch.plan(paths, Path(dst), to)
     outcomes = batch.run_jobs(planned, options, max(1, min(jobs, len(planned))), progress, details)
@@ -246,6 +250,9 @@ def ir_to_onnx(model, *, inline: bool = False) -> onnx.ModelProto:
     if isinstance(model, IRModel):
         return convert_ir(model, inline=inline)
     if isinstance(model, (str, Path)):
+        if Path(model).suffix.lower() == ".onnx":  # else reported as malformed XML
+            raise ConvertError(f"{model}: ir_to_onnx takes an IR (.xml); ONNX -> IR is convert({str(model)!r}, "
+                               "'model.xml') or openvino.convert_model with onnx_ext.openvino_extensions()")
         return convert_ir(read_ir(model), inline=inline)
     if is_ov_model(model):
         with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:

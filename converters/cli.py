@@ -18,8 +18,7 @@ from pathlib import Path
 EXIT_OK, EXIT_MISMATCH, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 2, 130
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE  # as a tool killed by SIGPIPE
 
-EPILOG = """\
-examples:
+CONVERT_EXAMPLES = """\
   onnx-ext convert model.xml model.onnx                 IR -> ONNX (onnx-ext domain nodes with their bodies)
   onnx-ext convert model.xml model.onnx --inline        plain standard ONNX
   onnx-ext convert model.xml model.onnx --verify        then run both and compare
@@ -30,9 +29,12 @@ examples:
   onnx-ext convert models/ out/ --to onnx               only the IR files under models/, to ONNX
   onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
                                                         config.json) to a folder onnxruntime-genai runs
+"""
+VERIFY_EXAMPLES = """\
   onnx-ext verify model.xml model.onnx --inputs in.npz
   onnx-ext verify model.xml model.onnx --shape input_ids=2,16 --backend cpu
-
+"""
+INPUTS_AND_STATUS = """\
 random inputs: every dynamic dim gets a size that fits the model: dims the model combines
   (two inputs added, broadcast or multiplied together, the batch) get one size, spatial dims
   fit its kernels and strides, a dim met with a constant takes it, others get 3.
@@ -49,6 +51,10 @@ exit status:
   130  interrupted (Ctrl-C); no partial files are left
   141  stdout closed early (e.g. piped into head)
 """
+# onnx-ext --help shows every example; each subcommand its own
+EPILOG = f"examples:\n{CONVERT_EXAMPLES}{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
+CONVERT_EPILOG = f"examples:\n{CONVERT_EXAMPLES}\n{INPUTS_AND_STATUS}"
+VERIFY_EPILOG = f"examples:\n{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
 
 
 CONVERT_DESCRIPTION = """\
@@ -127,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{convert,verify}")
 
     convert = sub.add_parser(
-        "convert", formatter_class=fmt, epilog=EPILOG,
+        "convert", formatter_class=fmt, epilog=CONVERT_EPILOG,
         help="convert IR (.xml) to ONNX (.onnx) or back; the suffixes decide",
         description=CONVERT_DESCRIPTION)
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
@@ -147,16 +153,17 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
-    convert.add_argument("-j", "--jobs", type=_positive, help="parallel processes (default: min(CPUs, files))")
+    convert.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                         help="parallel processes (default: min(CPUs, files))")
     _add_output_flags(convert)
     _add_input_flags(convert)
     convert.set_defaults(func=_convert)
 
-    verify = sub.add_parser("verify", formatter_class=fmt, epilog=EPILOG,
+    verify = sub.add_parser("verify", formatter_class=fmt, epilog=VERIFY_EPILOG,
                             help="run an IR and an ONNX model on the same inputs and compare",
                             description=VERIFY_DESCRIPTION)
-    verify.add_argument("xml", type=Path, help="the IR's .xml (its .bin beside it)")
-    verify.add_argument("onnx", type=Path, help="the ONNX model")
+    verify.add_argument("xml", type=Path, metavar="XML", help="the IR's .xml (its .bin beside it), first")
+    verify.add_argument("onnx", type=Path, metavar="ONNX", help="the ONNX model")
     _add_output_flags(verify)
     _add_input_flags(verify)
     verify.set_defaults(func=_verify)
@@ -177,14 +184,15 @@ def _add_output_flags(p: argparse.ArgumentParser) -> None:
 
 def _add_input_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("verification inputs")
-    g.add_argument("--inputs", type=Path, help=".npz file of input arrays named like the model inputs")
-    g.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    g.add_argument("--inputs", type=Path, metavar="FILE.npz",
+                   help=".npz file of input arrays named like the model inputs")
+    g.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the random inputs (default 0)")
     g.add_argument("--shape", action="append", default=[], metavar="NAME=D0,D1,...",
                    help="the shape of one input (repeat for others)")
     g.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of one symbolic dim (IR -> ONNX names them INPUT_d0, INPUT_d1, ...)")
-    g.add_argument("--dynamic-size", type=int, help="size of every other dynamic dim (default: sizes that fit "
-                   "the model, see below)")
+    g.add_argument("--dynamic-size", type=int, metavar="N", help="size of every other dynamic dim (default: sizes that "
+                   "fit the model, see below)")
     g.add_argument("--float-range", nargs=2, type=float, default=(-1.0, 1.0), metavar=("LO", "HI"),
                    help="floats uniform in [LO, HI) (default -1 1)")
     g.add_argument("--int-range", nargs=2, type=int, default=(0, 4), metavar=("LO", "HI"),
@@ -234,7 +242,14 @@ def _show_report(args, report) -> int:
         if args.verbose:
             for name, value in report.inputs.items():
                 print(f"input {name}: {'x'.join(map(str, value.shape)) or 'scalar'} {value.dtype}")
+        if not report.ok:
+            print(MISMATCH_HINT)
     return EXIT_OK if report.ok else EXIT_MISMATCH
+
+
+#: After a table with a MISMATCH: how to tell a real difference from a tolerance or a backend's.
+MISMATCH_HINT = ("to look closer: -v prints the inputs, --inputs FILE.npz runs yours, --backend reference|cpu|numpy "
+                 "another IR side; the tolerances: docs/verify.md")
 
 
 # --- verify ----------------------------------------------------------------------------
@@ -261,14 +276,41 @@ def _convert(args) -> int:
             ("--dim", args.dim, []), ("--shape", args.shape, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
-            raise OnnxExtError(f"{', '.join(given)}: verification options, given without --verify")
+            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if len(given) > 1 else ''} given "
+                               "without --verify (add --verify, or drop them)")
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix
+    _check_flags(args, sources[0] if single else None, dst)
     options = _verify_options(args, batch=not single) if args.verify else {}
     if single or (len(sources) == 1 and is_model_folder(sources[0])):
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
+
+
+#: convert's keywords as the command spells them, for the API's messages on options that conflict.
+_FLAGS = {"contrib=False": "--no-contrib", "int8_activations": "--int8-activations",
+          "requantize_int4": "--requantize-int4", "rope_in_attention": "--rope-in-attention"}
+
+
+def _check_flags(args, src: Path | None, dst: Path) -> None:
+    """Flags that cannot go together, or with this one file (``src``), named as flags (the API names keywords)."""
+    from onnx_ext.errors import OnnxExtError
+
+    from .weight_options import WeightOptions
+
+    conflict = WeightOptions(**_weight_options(args)).conflict()
+    if conflict:
+        for keyword, flag in _FLAGS.items():
+            conflict = conflict.replace(keyword, flag)
+        raise OnnxExtError(conflict)
+    if src is None:
+        return
+    if args.inline and src.suffix.lower() == ".onnx":
+        raise OnnxExtError(f"--inline applies to IR -> ONNX (.xml -> .onnx), not to {src} -> {dst}")
+    if args.to and dst.suffix.lower() != f".{args.to}":
+        raise OnnxExtError(f"--to {args.to}: {src} -> {dst} converts to {dst.suffix or 'nothing'}; --to picks the "
+                           "models of a directory or of several sources")
 
 
 def _weight_options(args) -> dict:

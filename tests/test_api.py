@@ -57,6 +57,9 @@ def test_ir_to_onnx_in_memory_from_model_path_and_irmodel(tmp_path):
     assert dims == ["ids_d0", "ids_d1"]
     with pytest.raises(ConvertError, match="expected an openvino.Model"):
         converters.ir_to_onnx(42)
+    with pytest.raises(ConvertError, match=r"^m.onnx: ir_to_onnx takes an IR \(.xml\); ONNX -> IR is "
+                                           r"convert\('m.onnx', "):
+        converters.ir_to_onnx("m.onnx")  # was "malformed XML"
 
 
 def test_subpackage_contents_still_import():

@@ -91,6 +91,7 @@ def test_mismatch_exits_1_with_table(tmp_path):
     r = cli_here("verify", EXAMPLE, onnx_path)
     assert r.returncode == 1
     assert "MISMATCH" in r.stdout and "outputs differ" in r.stdout
+    assert r.stdout.rstrip().endswith("\n" + cli_module.MISMATCH_HINT) and not r.stderr
 
 
 @pytest.mark.parametrize("case", ["missing", "malformed", "short_bin", "garbage_onnx", "bad_extension", "bad_dim_flag"])
@@ -371,6 +372,20 @@ def test_help_texts_have_no_rst(capsys, argv):
     assert "``" not in text and ":func:" not in text and "exit status:" in text and "examples:" in text
 
 
+@pytest.mark.parametrize("argv, shown, not_shown", [
+    (["--help"], ["onnx-ext convert model.xml", "onnx-ext verify model.xml"], []),
+    (["convert", "--help"], ["onnx-ext convert model.xml", "[--inputs FILE.npz]", "-j N, --jobs N"],
+     ["onnx-ext verify model.xml"]),
+    (["verify", "--help"], ["onnx-ext verify model.xml", "[--inputs FILE.npz]", "XML ONNX\n", "--dynamic-size N "],
+     ["onnx-ext convert model.xml"]),
+])
+def test_each_help_shows_its_own_examples(capsys, argv, shown, not_shown):
+    with pytest.raises(SystemExit):
+        cli_module.main(argv)
+    text = capsys.readouterr().out
+    assert all(s in text for s in shown) and not any(s in text for s in not_shown), text
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["convert", "a.xml"], "onnx-ext convert: error: the following arguments are required: DST"),
     (["verify", "a.xml", "a.onnx", "--backend", "gpu"], "onnx-ext verify: error: argument --backend: invalid choice"),
@@ -387,9 +402,43 @@ def test_verify_names_the_missing_ir_first(capsys, tmp_path):
     assert status == 2 and err.count("\n") == 1 and "nope.xml" in err
 
 
+def test_verify_with_the_models_swapped_says_the_ir_comes_first(capsys, tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    for args, named in (((onnx_path, EXAMPLE), onnx_path), ((EXAMPLE, EXAMPLE), EXAMPLE)):
+        status, _, err = run_main(capsys, "verify", *args)
+        assert status == 2 and err.count("\n") == 1 and err.startswith(f"onnx-ext: error: {named}: an ")
+        assert "the IR comes first (onnx-ext verify MODEL.xml MODEL.onnx" in err
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--requantize-int4"], "--requantize-int4 goes with --int8-activations (4-bit MatMulNBits at accuracy level 4)"),
+    (["--int8-activations", "--no-contrib"], "--int8-activations runs onnxruntime's contrib op MatMulNBits: not with "
+                                             "--no-contrib"),
+    (["--to", "xml"], "--to xml: {src} -> {dst} converts to .onnx; --to picks the models of a directory or of "
+                      "several sources"),
+])
+def test_flags_that_conflict_are_named_as_flags(capsys, tmp_path, flags, expected):
+    """The API's messages name its keywords (int8_activations, contrib=False); the command names its flags."""
+    dst = tmp_path / "m.onnx"
+    status, out, err = run_main(capsys, "convert", EXAMPLE, dst, *flags)
+    assert status == 2 and not out and err == f"onnx-ext: error: {expected.format(src=EXAMPLE, dst=dst)}\n"
+    assert not dst.exists()
+
+
+def test_inline_onnx_to_ir_is_refused_by_flag_name(capsys, tmp_path):
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    status, _, err = run_main(capsys, "convert", onnx_path, tmp_path / "m.xml", "--inline")
+    assert status == 2 and err == ("onnx-ext: error: --inline applies to IR -> ONNX (.xml -> .onnx), "
+                                   f"not to {onnx_path} -> {tmp_path / 'm.xml'}\n")
+    assert not (tmp_path / "m.xml").exists()
+
+
 def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
-    assert status == 2 and err == "onnx-ext: error: --seed, --backend: verification options, given without --verify\n"
+    assert status == 2 and err == ("onnx-ext: error: --seed, --backend: verification options given without --verify "
+                                   "(add --verify, or drop them)\n")
     assert not (tmp_path / "m.onnx").exists()
 
 

@@ -57,7 +57,8 @@ def test_to_and_a_list_of_sources(tmp_path):
 
 def test_what_stops_before_converting(tmp_path):
     src = _tree(tmp_path / "models")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^convert_all: got an unexpected keyword argument 'verfy' \(the options "
+                                        r"are convert's keywords: inline, verify, .*\)$"):
         converters.convert_all(src, tmp_path / "out", verfy=True)
     with pytest.raises(converters.OnnxExtError, match="DST must be a directory"):
         converters.convert_all(src, tmp_path / "out.onnx")

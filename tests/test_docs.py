@@ -133,8 +133,91 @@ def test_the_python_blocks_of_a_page_run(page, reader_dir):
 #: What a page's blocks print, as the page says in its comments.
 EXPECTED = {
     "ops.md": ["[[ 8.  9. 10. 11.]\n [ 8.  9. 10. 11.]\n [ 0.  0.  0.  0.]]",
-               "[[ 6.  4.  2.  0.]\n [14. 12. 10.  8.]\n [22. 20. 18. 16.]]"],
+               "[[ 6.  4.  2.  0.]\n [14. 12. 10.  8.]\n [22. 20. 18. 16.]]\nTrue\n"],
     "python-api.md": ["(PosixPath('model.onnx'),) True", "True reference ", "ONNX: onnxruntime",
+                      "['Broadcast', 'Gather', 'Range', 'StridedSlice']\nTrue\n",
                       "ok out/block/embedding.onnx\nfailed models/broken.bin: weights file not found (expected for "
                       "models/broken.xml"],
 }
+
+
+# The `onnx-ext` commands of the pages' and the README's bash blocks and of `onnx-ext --help`: each parses with the
+# command's own parser
+# (a flag renamed in the code and not in the docs fails here), and runs, in order, in a directory holding what
+# they name, with exit status 0, but those NOT_RUN_COMMANDS names.
+BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
+NOT_RUN_COMMANDS = {  # a word of the command: why it is only parsed
+    "ov_llm/": "an optimum-intel LLM folder (tests/test_llm.py::test_cli_converts_a_folder runs the command)",
+    "ov_model_dir/": "an optimum-intel LLM folder (tests/test_llm.py::test_cli_converts_a_folder)",
+}
+
+
+def _onnx_ext_commands() -> list[tuple[str, str]]:
+    """(page, command) for every `onnx-ext ...` of a bash block, comments cut, `a; b` split."""
+    commands = []
+    for path in [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        for block in BASH_BLOCK.findall(path.read_text()):
+            for line in block.splitlines():
+                for part in line.split("#")[0].split(";"):
+                    if part.strip().startswith("onnx-ext"):
+                        commands.append((path.relative_to(ROOT).as_posix(), part.strip()))
+    from converters import cli
+
+    for line in cli.EPILOG.splitlines():  # the examples of `onnx-ext --help`, their explanation cut
+        if line.strip().startswith("onnx-ext "):
+            commands.append(("onnx-ext --help", line.strip().split("  ")[0]))
+    return commands
+
+
+def test_the_docs_onnx_ext_commands_parse_and_run(tmp_path, monkeypatch, capsys):
+    import shlex
+    import shutil
+
+    import numpy as np
+
+    pytest.importorskip("openvino")
+    from converters.cli import _parser, main
+
+    commands = _onnx_ext_commands()
+    pages = {page for page, _ in commands}
+    assert {"README.md", "docs/converters.md", "docs/index.md", "docs/llm.md", "onnx-ext --help"} <= pages, pages
+    example = ROOT / "examples" / "embedding_block"
+    for target in ("examples/embedding_block", "model", "a", "models/block/embedding"):
+        (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
+        for suffix in (".xml", ".bin"):
+            shutil.copy(example.with_suffix(suffix), tmp_path / f"{target}{suffix}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["convert", "-q", "a.xml", "b.onnx"]) == 0
+    for npz in ("inputs.npz", "in.npz"):
+        np.savez(npz, input_ids=np.random.default_rng(0).integers(0, 64, (2, 16)))
+    ran = []  # a command of several pages runs once
+    for page, command in commands:
+        argv = shlex.split(command)[1:]
+        if "--help" in argv or "--version" in argv:
+            with pytest.raises(SystemExit) as exit_info:
+                _parser().parse_args(argv)
+            assert exit_info.value.code == 0, (page, command)
+            continue
+        _parser().parse_args(argv)  # argparse exits 2 on an unknown flag
+        if any(word in argv for word in NOT_RUN_COMMANDS) or argv in ran:
+            continue
+        ran.append(argv)
+        status = main(argv)
+        assert status == 0, (page, command, capsys.readouterr().err)
+    capsys.readouterr()
+    out = tmp_path / "out"
+    assert (out / "embedding_block.onnx").exists() and (out / "block" / "embedding.onnx").exists()
+
+
+def test_every_flag_of_the_command_is_explained_on_a_page():
+    """The generated command-line page lists the flags; a hand-written page must say what each is for."""
+    import argparse
+
+    from converters.cli import _parser
+
+    text = "\n".join(path.read_text() for path in DOCS.rglob("*.md"))
+    parser = _parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {flag for p in sub.choices.values() for a in p._actions for flag in a.option_strings
+             if flag.startswith("--") and flag != "--help"}
+    assert len(flags) > 15 and not [f for f in sorted(flags) if not re.search(re.escape(f) + r"\b", text)]

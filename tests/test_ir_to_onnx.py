@@ -656,6 +656,7 @@ def test_unsupported_layers_listed_with_counts(tmp_path):
     assert "\n" not in msg and str(xml) in msg
     assert "ErfInv-opset17 x1 (not translated yet; layer " in msg
     assert "StringTensorUnpack-opset15 x2 (no ONNX equivalent; layer " in msg
+    assert msg.endswith("(docs/coverage.md lists what converts; docs/extending.md adds a translator)")
     assert not out.exists() and not list(tmp_path.glob("*.onnx*"))
 
 

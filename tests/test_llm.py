@@ -417,7 +417,7 @@ def test_int8_activations_option(precision, llm_cache, tmp_path, monkeypatch):
 def test_int8_activations_needs_contrib(llm_cache, tmp_path):
     src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
     run = _cli("--int8-activations", "--no-contrib", src, tmp_path / "out")
-    assert run.returncode == 2 and "int8_activations" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert run.returncode == 2 and "--int8-activations" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
 
 
@@ -480,7 +480,7 @@ def _folded_weights(output) -> np.ndarray:
 def test_requantize_int4_needs_int8_activations(llm_cache, tmp_path):
     src, _ = _folders(DEFAULT_FAMILY, "int4", llm_cache)
     run = _cli("--requantize-int4", src, tmp_path / "out")
-    assert run.returncode == 2 and "requantize_int4" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert run.returncode == 2 and "--requantize-int4" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
 
 
@@ -529,5 +529,5 @@ def test_rope_in_attention_option(llm_cache, tmp_path):
 def test_rope_in_attention_needs_contrib(llm_cache, tmp_path):
     src, _ = _folders(DEFAULT_FAMILY, "fp32", llm_cache)
     run = _cli("--rope-in-attention", "--no-contrib", src, tmp_path / "out")
-    assert run.returncode == 2 and "rope_in_attention" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+    assert run.returncode == 2 and "--rope-in-attention" in run.stderr and len(run.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()

@@ -56,13 +56,21 @@ def fixed_reshape():
     return ov.Model([y], [x], "reshape")
 
 
+def gather_elements():
+    """x [?, ?] gathered along axis 1 at idx [?, ?]: the random indices must stay below x's dim 1."""
+    ov, ops = _ops()
+    x = ops.parameter([-1, -1], ov.Type.f32, name="x")
+    idx = ops.parameter([-1, -1], ov.Type.i64, name="idx")
+    return ov.Model([ops.gather_elements(x, idx, 1).output(0)], [x, idx], "gather_elements")
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     import openvino as ov
 
     d = tmp_path_factory.mktemp("verify_inputs")
     out = {}
-    for build in (two_inputs_added, strided_windows, fixed_reshape):
+    for build in (two_inputs_added, strided_windows, fixed_reshape, gather_elements):
         xml = d / f"{build.__name__}.xml"
         ov.save_model(build(), str(xml), compress_to_fp16=False)
         converters.convert(xml, xml.with_suffix(".onnx"))
@@ -108,6 +116,18 @@ def test_a_hint_when_the_sizes_cannot_run(models, capsys):
     assert err.strip().endswith("(random inputs: x 3x3; if these sizes cannot run, give others with "
                                 "--shape NAME=D0,D1,... or --dim NAME=SIZE; shapes= or dims= in Python)")
     assert main(["verify", str(xml), str(xml.with_suffix(".onnx")), "--shape", "x=3,4"]) == 0
+
+
+def test_the_hint_names_the_integer_range_when_indices_fail(models, capsys):
+    """Random indices in [0, 4) past a dim of 3: the values fail, not the sizes, and the hint says how to set them."""
+    xml = models["gather_elements"]
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx"))]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "onnxruntime failed" in err
+    assert err.strip().endswith("(random inputs: x 3x3, idx 3x3, integers in [0, 4); if these sizes or values cannot "
+                                "run, give others with --shape NAME=D0,D1,..., --dim NAME=SIZE, --int-range LO HI or "
+                                "--inputs FILE.npz; shapes=, dims=, int_range= or inputs= in Python)")
+    assert main(["verify", str(xml), str(xml.with_suffix(".onnx")), "--int-range", "0", "3"]) == 0
 
 
 def test_native_logs_become_our_one_line(models):

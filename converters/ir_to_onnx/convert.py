@@ -233,7 +233,12 @@ def check_supported(ir: IRModel, layers: list[Layer]) -> None:
         shown = ", ".join(examples[key][:3]) + (", ..." if count > 3 else "")
         parts.append(f"{key} x{count} ({kinds[key]}; layer {shown})")
     raise IRError(f"{ir.source}: {total} layer{'s' if total > 1 else ''} of {len(missing)} unsupported "
-                  f"type{'s' if len(missing) > 1 else ''}/version{'s' if len(missing) > 1 else ''}: {'; '.join(parts)}")
+                  f"type{'s' if len(missing) > 1 else ''}/version{'s' if len(missing) > 1 else ''}: {'; '.join(parts)}"
+                  f"{UNSUPPORTED_HINT}")
+
+
+#: What a user can do about an unsupported layer: where the coverage and the way to add a translator are.
+UNSUPPORTED_HINT = " (docs/coverage.md lists what converts; docs/extending.md adds a translator)"
 
 
 def _with_bodies(layers: list[Layer]):

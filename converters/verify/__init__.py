@@ -128,6 +128,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     if backend is not None and backend not in BACKENDS:
         raise VerifyError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     label = ir_label or str(xml)
+    _check_order(xml, onnx_model)
     ir_model = read_ir(xml)
     model, onnx_name = _load_onnx(onnx_model)
     ir_inputs, ir_outputs = ir_signature(ir_model)
@@ -143,7 +144,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
         onnx_out = run_onnx(model, feeds, onnx_name)
         ir_out, used, note = run_ir(xml, ir_model, feeds, backend, label)
     except VerifyError as e:
-        raise VerifyError(f"{e}{_random_hint(feeds) if inputs is None else ''}") from None
+        raise VerifyError(f"{e}{_random_hint(feeds, policy) if inputs is None else ''}") from None
     rows = tuple(compare(onnx_out, ir_out, quantized=quantized_tolerance(model)))
     return VerifyReport(rows, used, note, feeds, onnx_backend=onnxruntime_name())
 
@@ -164,6 +165,15 @@ def prepare_inputs(model: onnx.ModelProto, inputs, policy: InputPolicy) -> dict[
     return feeds
 
 
+def _check_order(xml: Path, onnx_model) -> None:
+    """The IR first, then the ONNX model: a swapped pair would otherwise be reported as malformed XML."""
+    usage = "the IR comes first (onnx-ext verify MODEL.xml MODEL.onnx; verify(ir, onnx_model) in Python)"
+    if Path(xml).suffix.lower() == ".onnx":
+        raise VerifyError(f"{xml}: an ONNX model where the IR (.xml) goes: {usage}")
+    if isinstance(onnx_model, (str, Path)) and Path(onnx_model).suffix.lower() == ".xml":
+        raise VerifyError(f"{onnx_model}: an IR where the ONNX model goes: {usage}")
+
+
 def _stateful_hint(ir_model) -> str:
     """Why a stateful IR and its ONNX model differ in inputs: the state became inputs and outputs."""
     variables = sum(layer.type.lower() == "readvalue" for layer in ir_model.layers)
@@ -174,10 +184,17 @@ def _stateful_hint(ir_model) -> str:
             "with it (docs/llm.md)")
 
 
-def _random_hint(feeds: Mapping[str, np.ndarray]) -> str:
+def _random_hint(feeds: Mapping[str, np.ndarray], policy: InputPolicy) -> str:
+    """What the random inputs were and how to choose others; integer inputs are often indices, so their
+    values (not only their sizes) can be what fails: an index out of range of a Gather."""
     shapes = ", ".join(f"{name} {_shape_text(np.shape(v))}" for name, v in feeds.items())
-    return (f" (random inputs: {shapes}; if these sizes cannot run, give others with --shape NAME=D0,D1,... "
-            "or --dim NAME=SIZE; shapes= or dims= in Python)")
+    if not any(np.issubdtype(np.asarray(v).dtype, np.integer) for v in feeds.values()):
+        return (f" (random inputs: {shapes}; if these sizes cannot run, give others with --shape NAME=D0,D1,... "
+                "or --dim NAME=SIZE; shapes= or dims= in Python)")
+    lo, hi = policy.int_range
+    return (f" (random inputs: {shapes}, integers in [{lo}, {hi}); if these sizes or values cannot run, give "
+            "others with --shape NAME=D0,D1,..., --dim NAME=SIZE, --int-range LO HI or --inputs FILE.npz; "
+            "shapes=, dims=, int_range= or inputs= in Python)")
 
 
 def _ir_path(ir, stack: contextlib.ExitStack) -> Path:
