@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from importlib import import_module
 
+import onnx_ir as ir
+from onnxscript.values import OnnxFunction
+
+from ..domain import DOMAIN, DOMAIN_VERSION
 from ..errors import OnnxExtError
 from . import broadcast, gather, range, strided_slice  # noqa: A004 (the Range-4 module)
 from .base import Attr, Operand, OpSpec
@@ -36,6 +40,18 @@ SPECS["GenerateProposals"] = import_module(".generate_proposals", __package__).S
 SPECS["ExperimentalDetectronGenerateProposalsSingleImage"] = import_module(".ed_generate_proposals", __package__).SPEC
 SPECS["NMSRotated"] = import_module(".nms_rotated", __package__).SPEC
 SPECS["ExperimentalDetectronDetectionOutput"] = import_module(".experimental_detectron.detection_output", __package__).SPEC
+
+
+def _import_the_domain_where_called(fn: OnnxFunction) -> None:
+    # onnxscript imports the domain of a function only for calls in its top graph, not inside If/Loop
+    # branches (onnxruntime: "No opset registered for domain ... in function _gather_batched_rows").
+    if any(n.domain == DOMAIN for n in ir.traversal.RecursiveGraphIterator(fn.function_ir.graph)):
+        fn.function_ir.opset_imports.setdefault(DOMAIN, DOMAIN_VERSION)
+
+
+for _spec in SPECS.values():
+    for _fn in (_spec.public, *_spec.helpers):
+        _import_the_domain_where_called(_fn)
 
 
 def spec(op_type: str) -> OpSpec:
