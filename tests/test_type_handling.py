@@ -74,6 +74,10 @@ CASES = [
     "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
     "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
     "Concat-1[axis=0,$n=2,$sizes=same]f32:dyn_rank:plain",
+    # GatherND whose indices' last dim (the depth) is known at run time only: its output's rank too (was: the If
+    # body's output declared a scalar, which onnxruntime refused at run time)
+    "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:if",
+    "GatherND-8[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:if",
     # Squeeze without axes (or with allow_axis_skip) on dynamic dims: a rank the dims decide at run time, not
     # a scalar (was: onnxruntime's If refused the body's output declared a scalar); with empty axes every
     # dim of 1 goes (an If/Loop body's declared rank)

@@ -59,11 +59,12 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^SquaredDifference-1\[.*\](i8|u8):", r"values differ",
      "8-bit SquaredDifference: no reference evaluate; the CPU plugin's results are not the wrapped (a - b)^2 of the "
      "reference's type"),
-    (r"^Gather-(1|7)\[.*\$indices=(negative|out)\](f(64|32)|(i|u)(8|16)),.*"
+    (r"^Gather-(1|7)\[.*\$indices=(negative|out|fed|scalar)\](f(64|32)|(i|u)(8|16)),.*"
      r":((static|dyn_dims):(plain|if|dead_if|ti)|dyn_rank:(if|dead_if|ti))$",
      r"values differ",
      "negative or out-of-range indices where only the CPU plugin runs the case (f64, If, TensorIterator): it gives 0 "
-     "where the reference (static f32 cases match) counts from the end"),
+     "where the reference (static f32 cases match) counts from the end (fed: negative indices fed at run time; "
+     "scalar: the index -1, on data of dynamic rank)"),
     (r"^Unique-10\[.*\$axis=-?\d+\](i8|u8|boolean),", r"output (1|3): .* values differ",
      "1-byte data with an axis: the CPU plugin (no reference evaluate) copies the i32 first-index and count outputs "
      "with uniqueLen * sizeof(T) bytes (unique.cpp's uniqueLenIB, meant for the data), a quarter of them for i8/u8 "

@@ -173,13 +173,28 @@ def convert_promote_types(c):
 
 # --- indexing ---------------------------------------------------------------------------------------
 
-@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": ["in_range", "negative", "out"]},
-      types={"T": ALL, "I": INDEX})
+#: Gather's indices: Constants in range, counting from the end, out of range; ``fed`` a Parameter (from the end
+#: too), ``table`` a Parameter into a Constant table (an embedding's lookup), ``scalar`` one index (x[:, -1]: the
+#: axis goes)
+_GATHER_INDICES = ["in_range", "negative", "out", "fed", "table", "scalar"]
+
+
+@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": _GATHER_INDICES},
+      where=lambda a, v: a["$indices"] != "scalar" or not a["batch_dims"], types={"T": ALL, "I": INDEX})
 def gather(c):
-    lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5)}[c.attrs["$indices"]]
+    form = c.attrs["$indices"]
     if c.version == 1:
         c.attrs.pop("batch_dims", None)
-    return [c.data((3, 3, 4)), c.index(c.rng.integers(lo, hi, (3, 2), endpoint=True)), c.index(c.attrs["$axis"])]
+    axis = c.index(c.attrs["$axis"])
+    if form == "scalar":
+        return [c.data((3, 3, 4)), c.index(-1), axis]
+    lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5), "fed": (-3, 2), "table": (0, 2)}[form]
+    indices = c.rng.integers(lo, hi, (3, 2), endpoint=True)
+    if form == "fed":
+        return [c.data((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
+    if form == "table":
+        return [c.const((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
+    return [c.data((3, 3, 4)), c.index(indices), axis]
 
 
 @spec("GatherElements", empty_invalid=ROWS_OF_NOTHING,
@@ -192,14 +207,14 @@ def gather_elements(c):
 
 
 @spec("GatherND", empty_invalid=ROWS_OF_NOTHING,
-      grid={"batch_dims": [0, 1], "$depth": [1, 2], "$indices": ["in_range", "negative"]},
+      grid={"batch_dims": [0, 1], "$depth": [1, 2], "$indices": ["in_range", "negative", "fed"]},
       types={"T": ALL, "I": INDEX})
 def gather_nd(c):
     b, k = c.attrs["batch_dims"], c.attrs["$depth"]
     dims = X3[b:b + k]
-    lo = {"in_range": lambda d: 0, "negative": lambda d: -d}[c.attrs["$indices"]]  # -d counts from the end
+    lo = {"in_range": lambda d: 0, "negative": lambda d: -d, "fed": lambda d: -d}[c.attrs["$indices"]]  # from the end
     idx = np.stack([c.rng.integers(lo(d), d, (2,) * (1 + b) if b == 0 else (X3[0], 2)) for d in dims], -1)
-    return [c.data(X3), c.index(idx)]
+    return [c.data(X3), c.feed(idx, c.types["I"]) if c.attrs["$indices"] == "fed" else c.index(idx)]
 
 
 _STRIDED = {  # begin, end, stride, begin_mask, end_mask, new_axis, shrink, ellipsis
@@ -394,14 +409,15 @@ def _by_index(outputs, attrs):
 
 
 @spec("TopK", grid={"axis": [1, -1, 0], "mode": ["max", "min"], "sort": ["value", "index", "none"],
-                    "index_element_type": ["i32", "i64"], "stable": [False, True], "$k": [2, 1]},
+                    "index_element_type": ["i32", "i64"], "stable": [False, True], "$k": [2, 1, "fed"]},
       cover=("index_element_type",),
       types={"T": ALL, "I": INDEX}, canon=_by_index)
 def topk(c):
     x = c.rng.permutation(24).reshape(X3)  # distinct values: without stable, the order of ties is unspecified
+    k = c.feed(np.array(2), c.types["I"]) if c.attrs["$k"] == "fed" else c.index(c.attrs["$k"])  # fed: at run time
     if c.t in FLOATS:
-        return [c.feed(x / 4.0 - 3.0), c.index(c.attrs["$k"])]
-    return [c.feed(x if c.t.startswith("u") else x - 12), c.index(c.attrs["$k"])]
+        return [c.feed(x / 4.0 - 3.0), k]
+    return [c.feed(x if c.t.startswith("u") else x - 12), k]
 
 
 @spec("CumSum", grid={"exclusive": [False, True], "reverse": [False, True], "$axis": [None, 0, -1], "$axes_at": AXES_AT},
