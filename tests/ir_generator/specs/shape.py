@@ -9,14 +9,17 @@ from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, 
 
 X3 = (2, 3, 4)
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
+#: Reductions of other ranks (``$axes`` values): a vector over its axis, a scalar over no axes
+_REDUCE_OTHER = {"vector": ((5,), [0]), "scalar": ((), [])}
 
 
 # --- reductions --------------------------------------------------------------------------------
 
 def _reduce(op: str, lo=-4, hi=4, types=None):
     def inputs(c):
-        return [c.data(X3, lo=lo, hi=hi), c.axes(AXES[c.attrs["$axes"]])]
-    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES), "$axes_at": AXES_AT},
+        shape, axes = _REDUCE_OTHER.get(c.attrs["$axes"], (X3, AXES.get(c.attrs["$axes"])))
+        return [c.data(shape, lo=lo, hi=hi), c.axes(axes)]
+    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES) + list(_REDUCE_OTHER), "$axes_at": AXES_AT},
          types={"T": types or ALL, "I": INDEX + ("u8",)}, rtol=4)(inputs)
 
 
