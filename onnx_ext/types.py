@@ -61,10 +61,18 @@ PACKED_TYPES: tuple[ElementType, ...] = (
 #: into u4 codes and a Gather into the table (converters/ir_nf4.py); none of the lookups below finds it.
 NF4 = ElementType("nf4", TensorProto.UINT4, np.dtype(ml_dtypes.uint4), "nf4", 4)
 
-_BY_OV = {t.ov: t for t in ELEMENT_TYPES + PACKED_TYPES}
+#: 8-bit floats (IR ``f8e4m3`` and ``f8e5m2``: FP8 weights, FakeConvert's emulation; ONNX FLOAT8E4M3FN and
+#: FLOAT8E5M2 from opset 19): OpenVINO's e4m3 has no infinities, as ONNX's "FN". Converts and Consts only, not
+#: among the ops' data types.
+FP8_TYPES: tuple[ElementType, ...] = (
+    ElementType("f8e4m3", TensorProto.FLOAT8E4M3FN, np.dtype(ml_dtypes.float8_e4m3fn), "float"),
+    ElementType("f8e5m2", TensorProto.FLOAT8E5M2, np.dtype(ml_dtypes.float8_e5m2), "float"),
+)
+
+_BY_OV = {t.ov: t for t in ELEMENT_TYPES + PACKED_TYPES + FP8_TYPES}
 _BY_OV["bool"] = _BY_OV["boolean"]
-_BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES + PACKED_TYPES}
-_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES + PACKED_TYPES}
+_BY_ONNX = {t.onnx: t for t in ELEMENT_TYPES + PACKED_TYPES + FP8_TYPES}
+_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES + PACKED_TYPES + FP8_TYPES}
 
 NUMERIC_TYPES = tuple(t for t in ELEMENT_TYPES if t.kind != "bool")
 

@@ -673,7 +673,27 @@ def test_reader_unpacks_4bit_constants(wtype, count, tmp_path):
     np.testing.assert_array_equal(run_onnx(model, [])[0], values.astype(np.float32))
 
 
-@pytest.mark.parametrize("text", ["f8e4m3"])  # (u1 is read: BinaryConvolution's; nf4: NNCF's NF4 weights, below)
+@pytest.mark.parametrize("wtype", ["f8e4m3", "f8e5m2"])
+def test_fp8_weights_match_reference(wtype, tmp_path):
+    """FP8 weights (a Const of f8e4m3/f8e5m2 -> Convert -> Multiply by a scale -> MatMul, as an FP8-compressed model
+    holds them) are read from the .bin and match OpenVINO's reference (were: refused, an unknown element type)."""
+    import ml_dtypes
+
+    rng = np.random.default_rng(3)
+    dtype = ml_dtypes.float8_e4m3fn if wtype == "f8e4m3" else ml_dtypes.float8_e5m2
+    w = rng.uniform(-3, 3, (6, 5)).astype(dtype)
+    from converters.openvino_tensors import to_ov_tensor
+
+    weights = ops.multiply(ops.convert(ov.op.Constant(to_ov_tensor(w)), "f32"), ops.constant(np.float32(0.25)))
+    x = ops.parameter([2, 6], ov.Type.f32)
+    xml = _save(ov.Model([ops.matmul(x, weights, False, False)], [x], "fp8"), tmp_path)
+    assert f'element_type="{wtype}"' in xml.read_text()
+    feed = rng.standard_normal((2, 6)).astype(np.float32)
+    assert_close(run_onnx(convert(xml), [feed])[0], evaluate_ir(xml, [feed])[0], wtype)
+
+
+@pytest.mark.parametrize("text", ["f4e2m1", "f8e8m0"])  # (u1 is read: BinaryConvolution's; nf4: NNCF's NF4 weights,
+# below; ONNX's FLOAT4E2M1 and FLOAT8E8M0 are opset 23's and 24's)
 def test_reader_refuses_other_packed_types(text, tmp_path):
     const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
     xml = tmp_path / "c.xml"

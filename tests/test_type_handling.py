@@ -74,6 +74,10 @@ CASES = [
     "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
     "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
     "Concat-1[axis=0,$n=2,$sizes=same]f32:dyn_rank:plain",
+    # GatherND whose indices' last dim (the depth) is known at run time only: its output's rank too (was: the If
+    # body's output declared a scalar, which onnxruntime refused at run time)
+    "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:if",
+    "GatherND-8[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:if",
     # Squeeze without axes (or with allow_axis_skip) on dynamic dims: a rank the dims decide at run time, not
     # a scalar (was: onnxruntime's If refused the body's output declared a scalar); with empty axes every
     # dim of 1 goes (an If/Loop body's declared rank)
@@ -84,6 +88,20 @@ CASES = [
     # (was: ONNX's Squeeze, which onnxruntime fails on at run time)
     "Squeeze-1[$axes=not_one,$axes_at=const]f32,I=i64:dyn_rank:plain",
     "Squeeze-15[$axes=not_one,allow_axis_skip=false,$axes_at=const]f32,I=i64:dyn_rank:loop",
+    # Convert to and from f8e4m3/f8e5m2 (was: refused, "unknown or unsupported element type"): values past the
+    # range (NaN for e4m3, infinity for e5m2, where onnxruntime's Cast gives 448 and NaN), rounded through f16 as
+    # OpenVINO does; f8 Parameters into integers
+    "Convert-1[destination_type=f8e4m3]f32:static:plain",
+    "Convert-1[destination_type=f8e5m2]f64:static:plain",
+    "Convert-1[destination_type=f8e4m3]bf16:static:plain",
+    "Convert-1[destination_type=f32]f8e4m3:static:plain",
+    "Convert-1[destination_type=i8]f8e5m2:static:plain",
+    "ConvertLike-1[$like=f8e5m2]f32:static:f16_consts",
+    "Convert-1[destination_type=f32]f8e5m2:dyn_dims:loop",
+    "Convert-1[destination_type=f8e4m3]f32:dyn_dims:dead_if",
+    # floats to i4/u4 truncate and wrap (was: onnxruntime's Cast, which rounds half away from zero: a mismatch)
+    "Convert-1[destination_type=i4]f32:static:plain",
+    "Convert-1[destination_type=u4]f16:static:plain",
 ]
 
 
@@ -112,3 +130,25 @@ def test_softmax_of_booleans_is_refused(case_id):
     result = run_case(find(case_id))
     assert result["outcome"] == "refused", result
     assert "layer_under_test" in result["message"] and "floating-point data, not boolean" in result["message"]
+
+
+
+@pytest.mark.parametrize("f8", ["f8e4m3", "f8e5m2"])
+def test_convert_to_f8_rounds_through_f16_as_openvino(tmp_path, f8):
+    """OpenVINO's Convert to f8 (reference and CPU plugin) rounds to f16 first: 303.875 is 304 in f16, a tie that
+    goes to 320 in e4m3 (directly: 288); past the range e4m3 is NaN and e5m2 infinity (onnxruntime's Cast with
+    saturate 0 gives 448 for 495 and NaN for 61440). A Constant's Convert folds the same way."""
+    import numpy as np
+    import openvino.opset1 as o1
+
+    from ir_testing import convert, evaluate_model, model_of, parameter, run_onnx, save_ir
+
+    x = np.array([303.875, 495.3, 464, -470, 61440, 57344, 1e6, np.inf, -np.inf, np.nan, 0.75 * 2 ** -9], np.float32)
+    p = parameter([x.size], "f32", "x")
+    model = model_of([o1.convert(p, f8), o1.convert(o1.constant(x), f8)], [p])
+    want = evaluate_model(model, [x])
+    got = run_onnx(convert(save_ir(model, tmp_path)), [x])
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.dtype.name.startswith("float8"), (g.dtype, w.dtype)
+        assert np.array_equal(g.astype(np.float32), w.astype(np.float32), equal_nan=True), (g, w)
+    assert float(want[0][0]) == 320.0

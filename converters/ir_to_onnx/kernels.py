@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from onnx_ext.types import ELEMENT_TYPES, PACKED_TYPES, ElementType, from_ov
+from onnx_ext.types import ELEMENT_TYPES, FP8_TYPES, PACKED_TYPES, ElementType, from_ov
 
 DATA = Path(__file__).with_name("ort_kernels.json")  # package data (pyproject.toml)
 
@@ -169,7 +169,7 @@ _RUN_PROBES = [
 
 
 def _universe() -> dict[int, str]:
-    return {t.onnx: t.ov for t in ELEMENT_TYPES + PACKED_TYPES}
+    return {t.onnx: t.ov for t in ELEMENT_TYPES + PACKED_TYPES + FP8_TYPES}
 
 
 def _code(type_str: str) -> int | None:

@@ -34,7 +34,7 @@ _REDUCE = {"reducesum", "reduceprod", "reducemax", "reducemin", "reducemean", "r
 
 
 #: Types infer_rank has a rule for (beyond _SAME_AS_WIDEST and _REDUCE).
-_RULES = {"shapeof", "range", "nonzero", "gather", "reshape", "randomuniform", "unsqueeze", "squeeze", "broadcast",
+_RULES = {"shapeof", "range", "nonzero", "gather", "gathernd", "reshape", "randomuniform", "unsqueeze", "squeeze", "broadcast",
           "tile", "stridedslice", "matmul"}
 
 
@@ -65,6 +65,8 @@ def infer_rank(ctx: Context, layer, inputs) -> int | None:
         b = attr.integer(ctx, layer, "batch_dims", 0) if op_version(layer) > 1 else 0
         b = b + ranks[1] if b < 0 else b
         return ranks[0] - 1 + ranks[1] - b
+    if t == "gathernd" and len(inputs) >= 2:
+        return _gather_nd_rank(ctx, layer, inputs)
     if t == "reshape" and len(inputs) >= 2:
         return _length(inputs[1])
     if t == "randomuniform" and inputs:
@@ -124,6 +126,17 @@ def _squeeze_rank(layer, inputs) -> int | None:
             return None
         return data.rank - sum(dims[a] == 1 for a in picked)
     return data.rank - len(picked)
+
+
+def _gather_nd_rank(ctx: Context, layer, inputs) -> int | None:
+    """indices.shape[:-1] + data.shape[batch_dims + depth:] (GatherND-5 flattens the batch dims into one), the
+    depth the indices' last dim: unknown where that dim is dynamic (indices computed at run time)."""
+    data, indices = inputs[0], inputs[1]
+    if data.rank is None or indices.rank is None or not indices.shape or indices.shape[-1] is None:
+        return None
+    b = attr.integer(ctx, layer, "batch_dims", 0)
+    rank = indices.rank - 1 + data.rank - b - indices.shape[-1]
+    return rank - b + 1 if op_version(layer) == 5 and b else rank
 
 
 def _const(v) -> list[int] | None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .build import build
 from .cases import Case
-from .spec import BF16, SPECS
+from .spec import SPECS
 
 #: What can happen to a case, in the order the summary shows them.
 OUTCOMES = ("match", "refused", "mismatch", "cannot-load", "run-error", "internal-error", "crash", "ov-rejects")
@@ -23,9 +23,10 @@ FAILURES = ("mismatch", "cannot-load", "run-error", "internal-error", "crash")
 
 #: Relative tolerance per element type (OpenVINO and onnxruntime may compute in another order or
 #: precision: f16 ops in f32 and rounded once, or in f16 step by step); times the spec's ``rtol``.
-RTOL = {"float64": 1e-9, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
+#: f8 values are compared exactly: a conversion's rounding is the op under test.
+RTOL = {"float64": 1e-9, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2, "float8_e4m3fn": 0, "float8_e5m2": 0}
 #: The CPU plugin computes at f32 whatever the type (f64 too).
-RTOL_CPU = {"float64": 2e-5, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
+RTOL_CPU = {**RTOL, "float64": 2e-5}
 
 
 #: Cases' files live in memory where the system has a tmpfs.
@@ -190,7 +191,7 @@ def compare(got: list, want: list, spec, backend: str) -> str | None:
             return f"output {i}: dtype {g.dtype}, OpenVINO {w.dtype}"
         if g.shape != w.shape:
             return f"output {i}: shape {g.shape}, OpenVINO {w.shape}"
-        if g.dtype.kind == "f" or g.dtype == BF16:
+        if g.dtype.kind == "f" or g.dtype.name in RTOL:
             rtol = (RTOL_CPU if backend == "cpu" else RTOL)[g.dtype.name] * spec.rtol
             gf, wf = g.astype(np.float64), w.astype(np.float64)
             finite = np.isfinite(wf)

@@ -31,13 +31,19 @@ INTEGERS = SIGNED + UNSIGNED
 NUMERIC = FLOATS + INTEGERS
 ALL = NUMERIC + ("boolean",)
 INDEX = ("i64", "i32")
+#: Narrow types OpenVINO converts from and to (weights, FP8 emulation): the 8-bit floats fed as Parameters (ml_dtypes
+#: holds them), the 4-bit integers Constants only (OpenVINO's Python API feeds no packed type)
+FP8 = ("f8e4m3", "f8e5m2")
+NARROW = FP8 + ("i4", "u4")
 #: Where an axes input comes from (``$axes_at``, read by ``Inputs.axes``): a Constant, or computed at run time
 #: (a Parameter, as a graph that computes them gives the layer).
 AXES_AT = ["const", "runtime"]
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "bf16": BF16, "f64": np.float64, "i8": np.int8,
           "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
-          "u32": np.uint32, "u64": np.uint64, "boolean": np.bool_}
+          "u32": np.uint32, "u64": np.uint64, "boolean": np.bool_,
+          "f8e4m3": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2, "i4": ml_dtypes.int4,
+          "u4": ml_dtypes.uint4}
 
 
 def dtype(et: str) -> np.dtype:
@@ -130,9 +136,9 @@ class Inputs:
         shape = tuple(shape)
         if et == "boolean":
             return self.rng.random(shape) < 0.5
-        if dt.kind == "f" or dt == BF16:
+        if dt.kind == "f" or dt == BF16 or et in FP8:
             return self.rng.uniform(lo, hi, shape).astype(dt)
-        info = np.iinfo(dt)
+        info = ml_dtypes.iinfo(dt) if et in NARROW else np.iinfo(dt)
         lo, hi = max(int(np.floor(lo)), info.min), min(int(np.ceil(hi)), info.max)
         return self.rng.integers(lo, hi, shape, endpoint=True).astype(dt)
 

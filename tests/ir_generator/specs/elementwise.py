@@ -135,8 +135,11 @@ def bitwise_not(c):
 
 #: (shape of a, shape of b) per broadcast form, and the auto_broadcast modes each is valid in.
 _FORMS = {"same": ((2, 3, 4), (2, 3, 4)), "numpy": ((2, 1, 4), (3, 1)), "scalar": ((2, 3), ()),
-          "pdpd": ((2, 3, 4), (3, 4))}
-_VALID = {"none": ("same",), "numpy": ("same", "numpy", "scalar", "pdpd"), "pdpd": ("same", "scalar", "pdpd")}
+          "pdpd": ((2, 3, 4), (3, 4)),
+          # two scalars (torch's 0-d arithmetic), a scalar first operand, 1-D against a column
+          "scalars": ((), ()), "scalar_first": ((), (2, 3)), "vector": ((4,), (3, 1))}
+_VALID = {"none": ("same", "scalars"), "numpy": ("same", "numpy", "scalar", "pdpd", "scalars", "scalar_first", "vector"),
+          "pdpd": ("same", "scalar", "pdpd", "scalars")}
 _BROADCAST = {"auto_broadcast": ["numpy", "none", "pdpd"], "$shapes": list(_FORMS)}
 
 

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import ALL, AXES_AT, FLOATS, INDEX, INTEGERS, NUMERIC, ROWS_OF_NOTHING, spec
+from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, ROWS_OF_NOTHING, spec
 
 X3 = (2, 3, 4)
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
+#: Reductions of other ranks (``$axes`` values): a vector over its axis, a scalar over no axes
+_REDUCE_OTHER = {"vector": ((5,), [0]), "scalar": ((), [])}
 
 
 # --- reductions --------------------------------------------------------------------------------
 
 def _reduce(op: str, lo=-4, hi=4, types=None):
     def inputs(c):
-        return [c.data(X3, lo=lo, hi=hi), c.axes(AXES[c.attrs["$axes"]])]
-    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES), "$axes_at": AXES_AT},
+        shape, axes = _REDUCE_OTHER.get(c.attrs["$axes"], (X3, AXES.get(c.attrs["$axes"])))
+        return [c.data(shape, lo=lo, hi=hi), c.axes(axes)]
+    spec(op, grid={"keep_dims": [False, True], "$axes": list(AXES) + list(_REDUCE_OTHER), "$axes_at": AXES_AT},
          types={"T": types or ALL, "I": INDEX + ("u8",)}, rtol=4)(inputs)
 
 
@@ -114,14 +117,49 @@ def identity(c):
     return [c.data(X3)]
 
 
-@spec("Convert", grid={"destination_type": list(ALL)})
+#: Types OpenVINO converts to that ONNX's opset 21 lacks (FLOAT4E2M1 is opset 23's, FLOAT8E8M0 opset 24's): the
+#: converter refuses them in one line. (Not u1: OpenVINO's reference corrupts its heap converting to u1; nor nf4,
+#: which it does not convert to.)
+_NO_ONNX_TYPE = ("f4e2m1", "f8e8m0")
+
+
+def _convert(args: list, attrs: dict):
+    """The Convert, then, to a 4-bit or sub-byte type, a Convert back to f32 (no Python API reads such an output)."""
+    import openvino.opset1 as o1
+
+    node = o1.convert(args[0], attrs["destination_type"])
+    return o1.convert(node, "f32") if attrs["destination_type"] in ("i4", "u4") + _NO_ONNX_TYPE else node
+
+
+def _narrow_source(c):
+    """Data of the narrow type ``c.t``: f8 a Parameter (subnormals, the f8 types' limits, and to a float type
+    infinities and NaN: to integers they are undefined, OpenVINO's NaN to u32 is 0 from f8 and f16, 2^31 from f32),
+    i4/u4 a Constant of the type's range."""
+    if c.t in FP8:
+        x = np.concatenate([c.rng.uniform(-440, 440, 12), np.exp2(c.rng.uniform(-18, -6, 4)),
+                            [448, -448, 240, 57344, -57344, 61440, np.inf, np.nan]])
+        if c.attrs["destination_type"] not in FLOATS + FP8:
+            x = np.clip(np.nan_to_num(x), -448, 448)
+        return c.feed(x.astype(np.float32).astype(c.dtype).reshape(X3))
+    return c.const(X3, lo=-8, hi=15)
+
+
+@spec("Convert", grid={"destination_type": list(ALL) + list(NARROW) + list(_NO_ONNX_TYPE)},
+      types={"T": ALL + NARROW}, make=_convert)
 def convert(c):
-    if c.t in FLOATS:  # fractions, negatives and values past the small integer types' ranges
-        return [c.data(X3, lo=-300, hi=300)]
+    if c.t in NARROW:
+        return [_narrow_source(c)]
+    if c.attrs["destination_type"] in FP8 and c.t in FLOATS:  # the f8 types' ranges, ties and non-finite values
+        x = np.concatenate([c.rng.uniform(-600, 600, 8), c.rng.uniform(-1, 1, 4), np.exp2(c.rng.uniform(-18, -6, 4)),
+                            [448, 464, -470, 495, 57344, -61440, 1e6, 0.75 * 2 ** -9]])
+        if c.t != "f16":
+            x = np.concatenate([x[:-4], [np.inf, -np.inf, np.nan, 70000]])
+        return [c.feed(x.astype(c.dtype).reshape(X3))]
+    # fractions, negatives and values past the small integer types' ranges
     return [c.data(X3, lo=-300, hi=300)]
 
 
-@spec("ConvertLike", grid={"$like": list(ALL)})
+@spec("ConvertLike", grid={"$like": list(ALL) + list(FP8)})
 def convert_like(c):
     return [c.data(X3, lo=-300, hi=300), c.const(np.zeros(1), et=c.attrs["$like"])]
 
@@ -138,13 +176,28 @@ def convert_promote_types(c):
 
 # --- indexing ---------------------------------------------------------------------------------------
 
-@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": ["in_range", "negative", "out"]},
-      types={"T": ALL, "I": INDEX})
+#: Gather's indices: Constants in range, counting from the end, out of range; ``fed`` a Parameter (from the end
+#: too), ``table`` a Parameter into a Constant table (an embedding's lookup), ``scalar`` one index (x[:, -1]: the
+#: axis goes)
+_GATHER_INDICES = ["in_range", "negative", "out", "fed", "table", "scalar"]
+
+
+@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": _GATHER_INDICES},
+      where=lambda a, v: a["$indices"] != "scalar" or not a["batch_dims"], types={"T": ALL, "I": INDEX})
 def gather(c):
-    lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5)}[c.attrs["$indices"]]
+    form = c.attrs["$indices"]
     if c.version == 1:
         c.attrs.pop("batch_dims", None)
-    return [c.data((3, 3, 4)), c.index(c.rng.integers(lo, hi, (3, 2), endpoint=True)), c.index(c.attrs["$axis"])]
+    axis = c.index(c.attrs["$axis"])
+    if form == "scalar":
+        return [c.data((3, 3, 4)), c.index(-1), axis]
+    lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5), "fed": (-3, 2), "table": (0, 2)}[form]
+    indices = c.rng.integers(lo, hi, (3, 2), endpoint=True)
+    if form == "fed":
+        return [c.data((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
+    if form == "table":
+        return [c.const((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
+    return [c.data((3, 3, 4)), c.index(indices), axis]
 
 
 @spec("GatherElements", empty_invalid=ROWS_OF_NOTHING,
@@ -157,14 +210,14 @@ def gather_elements(c):
 
 
 @spec("GatherND", empty_invalid=ROWS_OF_NOTHING,
-      grid={"batch_dims": [0, 1], "$depth": [1, 2], "$indices": ["in_range", "negative"]},
+      grid={"batch_dims": [0, 1], "$depth": [1, 2], "$indices": ["in_range", "negative", "fed"]},
       types={"T": ALL, "I": INDEX})
 def gather_nd(c):
     b, k = c.attrs["batch_dims"], c.attrs["$depth"]
     dims = X3[b:b + k]
-    lo = {"in_range": lambda d: 0, "negative": lambda d: -d}[c.attrs["$indices"]]  # -d counts from the end
+    lo = {"in_range": lambda d: 0, "negative": lambda d: -d, "fed": lambda d: -d}[c.attrs["$indices"]]  # from the end
     idx = np.stack([c.rng.integers(lo(d), d, (2,) * (1 + b) if b == 0 else (X3[0], 2)) for d in dims], -1)
-    return [c.data(X3), c.index(idx)]
+    return [c.data(X3), c.feed(idx, c.types["I"]) if c.attrs["$indices"] == "fed" else c.index(idx)]
 
 
 _STRIDED = {  # begin, end, stride, begin_mask, end_mask, new_axis, shrink, ellipsis
@@ -359,14 +412,15 @@ def _by_index(outputs, attrs):
 
 
 @spec("TopK", grid={"axis": [1, -1, 0], "mode": ["max", "min"], "sort": ["value", "index", "none"],
-                    "index_element_type": ["i32", "i64"], "stable": [False, True], "$k": [2, 1]},
+                    "index_element_type": ["i32", "i64"], "stable": [False, True], "$k": [2, 1, "fed"]},
       cover=("index_element_type",),
       types={"T": ALL, "I": INDEX}, canon=_by_index)
 def topk(c):
     x = c.rng.permutation(24).reshape(X3)  # distinct values: without stable, the order of ties is unspecified
+    k = c.feed(np.array(2), c.types["I"]) if c.attrs["$k"] == "fed" else c.index(c.attrs["$k"])  # fed: at run time
     if c.t in FLOATS:
-        return [c.feed(x / 4.0 - 3.0), c.index(c.attrs["$k"])]
-    return [c.feed(x if c.t.startswith("u") else x - 12), c.index(c.attrs["$k"])]
+        return [c.feed(x / 4.0 - 3.0), k]
+    return [c.feed(x if c.t.startswith("u") else x - 12), k]
 
 
 @spec("CumSum", grid={"exclusive": [False, True], "reverse": [False, True], "$axis": [None, 0, -1], "$axes_at": AXES_AT},
