@@ -20,7 +20,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .loadable import REPORT, check_loadable, check_model
+from .loadable import REPORT, check_loadable, check_model, check_session
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -57,8 +57,29 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         fix = "" if isinstance(e, OnnxExtError) else f"; {REPORT}"  # the domain's checks name the input at fault
         raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}{fix}"
                                .split())) from None
+    check_session(_session_model(checked, weights), ctx.node_owners, ctx.ir.source)
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
+
+
+#: Weights up to this many bytes in all are in the model onnxruntime's session check loads; past it they stay
+#: graph inputs there: a session of the whole model copies every weight (the file's bytes, then prepacked
+#: copies), 3.5 times the conversion's time and +1.25x the weights' memory at 500 MB (benchmarks/bench_convert.py).
+SESSION_WEIGHT_BYTES = 64 * 2**20
+
+
+def _session_model(checked: onnx.ModelProto, weights: list[ir.Value]) -> bytes:
+    """The serialised model onnxruntime's session check loads: ``checked`` (its weights graph inputs), with
+    the weights as initializers unless they reach ``SESSION_WEIGHT_BYTES`` (then the optimizers that need a
+    constant weight, Conv+BatchNormalization and the like, do not run in the check)."""
+    if not weights or sum(w.const_value.nbytes for w in weights) > SESSION_WEIGHT_BYTES:
+        return checked.SerializeToString()
+    model = onnx.ModelProto()
+    model.CopyFrom(checked)
+    del model.graph.input[len(model.graph.input) - len(weights):]
+    for w in weights:
+        ir.serde.serialize_tensor_into(model.graph.initializer.add(), w.const_value)
+    return model.SerializeToString()
 
 
 def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Value]:

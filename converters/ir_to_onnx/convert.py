@@ -24,7 +24,6 @@ from .context import Context
 from .fold import fold_known, fold_layer
 from .handlers.decompression import decompression_subgraphs
 from .handlers.state import order_state_io, plan_state
-from .loadable import check_session
 from .naming import assign_names
 from .ranks import infer_rank, rank_is_unknown
 from .registry import lookup
@@ -37,16 +36,15 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True)
     bodies attached, or (``inline=True``) plain standard ONNX.
 
     Raises IRError (one line naming the file and layer) for anything that cannot
-    be converted, or that onnxruntime would not load (a session of the model is made
-    first); every unsupported layer type/version is listed in one error.
+    be converted, or that onnxruntime would not load (assemble makes a session of the
+    model first); every unsupported layer type/version is listed in one error.
     The weights are copied once, from the IR's arrays into the ModelProto (a model
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, weights, owners = _convert(ir_model, inline, WeightOptions(contrib=contrib))
+    model, weights, _ = _convert(ir_model, inline, WeightOptions(contrib=contrib))
     for tensor in weights:
         ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
-    check_session(model.SerializeToString(), owners, ir_model.source)
     return model
 
 
@@ -56,8 +54,7 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
 
     The model is written to a temporary file beside ``onnx_path`` and renamed
     into place; on any error nothing is written and an existing file is left as
-    it was; nor when onnxruntime makes no session of the file written (IRError naming the
-    layer, docs/loading.md). Each weight's bytes go from the (memory-mapped) .bin to the file once:
+    it was. Each weight's bytes go from the (memory-mapped) .bin to the file once:
     the model is streamed, never serialised with its weights in memory. Models
     past 2 GB (or with ``external_data=True``) keep their large initializers in
     ``<onnx file name>.data`` beside the model (ONNX external data, offsets aligned
@@ -65,10 +62,8 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        ir_model = read_ir(xml_path, bin_path)
-        model, weights, owners = _convert(ir_model, inline, weight_options)
-    write_onnx(model, weights, onnx_path, external_data,
-               check=lambda written: check_session(str(written), owners, ir_model.source))
+        model, weights, _ = _convert(read_ir(xml_path, bin_path), inline, weight_options)
+    write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
@@ -80,8 +75,9 @@ class Converted(NamedTuple):
 
 def convert_model(ir_model: IRModel, *, inline: bool = False,
                   weight_options: WeightOptions = WeightOptions()) -> Converted:
-    """The checked model, its weights and its nodes' owners; ``weight_options``: how compressed weights run
-    (exact by default). Written with ``write_onnx(..., check=)`` of ``loadable.check_session``."""
+    """The checked model (onnxruntime made a session of it), its weights and its nodes' owners (for a check of
+    what rewrites it further, as model_folder.py's fusions); ``weight_options``: how compressed weights run
+    (exact by default)."""
     with _no_cyclic_gc():
         return _convert(ir_model, inline, weight_options)
 
