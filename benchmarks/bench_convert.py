@@ -143,7 +143,11 @@ def child(mode: str, xml: str, out: str) -> dict:
     times = {}
     with AnonPeak() as anon:
         t0 = time.perf_counter()
-        if mode == "file":
+        if mode in ("file", "file-unchecked"):
+            if mode == "file-unchecked":  # the baseline of the session check's cost (docs/loading.md)
+                import importlib
+
+                importlib.import_module("converters.ir_to_onnx.assemble").check_session = lambda *args: None
             convert_ir_file(xml, out)
             times["convert_ir_file_s"] = time.perf_counter() - t0
         else:
@@ -232,6 +236,7 @@ def main(argv=None) -> int:
             bin_bytes = xml.with_suffix(".bin").stat().st_size
             row = {"name": name, "layers": meta["layers"], "bin_bytes": bin_bytes, "generate_s": gen_s}
             row["file"] = run_child("file", xml, d / "model.onnx")
+            row["unchecked"] = run_child("file-unchecked", xml, d / "unchecked.onnx")
             row["verify"] = verify(str(xml), str(d / "model.onnx"), meta["feeds"])
             if bin_bytes < 2**31:  # an in-memory ModelProto past 2 GB cannot be serialised
                 row["memory"] = run_child("memory", xml, d / "unused.onnx")
@@ -243,6 +248,10 @@ def main(argv=None) -> int:
                   f"({f['peak_anon_above_baseline'] / max(bin_bytes, 1):.2f}x .bin); files {v['files']} "
                   f"({mb(v['onnx_file_bytes'])}, {v['external_initializers']} external); onnxruntime matches "
                   f"OpenVINO: {v['close']} (max diff {v['max_abs_diff']:.2g})", flush=True)
+            u = row["unchecked"]
+            print(f"{'':{len(name)}}  without the onnxruntime session check: {u['convert_ir_file_s']:.2f} s "
+                  f"(the check: x{f['convert_ir_file_s'] / u['convert_ir_file_s']:.2f}), peak RSS "
+                  f"+{mb(u['peak_rss_above_baseline'])}, peak anon +{mb(u['peak_anon_above_baseline'])}", flush=True)
             if "memory" in row:
                 m = row["memory"]
                 print(f"{'':{len(name)}}  read_ir {m['read_ir_s']:.2f} s + ir_to_onnx {m['ir_to_onnx_s']:.2f} s, "

@@ -23,14 +23,17 @@ def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]])
 
 @contextlib.contextmanager
 def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
-    """Where to write ``paths``: the same file names, each in a private directory beside its path.
+    """Where to write ``paths``: the same file names, in a private directory beside their paths.
     When the block ends without an error the files are flushed to disk and renamed into place in
     the order given; on an error nothing is left behind and existing files are untouched."""
     temps: list[Path] = []
+    folders: dict[Path, Path] = {}  # one per destination folder: a model finds its external data beside it
     try:
         for path in paths:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temps.append(Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent)) / path.name)
+            if path.parent not in folders:
+                folders[path.parent] = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+            temps.append(folders[path.parent] / path.name)
         yield temps
         for temp in temps:
             with open(temp, "rb") as f:
@@ -38,5 +41,5 @@ def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
         for temp, path in zip(temps, paths):
             os.replace(temp, path)
     finally:
-        for temp in temps:
-            shutil.rmtree(temp.parent, ignore_errors=True)
+        for folder in folders.values():
+            shutil.rmtree(folder, ignore_errors=True)

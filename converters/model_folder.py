@@ -71,6 +71,7 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     from .ir_reader import read_ir
     from .ir_to_onnx.convert import convert_model
     from .ir_to_onnx.fusions import fuse_for_onnxruntime
+    from .ir_to_onnx.loadable import check_session
 
     src, dst = Path(src), Path(dst)
     if dst.exists() and not dst.is_dir():
@@ -79,7 +80,7 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
                         why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
-    model, weights = convert_model(ir_model, inline=inline, weight_options=weight_options)
+    model, weights, owners = convert_model(ir_model, inline=inline, weight_options=weight_options)
     shared_buffer = False
     if weight_options.contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
         model, weights, fusions = fuse_for_onnxruntime(model, weights, positions=context_length(config),
@@ -95,7 +96,7 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     if genai["model"]["type"] != config.get("model_type"):
         notes += (f"model_type {config.get('model_type')!r}: not a type onnxruntime-genai runs as converted, written as "
                   f"{genai['model']['type']!r} (its generic decoder-only model, which runs the graph as it is)",)
-    written = _write(dst, model, weights, genai, copies)
+    written = _write(dst, model, weights, genai, copies, lambda path: check_session(str(path), owners, ir_model.source))
     return FolderConversion(src, dst, written, notes)
 
 
@@ -113,8 +114,9 @@ def _read_json(path: Path, required: bool, why: str = "") -> dict:
     return data
 
 
-def _write(dst: Path, model, weights, genai: dict, copies: list[Path]) -> tuple[Path, ...]:
-    """Everything into a private folder beside ``dst``, then moved into ``dst`` (the model last)."""
+def _write(dst: Path, model, weights, genai: dict, copies: list[Path], check) -> tuple[Path, ...]:
+    """Everything into a private folder beside ``dst``, then moved into ``dst`` (the model last) once
+    ``check(model file)`` (onnxruntime makes a session of it) has not raised."""
     from .onnx_file import write_onnx
 
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +125,7 @@ def _write(dst: Path, model, weights, genai: dict, copies: list[Path]) -> tuple[
         for path in copies:
             shutil.copyfile(path, stage / path.name)
         (stage / GENAI_CONFIG).write_text(json.dumps(genai, indent=4) + "\n", encoding="utf-8")
-        write_onnx(model, weights, stage / ONNX_NAME, external_data=True)
+        write_onnx(model, weights, stage / ONNX_NAME, external_data=True, check=check)
         names = sorted(p.name for p in stage.iterdir())
         names.sort(key=lambda n: n == ONNX_NAME)  # the file readers look for last
         if not dst.exists():

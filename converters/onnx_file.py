@@ -11,12 +11,12 @@ whole ``convert_ir_file`` (benchmarks/bench_convert.py, weights-500M) +1 MiB.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Callable, Sequence
 
 import onnx
 import onnx_ir as ir
 
-from .files import staged, write_atomically
+from .files import staged
 
 #: protobuf refuses to serialise or parse messages of 2 GB or more.
 PROTOBUF_LIMIT = 2**31 - 1
@@ -25,22 +25,27 @@ EXTERNAL_ALIGNMENT = 4096
 
 
 def write_onnx(model: onnx.ModelProto, weights: Sequence[ir.TensorProtocol], path: Path,
-               external_data: bool | None = None) -> None:
+               external_data: bool | None = None, check: Callable[[Path], None] | None = None) -> None:
     """Write ``model`` and, as its last initializers, ``weights`` to ``path`` atomically (on an error
     nothing is written). The weights are written from their arrays: after the rest of the model,
     or (``external_data``; None: when the model would reach protobuf's limit) in ``<file name>.data``
-    beside it, at offsets aligned to ``EXTERNAL_ALIGNMENT``."""
+    beside it, at offsets aligned to ``EXTERNAL_ALIGNMENT``. ``check(file)``: runs on the complete
+    file (its data beside it) before it is moved into place; what it raises stops the write."""
     if external_data is None:
         external_data = model.ByteSize() + sum(t.nbytes for t in weights) + 64 * len(weights) >= PROTOBUF_LIMIT
-    if not external_data:
-        write_atomically([(path, lambda f: _stream(f, model, weights))])
-        return
     data_path = path.with_name(path.name + ".data")
-    with staged([data_path, path]) as (data_temp, model_temp):
-        external = ir.external_data.convert_tensors_to_external(
-            weights, data_temp.parent, data_path.name, alignment=EXTERNAL_ALIGNMENT, align_threshold=0)
-        model.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in external)
-        model_temp.write_bytes(model.SerializeToString())
+    with staged([data_path, path] if external_data else [path]) as temps:
+        model_temp = temps[-1]
+        if external_data:
+            external = ir.external_data.convert_tensors_to_external(
+                weights, model_temp.parent, data_path.name, alignment=EXTERNAL_ALIGNMENT, align_threshold=0)
+            model.graph.initializer.extend(ir.serde.serialize_tensor(t) for t in external)
+            model_temp.write_bytes(model.SerializeToString())
+        else:
+            with open(model_temp, "wb") as f:
+                _stream(f, model, weights)
+        if check is not None:
+            check(model_temp)
 
 
 def _field(number: int, length: int) -> bytes:

@@ -66,6 +66,13 @@ def test_outcomes_of_known_cases():
     assert refused["outcome"] in ("match", "refused"), refused
 
 
+def test_an_unsqueeze_of_dynamic_rank_loads_and_matches():
+    """Its output, of a rank known at run time only, was declared a scalar, and onnxruntime's ReshapeFusion
+    trusted that: the model did not load (tests/test_session_check.py has the layer-level tests)."""
+    result = run_case(find("Unsqueeze-1[$axes=last,$axes_at=runtime]f32,I=i64:dyn_rank:plain"))
+    assert result["outcome"] == "match", result
+
+
 def test_an_empty_result_of_the_reference_is_a_result(tmp_path):
     """Range from 254 to 7 by 2 is empty, as OpenVINO's reference computes it; the harness took an empty output
     for one evaluate() left uncomputed (as it does for ROIAlign on data of dynamic rank) and compared with the CPU

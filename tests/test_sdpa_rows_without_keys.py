@@ -30,7 +30,7 @@ def _attention(q, keys, mask):
 
 def _run(model: ov.Model, feeds: dict, tmp_path) -> np.ndarray:
     ov.save_model(model, tmp_path / "m.xml", compress_to_fp16=False)
-    onnx_model, weights = convert_model(read_ir(tmp_path / "m.xml"))
+    onnx_model, weights, _ = convert_model(read_ir(tmp_path / "m.xml"))
     write_onnx(onnx_model, weights, tmp_path / "m.onnx")
     session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     return session.run(None, {k: v for k, v in feeds.items() if k in {i.name for i in session.get_inputs()}})[0]

@@ -20,7 +20,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .loadable import REPORT, check_loadable
+from .loadable import REPORT, check_loadable, check_model, check_session
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -46,19 +46,40 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         if _rank_outputs(model, inferred) | _nonnegative_reduce_axes(ctx, model, inferred):
             checked = ir.serde.serialize_model(model)
         check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
-        onnx.checker.check_model(checked)
+        check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)
             checked = ir.serde.serialize_model(model)
-            onnx.checker.check_model(checked, full_check=True)
+            check_model(checked, full_check=True)
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
         fix = "" if isinstance(e, OnnxExtError) else f"; {REPORT}"  # the domain's checks name the input at fault
         raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}{fix}"
                                .split())) from None
+    check_session(_session_model(checked, weights), ctx.node_owners, ctx.ir.source)
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
+
+
+#: Weights up to this many bytes in all are in the model onnxruntime's session check loads; past it they stay
+#: graph inputs there: a session of the whole model copies every weight (the file's bytes, then prepacked
+#: copies), 3.5 times the conversion's time and +1.25x the weights' memory at 500 MB (benchmarks/bench_convert.py).
+SESSION_WEIGHT_BYTES = 64 * 2**20
+
+
+def _session_model(checked: onnx.ModelProto, weights: list[ir.Value]) -> bytes:
+    """The serialised model onnxruntime's session check loads: ``checked`` (its weights graph inputs), with
+    the weights as initializers unless they reach ``SESSION_WEIGHT_BYTES`` (then the optimizers that need a
+    constant weight, Conv+BatchNormalization and the like, do not run in the check)."""
+    if not weights or sum(w.const_value.nbytes for w in weights) > SESSION_WEIGHT_BYTES:
+        return checked.SerializeToString()
+    model = onnx.ModelProto()
+    model.CopyFrom(checked)
+    del model.graph.input[len(model.graph.input) - len(weights):]
+    for w in weights:
+        ir.serde.serialize_tensor_into(model.graph.initializer.add(), w.const_value)
+    return model.SerializeToString()
 
 
 def _remove_unused_nodes(model: ir.Model, weights: list[ir.Value]) -> list[ir.Value]:
@@ -116,13 +137,18 @@ def _feeds_a_pool(value: ir.Value) -> bool:
 
 def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
     """Give the model's outputs of unknown rank (an IR port of a rank known only at run time) the shape
-    ONNX's inference finds, else none (onnx's checker wants a rank there; onnxruntime does not hold the
-    main graph's outputs to it). Whether there were any."""
-    unknown = [v for v in model.graph.outputs if v.shape is None]
-    for v in unknown:
-        dims = (inferred.get(v.name) or (None, None))[1]
-        v.shape = ir.Shape(list(dims) if dims is not None else [])
-    return bool(unknown)
+    ONNX's inference finds. Those it finds none for keep none: any rank declared there is a lie that
+    onnxruntime's optimizers act on (a declared [] let ReshapeFusion fold an Unsqueeze and the Reshape of
+    its axes into one Reshape of the axes' type: a model that does not load). ONNX's IR wants a rank on the
+    main graph's outputs (the checker's "Field 'shape' of 'type' is required"): ``check_model`` checks the
+    rest. Whether any output changed."""
+    changed = False
+    for v in model.graph.outputs:
+        dims = (inferred.get(v.name) or (None, None))[1] if v.shape is None else None
+        if dims is not None:
+            v.shape = ir.Shape(list(dims))
+            changed = True
+    return changed
 
 
 #: The ONNX reductions that take their axes as an input.

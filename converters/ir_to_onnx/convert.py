@@ -7,6 +7,7 @@ import contextlib
 import gc
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import onnx
 import onnx_ir as ir
@@ -35,12 +36,13 @@ def ir_to_onnx(ir_model: IRModel, *, inline: bool = False, contrib: bool = True)
     bodies attached, or (``inline=True``) plain standard ONNX.
 
     Raises IRError (one line naming the file and layer) for anything that cannot
-    be converted; every unsupported layer type/version is listed in one error.
+    be converted, or that onnxruntime would not load (assemble makes a session of the
+    model first); every unsupported layer type/version is listed in one error.
     The weights are copied once, from the IR's arrays into the ModelProto (a model
     past protobuf's 2 GB cannot be serialised in one piece: ``convert_ir_file``
     writes such models with ONNX external data).
     """
-    model, weights = _convert(ir_model, inline, WeightOptions(contrib=contrib))
+    model, weights, _ = _convert(ir_model, inline, WeightOptions(contrib=contrib))
     for tensor in weights:
         ir.serde.serialize_tensor_into(model.graph.initializer.add(), tensor)  # the one copy of each
     return model
@@ -60,15 +62,22 @@ def convert_ir_file(xml_path, onnx_path, inline: bool = False, bin_path=None, *,
     """
     onnx_path = Path(onnx_path)
     with _no_cyclic_gc():
-        model, weights = _convert(read_ir(xml_path, bin_path), inline, weight_options)
+        model, weights, _ = _convert(read_ir(xml_path, bin_path), inline, weight_options)
     write_onnx(model, weights, onnx_path, external_data)
     return onnx_path
 
 
+class Converted(NamedTuple):
+    model: onnx.ModelProto  # checked, without its weights
+    weights: list[ir.TensorProtocol]  # its last initializers (``onnx_file.write_onnx`` writes both)
+    owners: dict[str, str]  # node name -> the IR layer that made it (``Layer.describe()``), for what names a node
+
+
 def convert_model(ir_model: IRModel, *, inline: bool = False,
-                  weight_options: WeightOptions = WeightOptions()) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
-    """The checked model without its weights, and the weights (``onnx_file.write_onnx`` writes both);
-    ``weight_options``: how compressed weights run (exact by default)."""
+                  weight_options: WeightOptions = WeightOptions()) -> Converted:
+    """The checked model (onnxruntime made a session of it), its weights and its nodes' owners (for a check of
+    what rewrites it further, as model_folder.py's fusions); ``weight_options``: how compressed weights run
+    (exact by default)."""
     with _no_cyclic_gc():
         return _convert(ir_model, inline, weight_options)
 
@@ -77,9 +86,8 @@ def convert_model(ir_model: IRModel, *, inline: bool = False,
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool,
-             weight_options: WeightOptions = WeightOptions()) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
-    """The checked model without its weights, and the weights (see ``assemble``). Declared dims
+def _convert(ir_model: IRModel, inline: bool, weight_options: WeightOptions = WeightOptions()) -> Converted:
+    """The checked model without its weights, the weights (see ``assemble``) and the nodes' owners. Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
     check_supported(ir_model, layers)
@@ -101,7 +109,7 @@ def _convert(ir_model: IRModel, inline: bool,
                 continue
             if changes:
                 warn(ir_model.source, changes)
-            return model
+            return Converted(*model, ctx.node_owners)
     raise IRError(f"{ir_model.source}: its declared shapes contradict the ops in {len(changes)} places, "
                   f"still after {MAX_TRANSLATIONS} translations")
 

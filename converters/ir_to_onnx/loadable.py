@@ -15,6 +15,8 @@ translators emit only for the types those kernels take.
 
 from __future__ import annotations
 
+import re
+
 import onnx
 
 from onnx_ext.types import UnknownElementType, from_onnx
@@ -43,6 +45,22 @@ def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: 
         for node in graph.node:
             if node.domain in ("", "ai.onnx") and node.op_type in table():
                 _check_kernel(node, types, source, owners)
+
+
+def check_model(model: onnx.ModelProto, full_check: bool = False) -> None:
+    """``onnx.checker.check_model`` of a converted model, whose main-graph outputs of a rank known only at run
+    time have no shape (assemble.py ``_rank_outputs``): ONNX's IR wants a rank there, which would be a lie,
+    so they get a scalar's for the duration of the check (inference gives them no rank to contradict it);
+    all else is checked as written."""
+    shapeless = [out for out in model.graph.output
+                 if out.type.HasField("tensor_type") and not out.type.tensor_type.HasField("shape")]
+    for out in shapeless:
+        out.type.tensor_type.shape.SetInParent()
+    try:
+        onnx.checker.check_model(model, full_check=full_check)
+    finally:
+        for out in shapeless:
+            out.type.tensor_type.ClearField("shape")
 
 
 def _check_output(out: onnx.ValueInfoProto, found: tuple | None, where: str) -> None:
@@ -115,3 +133,43 @@ def _graphs(graph: onnx.GraphProto):
         for attr in node.attribute:
             for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
                 yield from _graphs(sub)
+
+
+def check_session(model: str | bytes, owners: dict, source: str) -> None:
+    """Raise IRError (one line: the file, the layer onnxruntime names, its words) unless onnxruntime makes a
+    session of ``model`` (a path, external data beside it, or the serialised model) as a user's session
+    would: CPU, the default graph optimisation level. The checks above are onnx's and the kernel table's;
+    onnxruntime's optimizers can still break a model they accept (a fusion trusting a declared shape), and
+    only a session finds that."""
+    import onnxruntime as ort
+
+    from ..verify.runners import native_logs, ort_message
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = options.inter_op_num_threads = 1  # no thread pools: nothing runs
+    try:
+        with native_logs():
+            ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    except Exception as e:  # onnxruntime's Fail, InvalidGraph, NotImplemented, RuntimeError ...
+        message = ort_message(e).rstrip(".")
+        owner = _ort_owner(message, owners) or "the model"
+        raise IRError(" ".join(f"{source}: {owner}: onnxruntime refuses the converted model: {message}; "
+                               f"{REPORT}".split())) from None
+
+
+#: How onnxruntime's messages name a node: "node (NAME)", "node with name 'NAME'", "Node:NAME", "Name:'NAME'".
+_ORT_NODE = re.compile(r"[Nn]ode ?\(([^()]+)\)|node with name '([^']+)'|[Nn]ode: ?'?([^\s',]+)|Name: ?'([^']+)'")
+
+
+def _ort_owner(message: str, owners: dict) -> str | None:
+    """The layer that made the node ``message`` names: the node's own name, else the longest node name it
+    begins with (onnxruntime names what it fuses after a node it fused: ``<name>_new_reshape``)."""
+    for found in _ORT_NODE.finditer(message):
+        name = next(g for g in found.groups() if g)
+        if name in owners:
+            return owners[name]
+        prefixes = [n for n in owners if name.startswith(n)]
+        if prefixes:
+            return owners[max(prefixes, key=len)]
+    return None

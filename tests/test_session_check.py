@@ -1,0 +1,104 @@
+"""A written model is one onnxruntime makes a session of (docs/loading.md): outputs of a rank known only at
+run time are declared without a shape (any rank would be a lie onnxruntime's optimizers act on), and the
+converter makes a session of the model before it writes it, refusing in one line naming the layer."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+
+import openvino as ov  # noqa: F401  (the test extra installs it)
+import openvino.opset8 as o8
+
+from converters import cli
+from converters.ir import IRError
+from converters.ir_to_onnx import convert_ir_file
+from converters.ir_to_onnx.loadable import check_model
+from ir_testing import convert, evaluate_ir, model_of, parameter, run_onnx, save_ir
+
+assemble = importlib.import_module("converters.ir_to_onnx.assemble")
+convert_module = importlib.import_module("converters.ir_to_onnx.convert")
+
+
+def _unsqueeze_of_dynamic_rank(tmp_path):
+    """An Unsqueeze of data of dynamic rank by axes of dynamic rank (both Reshapes by run-time shapes), its
+    output a graph output: its IR port has no <dim> (the generator's
+    ``Unsqueeze-1[$axes=last,$axes_at=runtime]f32,I=i64:dyn_rank:plain``)."""
+    x, axes = parameter([-1, -1, -1], name="x"), parameter([-1], "i64", name="axes")
+    xs, axs = parameter([-1], "i64", name="x_shape"), parameter([-1], "i64", name="axes_shape")
+    data = o8.reshape(x, xs, special_zero=False)
+    y = o8.unsqueeze(data, o8.reshape(axes, axs, special_zero=False))
+    y.set_friendly_name("layer_under_test")
+    xml = save_ir(model_of(y, [x, axes, xs, axs]), tmp_path)
+    feeds = [np.arange(12, dtype=np.float32).reshape(2, 3, 2), np.array([-1], np.int64),
+             np.array([3, 2, 2], np.int64), np.array([1], np.int64)]
+    return xml, feeds
+
+
+def test_an_output_of_dynamic_rank_is_declared_without_a_shape_and_runs(tmp_path):
+    xml, feeds = _unsqueeze_of_dynamic_rank(tmp_path)
+    model = convert(xml)
+    (out,) = model.graph.output
+    assert out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert not out.type.tensor_type.HasField("shape")  # no rank: it has none before run time
+    check_model(model, full_check=True)  # all else as onnx's full checker wants it
+    with pytest.raises(onnx.checker.ValidationError, match="Field 'shape' of 'type' is required"):
+        onnx.checker.check_model(model)  # (what ONNX's IR asks of a main graph's outputs)
+    (got,), (want,) = run_onnx(model, feeds), evaluate_ir(xml, feeds)
+    assert want.shape == (3, 2, 2, 1) and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def _declare_a_scalar(model, inferred):
+    """What assemble declared before: a scalar where nothing knows the rank."""
+    for v in model.graph.outputs:
+        if v.shape is None:
+            v.shape = ir.Shape([])
+    return True
+
+
+def test_a_model_onnxruntime_refuses_is_refused_naming_the_layer_and_not_written(tmp_path, monkeypatch, capsys):
+    """Declared a scalar, the output let onnxruntime's ReshapeFusion fuse the Unsqueeze and the Reshape of its
+    axes into a Reshape of the axes' type: onnxruntime names the fused node, the refusal its layer."""
+    xml, _ = _unsqueeze_of_dynamic_rank(tmp_path)
+    monkeypatch.setattr(assemble, "_rank_outputs", _declare_a_scalar)
+    out = tmp_path / "out.onnx"
+    refusal = (r"model.xml: layer \d+ 'layer_under_test' \(Unsqueeze-opset1\): onnxruntime refuses the converted "
+               r"model: Type Error: .*layer_under_test_new_reshape.*; a bug of the converter, not of the IR")
+    with pytest.raises(IRError, match=refusal):
+        convert_ir_file(xml, out)
+    assert sorted(tmp_path.iterdir()) == sorted([xml, xml.with_suffix(".bin")])  # nothing written, no temporary left
+    with pytest.raises(IRError, match=refusal):
+        convert_ir_file(xml, out, external_data=True)  # checked with its data beside it
+    assert sorted(tmp_path.iterdir()) == sorted([xml, xml.with_suffix(".bin")])
+    assert cli.main(["convert", str(xml), str(out)]) == cli.EXIT_FAILED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "layer_under_test' (Unsqueeze-opset1): onnxruntime refuses" in err
+    assert not out.exists()
+
+
+def test_a_node_onnxruntime_has_no_kernel_for_is_refused_naming_its_layer(tmp_path, monkeypatch):
+    """A translator emitting what the kernel table does not cover (random ops are not in it): RandomNormalLike
+    to f16, which onnxruntime's CPU runs in f32 and f64 only. In memory (``ir_to_onnx``) and to a file."""
+    def noisy_relu(ctx, layer):
+        noise = ctx.one("RandomNormalLike", [ctx.input(0).name], dtype=onnx.TensorProto.FLOAT16)
+        ctx.one("Cast", [noise], ctx.out(0), to=onnx.TensorProto.FLOAT)
+
+    real = convert_module.lookup
+    monkeypatch.setattr(convert_module, "lookup",
+                        lambda op, version: noisy_relu if op.lower() == "relu" else real(op, version))
+    x = parameter([2, 3], name="x")
+    relu = o8.relu(x)
+    relu.set_friendly_name("noisy")
+    xml = save_ir(model_of(relu, [x]), tmp_path)
+    refusal = (r"^\S*model.xml: layer 1 'noisy' \(ReLU-opset1\): onnxruntime refuses the converted model: Could not "
+               r"find an implementation for RandomNormalLike\(1\) node with name 'noisy'; a bug of the converter")
+    with pytest.raises(IRError, match=refusal):
+        convert(xml)
+    with pytest.raises(IRError, match=refusal):
+        convert_ir_file(xml, tmp_path / "out.onnx")
+    assert not (tmp_path / "out.onnx").exists()
