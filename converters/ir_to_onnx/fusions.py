@@ -8,7 +8,7 @@ onnx_ir passes, in this order:
   ``SimplifiedLayerNormalization(x, w, axis=-1, epsilon=eps)`` (f32 statistics): one kernel for seven,
   within a few ulps of the decomposed form;
 - the residual Add before such a norm -> ``com.microsoft.SkipSimplifiedLayerNormalization(a, b, w)``, whose
-  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes);
+  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes); where both are of one rank, 2 or 3, as the op requires;
 - RoPE as the IR writes it (``x * cos + rotate_half(x) * sin`` on ``Transpose(y, [0, 2, 1, 3])``, cos and sin
   of ``Concat(f, f)``, f the [batch, length, head size / 2] angles the model computes from ``position_ids``)
   -> ``com.microsoft.RotaryEmbedding`` on y as [batch, length, hidden]. Its cos/sin caches are the cosines and
@@ -96,6 +96,13 @@ def _simplified_layer_norm(op, x, two, axes, eps, one, w, **_):
 def _residual_norm(op, a, b, w):
     total = op.Add(a, b)
     return op.SimplifiedLayerNormalization(total, w, _allow_other_attributes=True, _outputs=["normed"]), total
+
+
+def _is_residual(context, a, b, **_) -> bool:
+    """Two tensors of one rank, 2 or 3: the only inputs SkipSimplifiedLayerNormalization takes ("input is expected
+    to have 3 or 2 dimensions"). HunYuan's q/k norm follows the RoPE's Add on [batch, heads, length, size]."""
+    ranks = {_computed_rank(a), _computed_rank(b)} - {None}
+    return len(ranks) <= 1 and ranks <= {2, 3}
 
 
 def _skip_simplified_layer_norm(op, a, b, w, normed, **_):
@@ -1202,7 +1209,7 @@ FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization",
              "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
-         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
+         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm, _is_residual)], commute=True),
          pattern.RewriteRuleSet([RotaryEmbedding.rule()], commute=True),
          pattern.RewriteRuleSet([Attention.rule(r) for r in ("broadcast", "expand", "none")], commute=True),
          pattern.RewriteRuleSet([TransposeBack.rule()]))
