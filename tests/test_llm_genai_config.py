@@ -2,7 +2,8 @@
 
 Families keep their own names for heads, layers, hidden size and context (their configs' ``attribute_map``):
 MPT's and XGLM's optimum-intel folders were refused ("needs num_attention_heads, num_hidden_layers and
-hidden_size"), and Falcon's ``num_kv_heads`` was read as absent (KV heads = heads).
+hidden_size"). Falcon's ``num_kv_heads`` (2) is not its IR's cache (optimum-intel's IR caches the 4 heads repeated):
+where config.json has no ``num_key_value_heads``, genai's KV heads (which size its cache buffers) are the cache's.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ FAMILIES = {
                                                                       head_size=16, context=128)),
     "falcon": ({"model_type": "falcon", "num_attention_heads": 4, "num_kv_heads": 2, "num_hidden_layers": 2,
                 "hidden_size": 64, "max_position_embeddings": 256, "vocab_size": 320},
-               dict(heads=4, layers=2, hidden=64, kv=2, head_size=16, context=256)),
+               dict(heads=4, layers=2, hidden=64, kv=4, head_size=16, context=256)),
+    "multi-query": ({"model_type": "x", "n_head": 4, "n_layer": 2, "n_embd": 64, "n_positions": 64, "vocab_size": 320},
+                    dict(heads=4, layers=2, hidden=64, kv=1, head_size=16, context=64)),
 }
 
 
