@@ -20,7 +20,7 @@ H, KV, D = 4, 2, 8
 HIDDEN = H * D
 
 
-def _attention_block(d: int = D) -> onnx.ModelProto:
+def _attention_block(d: int = D, cache_axis: int = -2) -> onnx.ModelProto:
     rng = np.random.default_rng(0)
     inits = {"wq": rng.standard_normal((HIDDEN, H * d)), "wk": rng.standard_normal((HIDDEN, KV * d)),
              "wv": rng.standard_normal((HIDDEN, KV * d)), "wo": rng.standard_normal((H * d, HIDDEN)),
@@ -50,7 +50,7 @@ def _attention_block(d: int = D) -> onnx.ModelProto:
                   n("Mul", [f"{name}t", "cos"], [f"{name}_c"]), n("Mul", [f"{name}_rot", "sin"], [f"{name}_s"]),
                   n("Add", [f"{name}_c", f"{name}_s"], [f"{name}_r"])]
     for name, new in (("key", "k_r"), ("value", "vt")):
-        nodes += [n("Concat", [f"past_key_values.0.{name}", new], [f"present.0.{name}"], axis=-2),
+        nodes += [n("Concat", [f"past_key_values.0.{name}", new], [f"present.0.{name}"], axis=cache_axis),
                   n("Unsqueeze", [f"present.0.{name}", "two"], [f"{name}_u"]),
                   n("Expand", [f"{name}_u", "rep"], [f"{name}_e"]),
                   n("Reshape", [f"{name}_e", "rep_shape"], [f"{name}_all"])]
@@ -116,6 +116,21 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
     for got, want in zip(run[1][1:], run[0][1:]):  # the caches
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
         assert got.shape == (batch, KV, past + new, D)
+
+
+def test_cache_concatenated_on_axis_2():
+    """The cache's Concat along axis 2 (Granite-MoE-hybrid's IR; the others write -2) is fused as well: before, its
+    attention stayed decomposed (exact, a Softmax and a Concat cache); the same outputs and caches."""
+    model = _attention_block(cache_axis=2)
+    fused, _, report = fuse_for_onnxruntime(model)
+    ops = [node.op_type for node in fused.graph.node]
+    assert ops.count("GroupQueryAttention") == 1 and "Softmax" not in ops and report.shared_cache_buffers, ops
+    feeds = _feeds(2, 0, 6, pad=2, rng=np.random.default_rng(1))
+    want, got = (_run(m, feeds) for m in (model, fused))
+    valid = feeds["attention_mask"] == 1
+    np.testing.assert_allclose(got[0][valid], want[0][valid], rtol=1e-5, atol=1e-5)
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
 VOCAB = 50

@@ -243,15 +243,19 @@ class Attention(pattern.RewriteRuleClassBase):
 
     def pattern(self, op, q, k_new, v_new, past_k, past_v, k_axes, k_shape, k_target, v_axes, v_shape, v_target,
                 scale, mask):
-        present_k = op.Concat(past_k, k_new, axis=-2)
-        present_v = op.Concat(past_v, v_new, axis=-2)
+        # (the IR's axis: -2, or 2 as Granite-MoE-hybrid's export writes it; checked below)
+        present_k = op.Concat(past_k, k_new, _allow_other_attributes=True, _outputs=["present_k"])
+        present_v = op.Concat(past_v, v_new, _allow_other_attributes=True, _outputs=["present_v"])
         keys = _repeated_heads(op, present_k, k_axes, k_shape, k_target, self._repeat)
         values = _repeated_heads(op, present_v, v_axes, v_shape, v_target, self._repeat)
         scores = op.Add(op.Mul(op.MatMul(q, op.Transpose(keys, perm=[0, 1, 3, 2])), scale), mask)
         return op.MatMul(op.Softmax(scores, axis=-1), values), present_k, present_v
 
-    def check(self, context, past_k, past_v, k_target=None, v_target=None, scale=None, mask=None, **_):
+    def check(self, context, past_k, past_v, present_k, present_v, k_target=None, v_target=None, scale=None,
+              mask=None, **_):
         graph = context.graph_or_function
+        if any(p.producer().attributes.get_int("axis") not in (2, -2) for p in (present_k, present_v)):
+            return pattern.MatchResult().fail("the cache is not concatenated along its length")
         names = {v.name: v for v in graph.inputs}
         if past_k not in graph.inputs or past_v not in graph.inputs:
             return pattern.MatchResult().fail("the past is not a graph input")
