@@ -8,7 +8,8 @@ onnx_ir passes, in this order:
   ``SimplifiedLayerNormalization(x, w, axis=-1, epsilon=eps)`` (f32 statistics): one kernel for seven,
   within a few ulps of the decomposed form;
 - the residual Add before such a norm -> ``com.microsoft.SkipSimplifiedLayerNormalization(a, b, w)``, whose
-  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes); where both are of one rank, 2 or 3, as the op requires;
+  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes), where
+  both are of one rank, 2 or 3, as the op requires;
 - RoPE as the IR writes it (``x * cos + rotate_half(x) * sin`` on ``Transpose(y, [0, 2, 1, 3])``, cos and sin
   of ``Concat(f, f)``, f the [batch, length, head size / 2] angles the model computes from ``position_ids``)
   -> ``com.microsoft.RotaryEmbedding`` on y as [batch, length, hidden]. Its cos/sin caches are the cosines and
