@@ -190,26 +190,35 @@ def attention_heads(ir_model) -> int | None:
     return None
 
 
+#: Where config.json says heads, layers, hidden size and context length: transformers' standard names first, then
+#: the names of families that keep their own (the aliases of their configs' ``attribute_map``: GPT-2's ``n_head``,
+#: MPT's ``n_heads``/``n_layers``/``d_model``/``max_seq_len``, XGLM's ``attention_heads``/``num_layers``, ...).
+HEADS_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads", "attention_heads", "decoder_attention_heads")
+LAYERS_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers", "decoder_layers")
+HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model", "dim", "hidden_dim", "embed_dim")
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "max_sequence_length", "seq_length",
+                "context_length")
+
+
 def context_length(config: dict) -> int:
     """The longest sequence the model takes: genai's ``max_length`` and the rows of the RoPE tables."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
-    return int(_first(text, "max_position_embeddings", "n_positions", "max_sequence_length", "seq_length",
-                      default=2048))
+    return int(_first(text, *CONTEXT_KEYS, default=2048))
 
 
 def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: int | None = None,
                  shared_buffer: bool = False) -> dict:
     """onnxruntime-genai's config of the converted decoder ``model``, checked against ``config.json``."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
-    heads = _first(text, "num_attention_heads", "n_head", "num_heads")
-    layers = _first(text, "num_hidden_layers", "n_layer", "num_layers")
-    hidden = _first(text, "hidden_size", "n_embd", "d_model")
+    heads, layers, hidden = (_first(text, *keys) for keys in (HEADS_KEYS, LAYERS_KEYS, HIDDEN_KEYS))
     if heads is None or layers is None or hidden is None:
         raise FolderError(f"{src / 'config.json'}: needs num_attention_heads, num_hidden_layers and hidden_size")
-    kv_heads = _first(text, "num_key_value_heads", default=heads)
+    found = decoder_shape(model)
+    # genai sizes its cache buffers by this: the IR's cache where config.json has no num_key_value_heads (Falcon's
+    # num_kv_heads is 2 where optimum-intel's IR caches the 4 heads repeated)
+    kv_heads = _first(text, "num_key_value_heads", default=found["kv_heads"] or heads)
     head_size = _first(text, "head_dim", default=hidden // heads)
     vocab = _first(text, "vocab_size")
-    found = decoder_shape(model)
     claims = [("num_hidden_layers", layers, found["layers"], "layers of KV cache"),
               ("num_key_value_heads", kv_heads, found["kv_heads"], "KV heads in its cache"),
               ("head_dim", head_size, found["head_size"], "as the head size of its cache"),

@@ -20,7 +20,7 @@ H, KV, D = 4, 2, 8
 HIDDEN = H * D
 
 
-def _attention_block(d: int = D) -> onnx.ModelProto:
+def _attention_block(d: int = D, cache_axis: int = -2) -> onnx.ModelProto:
     rng = np.random.default_rng(0)
     inits = {"wq": rng.standard_normal((HIDDEN, H * d)), "wk": rng.standard_normal((HIDDEN, KV * d)),
              "wv": rng.standard_normal((HIDDEN, KV * d)), "wo": rng.standard_normal((H * d, HIDDEN)),
@@ -50,7 +50,7 @@ def _attention_block(d: int = D) -> onnx.ModelProto:
                   n("Mul", [f"{name}t", "cos"], [f"{name}_c"]), n("Mul", [f"{name}_rot", "sin"], [f"{name}_s"]),
                   n("Add", [f"{name}_c", f"{name}_s"], [f"{name}_r"])]
     for name, new in (("key", "k_r"), ("value", "vt")):
-        nodes += [n("Concat", [f"past_key_values.0.{name}", new], [f"present.0.{name}"], axis=-2),
+        nodes += [n("Concat", [f"past_key_values.0.{name}", new], [f"present.0.{name}"], axis=cache_axis),
                   n("Unsqueeze", [f"present.0.{name}", "two"], [f"{name}_u"]),
                   n("Expand", [f"{name}_u", "rep"], [f"{name}_e"]),
                   n("Reshape", [f"{name}_e", "rep_shape"], [f"{name}_all"])]
@@ -116,6 +116,21 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
     for got, want in zip(run[1][1:], run[0][1:]):  # the caches
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
         assert got.shape == (batch, KV, past + new, D)
+
+
+def test_cache_concatenated_on_axis_2():
+    """The cache's Concat along axis 2 (Granite-MoE-hybrid's IR; the others write -2) is fused as well: before, its
+    attention stayed decomposed (exact, a Softmax and a Concat cache); the same outputs and caches."""
+    model = _attention_block(cache_axis=2)
+    fused, _, report = fuse_for_onnxruntime(model)
+    ops = [node.op_type for node in fused.graph.node]
+    assert ops.count("GroupQueryAttention") == 1 and "Softmax" not in ops and report.shared_cache_buffers, ops
+    feeds = _feeds(2, 0, 6, pad=2, rng=np.random.default_rng(1))
+    want, got = (_run(m, feeds) for m in (model, fused))
+    valid = feeds["attention_mask"] == 1
+    np.testing.assert_allclose(got[0][valid], want[0][valid], rtol=1e-5, atol=1e-5)
+    for g, w in zip(got[1:], want[1:]):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
 VOCAB = 50
@@ -473,3 +488,38 @@ def test_rope_in_attention_needs_a_head_size_of_16s():
     fused, _, report = fuse_for_onnxruntime(_attention_block(), positions=32, rope_in_attention=True)
     ops = [node.op_type for node in fused.graph.node]
     assert report.counts["rotary in attention"] == 0 and ops.count("RotaryEmbedding") == 2, ops
+
+
+def _residual_rms_norm(shape: list[int]) -> onnx.ModelProto:
+    """``RMSNorm(a + b)`` over the last axis as the IR's translation writes it, a and b inputs of ``shape``."""
+    f32 = TensorProto.FLOAT
+    consts = [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in
+              (("two", 2.0), ("one", 1.0), ("eps", 1e-6), ("w", np.linspace(0.5, 1.5, shape[-1])))]
+    consts.append(numpy_helper.from_array(np.array([-1], np.int64), "axes"))
+    nodes = [helper.make_node("Add", ["a", "b"], ["sum"]),
+             helper.make_node("Pow", ["sum", "two"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["mean"], keepdims=1),
+             helper.make_node("Add", ["mean", "eps"], ["var"]),
+             helper.make_node("Sqrt", ["var"], ["root"]),
+             helper.make_node("Div", ["one", "root"], ["inv"]),
+             helper.make_node("Mul", ["sum", "inv"], ["normed"]),
+             helper.make_node("Mul", ["w", "normed"], ["y"])]
+    graph = helper.make_graph(nodes, "residual_norm", [helper.make_tensor_value_info(n, f32, shape) for n in "ab"],
+                              [helper.make_tensor_value_info("y", f32, shape)], consts)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+
+
+@pytest.mark.parametrize("shape, skip", [([2, 5, 8], True), ([5, 8], True), ([2, 4, 5, 8], False)])
+def test_skip_norm_only_on_its_ranks(shape, skip):
+    """The residual Add before an RMSNorm becomes SkipSimplifiedLayerNormalization only on [B, S, H] or [T, H], the
+    inputs its kernel takes. HunYuan's q/k norm follows the RoPE's Add on [batch, heads, length, size]: fused
+    there, onnxruntime raised at the first run ("input is expected to have 3 or 2 dimensions, got 4"); now the
+    norm alone is fused. The result equals the unfused graph's either way."""
+    model = _residual_rms_norm(shape)
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(shape).astype(np.float32) for n in "ab"}
+    want = _run(model, feeds)[0]
+    fused, _, _ = fuse_for_onnxruntime(model)
+    ops = [n.op_type for n in fused.graph.node]
+    assert ("SkipSimplifiedLayerNormalization" in ops) == skip and ("SimplifiedLayerNormalization" in ops) != skip, ops
+    np.testing.assert_allclose(_run(fused, feeds)[0], want, rtol=1e-5, atol=1e-6)

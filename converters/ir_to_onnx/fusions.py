@@ -8,7 +8,8 @@ onnx_ir passes, in this order:
   ``SimplifiedLayerNormalization(x, w, axis=-1, epsilon=eps)`` (f32 statistics): one kernel for seven,
   within a few ulps of the decomposed form;
 - the residual Add before such a norm -> ``com.microsoft.SkipSimplifiedLayerNormalization(a, b, w)``, whose
-  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes);
+  fourth output is the sum that the residual stream goes on with (its gamma reshaped to the 1-D it takes), where
+  both are of one rank, 2 or 3, as the op requires;
 - RoPE as the IR writes it (``x * cos + rotate_half(x) * sin`` on ``Transpose(y, [0, 2, 1, 3])``, cos and sin
   of ``Concat(f, f)``, f the [batch, length, head size / 2] angles the model computes from ``position_ids``)
   -> ``com.microsoft.RotaryEmbedding`` on y as [batch, length, hidden]. Its cos/sin caches are the cosines and
@@ -96,6 +97,13 @@ def _simplified_layer_norm(op, x, two, axes, eps, one, w, **_):
 def _residual_norm(op, a, b, w):
     total = op.Add(a, b)
     return op.SimplifiedLayerNormalization(total, w, _allow_other_attributes=True, _outputs=["normed"]), total
+
+
+def _is_residual(context, a, b, **_) -> bool:
+    """Two tensors of one rank, 2 or 3: the only inputs SkipSimplifiedLayerNormalization takes ("input is expected
+    to have 3 or 2 dimensions"). HunYuan's q/k norm follows the RoPE's Add on [batch, heads, length, size]."""
+    ranks = {_computed_rank(a), _computed_rank(b)} - {None}
+    return len(ranks) <= 1 and ranks <= {2, 3}
 
 
 def _skip_simplified_layer_norm(op, a, b, w, normed, **_):
@@ -236,15 +244,19 @@ class Attention(pattern.RewriteRuleClassBase):
 
     def pattern(self, op, q, k_new, v_new, past_k, past_v, k_axes, k_shape, k_target, v_axes, v_shape, v_target,
                 scale, mask):
-        present_k = op.Concat(past_k, k_new, axis=-2)
-        present_v = op.Concat(past_v, v_new, axis=-2)
+        # (the IR's axis: -2, or 2 as Granite-MoE-hybrid's export writes it; checked below)
+        present_k = op.Concat(past_k, k_new, _allow_other_attributes=True, _outputs=["present_k"])
+        present_v = op.Concat(past_v, v_new, _allow_other_attributes=True, _outputs=["present_v"])
         keys = _repeated_heads(op, present_k, k_axes, k_shape, k_target, self._repeat)
         values = _repeated_heads(op, present_v, v_axes, v_shape, v_target, self._repeat)
         scores = op.Add(op.Mul(op.MatMul(q, op.Transpose(keys, perm=[0, 1, 3, 2])), scale), mask)
         return op.MatMul(op.Softmax(scores, axis=-1), values), present_k, present_v
 
-    def check(self, context, past_k, past_v, k_target=None, v_target=None, scale=None, mask=None, **_):
+    def check(self, context, past_k, past_v, present_k, present_v, k_target=None, v_target=None, scale=None,
+              mask=None, **_):
         graph = context.graph_or_function
+        if any(p.producer().attributes.get_int("axis") not in (2, -2) for p in (present_k, present_v)):
+            return pattern.MatchResult().fail("the cache is not concatenated along its length")
         names = {v.name: v for v in graph.inputs}
         if past_k not in graph.inputs or past_v not in graph.inputs:
             return pattern.MatchResult().fail("the past is not a graph input")
@@ -1230,7 +1242,7 @@ FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization",
              "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
-         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm)], commute=True),
+         pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm, _is_residual)], commute=True),
          pattern.RewriteRuleSet([RotaryEmbedding.rule()], commute=True),
          pattern.RewriteRuleSet([Attention.rule(r) for r in ("broadcast", "expand", "none")], commute=True),
          pattern.RewriteRuleSet([TransposeBack.rule()]))
