@@ -66,11 +66,12 @@ def test_outcomes_of_known_cases():
     assert refused["outcome"] in ("match", "refused"), refused
 
 
-def test_an_unsqueeze_of_dynamic_rank_loads_and_matches():
-    """Its output, of a rank known at run time only, was declared a scalar, and onnxruntime's ReshapeFusion
-    trusted that: the model did not load (tests/test_session_check.py has the layer-level tests)."""
+def test_an_unsqueeze_of_dynamic_rank_is_refused_in_one_line():
+    """Its output, of a rank known at run time only, is declared a scalar, and onnxruntime's ReshapeFusion
+    trusts that: the session check refuses the model (tests/test_session_check.py has the layer-level tests)."""
     result = run_case(find("Unsqueeze-1[$axes=last,$axes_at=runtime]f32,I=i64:dyn_rank:plain"))
-    assert result["outcome"] == "match", result
+    assert result["outcome"] == "refused", result
+    assert "onnxruntime refuses the converted model" in result["message"], result
 
 
 def test_an_empty_result_of_the_reference_is_a_result(tmp_path):

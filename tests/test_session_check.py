@@ -1,6 +1,5 @@
-"""A written model is one onnxruntime makes a session of (docs/loading.md): outputs of a rank known only at
-run time are declared without a shape (any rank would be a lie onnxruntime's optimizers act on), and the
-converter makes a session of the model before it writes it, refusing in one line naming the layer."""
+"""A written model is one onnxruntime makes a session of (docs/loading.md): the converter makes a session of the
+model before it writes it, refusing in one line naming the layer."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import importlib
 
 import numpy as np
 import onnx
-import onnx_ir as ir
 import pytest
 
 import openvino as ov  # noqa: F401  (the test extra installs it)
@@ -17,10 +15,8 @@ import openvino.opset8 as o8
 from converters import cli
 from converters.ir import IRError
 from converters.ir_to_onnx import convert_ir_file
-from converters.ir_to_onnx.loadable import check_model
-from ir_testing import convert, evaluate_ir, model_of, parameter, run_onnx, save_ir
+from ir_testing import convert, model_of, parameter, save_ir
 
-assemble = importlib.import_module("converters.ir_to_onnx.assemble")
 convert_module = importlib.import_module("converters.ir_to_onnx.convert")
 
 
@@ -39,33 +35,11 @@ def _unsqueeze_of_dynamic_rank(tmp_path):
     return xml, feeds
 
 
-def test_an_output_of_dynamic_rank_is_declared_without_a_shape_and_runs(tmp_path):
-    xml, feeds = _unsqueeze_of_dynamic_rank(tmp_path)
-    model = convert(xml)
-    (out,) = model.graph.output
-    assert out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-    assert not out.type.tensor_type.HasField("shape")  # no rank: it has none before run time
-    check_model(model, full_check=True)  # all else as onnx's full checker wants it
-    with pytest.raises(onnx.checker.ValidationError, match="Field 'shape' of 'type' is required"):
-        onnx.checker.check_model(model)  # (what ONNX's IR asks of a main graph's outputs)
-    (got,), (want,) = run_onnx(model, feeds), evaluate_ir(xml, feeds)
-    assert want.shape == (3, 2, 2, 1) and got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
-
-
-def _declare_a_scalar(model, inferred):
-    """What assemble declared before: a scalar where nothing knows the rank."""
-    for v in model.graph.outputs:
-        if v.shape is None:
-            v.shape = ir.Shape([])
-    return True
-
-
-def test_a_model_onnxruntime_refuses_is_refused_naming_the_layer_and_not_written(tmp_path, monkeypatch, capsys):
-    """Declared a scalar, the output let onnxruntime's ReshapeFusion fuse the Unsqueeze and the Reshape of its
-    axes into a Reshape of the axes' type: onnxruntime names the fused node, the refusal its layer."""
+def test_a_model_onnxruntime_refuses_is_refused_naming_the_layer_and_not_written(tmp_path, capsys):
+    """The output, of a rank nothing knows before run time, is declared a scalar (ONNX's IR wants a rank on a
+    main graph's outputs), and onnxruntime's ReshapeFusion trusts it: it fuses the Unsqueeze and the Reshape of
+    its axes into a Reshape of the axes' type. onnxruntime names the fused node, the refusal its layer."""
     xml, _ = _unsqueeze_of_dynamic_rank(tmp_path)
-    monkeypatch.setattr(assemble, "_rank_outputs", _declare_a_scalar)
     out = tmp_path / "out.onnx"
     refusal = (r"model.xml: layer \d+ 'layer_under_test' \(Unsqueeze-opset1\): onnxruntime refuses the converted "
                r"model: Type Error: .*layer_under_test_new_reshape.*; a bug of the converter, not of the IR")

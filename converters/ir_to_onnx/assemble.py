@@ -20,7 +20,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .loadable import REPORT, check_loadable, check_model, check_session
+from .loadable import REPORT, check_loadable, check_session
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -46,11 +46,11 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         if _rank_outputs(model, inferred) | _nonnegative_reduce_axes(ctx, model, inferred):
             checked = ir.serde.serialize_model(model)
         check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
-        check_model(checked)
+        onnx.checker.check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)
             checked = ir.serde.serialize_model(model)
-            check_model(checked, full_check=True)
+            onnx.checker.check_model(checked, full_check=True)
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
@@ -137,18 +137,15 @@ def _feeds_a_pool(value: ir.Value) -> bool:
 
 def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
     """Give the model's outputs of unknown rank (an IR port of a rank known only at run time) the shape
-    ONNX's inference finds. Those it finds none for keep none: any rank declared there is a lie that
-    onnxruntime's optimizers act on (a declared [] let ReshapeFusion fold an Unsqueeze and the Reshape of
-    its axes into one Reshape of the axes' type: a model that does not load). ONNX's IR wants a rank on the
-    main graph's outputs (the checker's "Field 'shape' of 'type' is required"): ``check_model`` checks the
-    rest. Whether any output changed."""
-    changed = False
-    for v in model.graph.outputs:
-        dims = (inferred.get(v.name) or (None, None))[1] if v.shape is None else None
-        if dims is not None:
-            v.shape = ir.Shape(list(dims))
-            changed = True
-    return changed
+    ONNX's inference finds, else a scalar's: ONNX's IR wants a rank on the main graph's outputs (the
+    checker's "Field 'shape' of 'type' is required"). That rank is a lie onnxruntime's optimizers may act
+    on (ReshapeFusion made an Unsqueeze of such data a Reshape of its axes' type): the session check after
+    this refuses such a model in one line. Whether there were any."""
+    unknown = [v for v in model.graph.outputs if v.shape is None]
+    for v in unknown:
+        dims = (inferred.get(v.name) or (None, None))[1]
+        v.shape = ir.Shape(list(dims) if dims is not None else [])
+    return bool(unknown)
 
 
 #: The ONNX reductions that take their axes as an input.

@@ -47,22 +47,6 @@ def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: 
                 _check_kernel(node, types, source, owners)
 
 
-def check_model(model: onnx.ModelProto, full_check: bool = False) -> None:
-    """``onnx.checker.check_model`` of a converted model, whose main-graph outputs of a rank known only at run
-    time have no shape (assemble.py ``_rank_outputs``): ONNX's IR wants a rank there, which would be a lie,
-    so they get a scalar's for the duration of the check (inference gives them no rank to contradict it);
-    all else is checked as written."""
-    shapeless = [out for out in model.graph.output
-                 if out.type.HasField("tensor_type") and not out.type.tensor_type.HasField("shape")]
-    for out in shapeless:
-        out.type.tensor_type.shape.SetInParent()
-    try:
-        onnx.checker.check_model(model, full_check=full_check)
-    finally:
-        for out in shapeless:
-            out.type.tensor_type.ClearField("shape")
-
-
 def _check_output(out: onnx.ValueInfoProto, found: tuple | None, where: str) -> None:
     if found is None:
         return

@@ -17,9 +17,9 @@ KNOWN: list[tuple[str, str, str]] = [
     (r":dyn_rank:", r"shape \(|run-error|must have the same|Non-zero status code",
      "data of dynamic rank made by a Reshape to a runtime shape: the IR writes its port with no <dim>, "
      "which the converter reads as a scalar where ranks.py has no rule for the layer; onnxruntime's Einsum "
-     "refuses ellipses that stand for different numbers of dims. (Outputs of dynamic rank are no longer "
-     "declared scalars, which let onnxruntime's ReshapeFusion make an Unsqueeze a Reshape of its axes' type: "
-     "tests/test_session_check.py)"),
+     "refuses ellipses that stand for different numbers of dims. (Outputs of dynamic rank are declared "
+     "scalars, which let onnxruntime's ReshapeFusion make an Unsqueeze a Reshape of its axes' type: the "
+     "session check refuses that model in one line, tests/test_session_check.py)"),
     (r"^RandomUniform-8\[.*\](f16|bf16|f64|i64),.*:(if|dead_if|ti)$", r"values differ",
      "f16, bf16, f64, i64 inside If or TensorIterator: only OpenVINO's CPU plugin runs them, "
      "and it draws them as f32 and i32 "
