@@ -971,3 +971,20 @@ def test_onnx_4bit_initializer_to_ir_and_back(onnx_type, tmp_path):
     tensor = next(i for i in back.graph.initializer if i.data_type == onnx_type)
     assert len(tensor.raw_data) == 8  # 15 values, two per byte
     np.testing.assert_array_equal(onnx.numpy_helper.to_array(tensor).astype(np.int8), values)
+
+
+def test_scalar_decompressed_weight_written_without_dims(tmp_path):
+    """A scalar i8 Const -> Convert -> Subtract -> Multiply (TFLite int8 MobileNetV3's rescaling
+    constant through OpenVINO's TFLite frontend): the Multiply's output port has no <dim>, and
+    the empty-port check read the Subtract the decompression subgraph had swallowed (KeyError)."""
+    from ir_testing import save_ir
+
+    x = ops.parameter([2, 3], np.float32, name="x")
+    w = ops.multiply(ops.subtract(ops.convert(ops.constant(np.int8(-7)), "f32"), ops.constant(np.float32(2))),
+                     ops.constant(np.float32(0.5)))
+    xml = save_ir(ov.Model([ops.multiply(x, w)], [x], "scalar_dq"), tmp_path)
+    v = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got, want = run_onnx(convert(xml), [v]), evaluate_ir(xml, [v])
+    assert got[0].shape == (2, 3) and got[0].dtype == np.float32
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(want[0], v * -4.5)

@@ -52,6 +52,22 @@ def test_topk_ties_in_the_reference_order(version, mode, sort, index_type, stabl
         assert_close(g, w, f"output {i}")
 
 
+@pytest.mark.parametrize("mode, sort", [("max", "value"), ("min", "value"), ("max", "index"), ("min", "index")])
+def test_topk_u64_across_the_sign_bit(mode, sort, tmp_path):
+    """onnxruntime's TopK has no u64 kernel: ranked by an i64 key; values at and above 2**63 (which a
+    plain Cast to i64 would rank below 0), the extremes, and ties."""
+    pool = np.array([0, 1, 2**62, 2**63 - 1, 2**63, 2**63 + 1, 2**64 - 2, 2**64 - 1], np.uint64)
+    x = _R.choice(pool, (3, 24))
+    p = o9.parameter([3, 24], np.uint64, name="x")
+    attrs = {"axis": 1, "mode": mode, "sort": sort, "index_element_type": "i64", "stable": True}
+    node = NodeFactory("opset11").create("TopK", [p.output(0), o9.constant(np.int64(9)).output(0)], attrs)
+    xml = save_ir(ov.Model(node.outputs(), [p], "topk"), tmp_path)
+    got, want = run_onnx(convert(xml), [x]), evaluate_ir(xml, [x])
+    assert got[0].dtype == np.uint64 and got[0].shape == (3, 9)
+    for i, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w, f"output {i}")
+
+
 @pytest.mark.parametrize("version", [1, 3, 4, 5, 9])
 @pytest.mark.parametrize("descending", [True, False])
 @pytest.mark.parametrize("spread", [0.0, 1e-7], ids=["ties", "near-ties"])

@@ -140,7 +140,8 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
         ctx.layer = layer
         if layer.id in subgraphs and subgraphs[layer.id] is None:
             continue
-        _check_empty_ports(ctx, layer)
+        if layer.id not in subgraphs:  # a subgraph's head reads layers it swallowed, not translated
+            _check_empty_ports(ctx, layer)
         translate = subgraphs[layer.id].translate if layer.id in subgraphs else lookup(layer.type, layer.version)
         if layer.id not in subgraphs and fold_known(ctx, layer):  # shape arithmetic reading static dims only
             continue

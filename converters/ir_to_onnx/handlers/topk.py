@@ -4,10 +4,14 @@ ONNX's TopK always sorts by value and breaks ties by the lower index (OpenVINO's
 ``stable``); ``sort`` ``index`` reorders the k results by index with a second TopK
 over the indices; ``none`` leaves them sorted by value (OpenVINO's order is then
 unspecified: its reference and its CPU plugin give different orders). The indices
-are cast to ``index_element_type`` (i32 by default).
+are cast to ``index_element_type`` (i32 by default). u64 data (onnxruntime's TopK
+has no u64 kernel and nothing wider exists) is ranked by an order-preserving i64 key,
+its bits with the top one flipped, and the values gathered from the data by index.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from onnx_ext.types import from_ov
 
@@ -20,7 +24,7 @@ from .layout import i64_vector
 _I64 = from_ov("i64")
 
 
-@translator("TopK", since=1, emits=("Cast", "GatherElements", "Identity", "Reshape", "TopK"))
+@translator("TopK", since=1, emits=("BitwiseXor", "Cast", "GatherElements", "Identity", "Reshape", "TopK"))
 def topk(ctx: Context, layer) -> None:
     data, k_v = ctx.input(0), ctx.input(1)
     if data.rank is None:
@@ -33,16 +37,29 @@ def topk(ctx: Context, layer) -> None:
     sort = attr.choice(ctx, layer, "sort", ("value", "index", "none"), "none")
     idx_type = attr.element(ctx, layer, "index_element_type", "i32") or from_ov("i32")
     et = data.type
-    ct = compute_type("TopK", et)
+    ct = _I64 if et.ov == "u64" else compute_type("TopK", et)
     if ct is None:
         raise ctx.error(f"onnxruntime has no TopK kernel for {et.ov} and no lossless widening applies")
     k = i64_vector(ctx, k_v)
-    x = ctx.cast(data.name, et, ct)
+    if et.ov == "u64":
+        x = _u64_order_key(ctx, data.name)
+    else:
+        x = ctx.cast(data.name, et, ct)
     values, indices = ctx.node("TopK", [x, k], 2, axis=axis, largest=int(largest), sorted=1)
     if sort == "index":
         _, order = ctx.node("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
         values = ctx.one("GatherElements", [values, order], axis=axis)
         indices = ctx.one("GatherElements", [indices, order], axis=axis)
-    ctx.cast(values, ct, et, ctx.out(0))
+    if et.ov == "u64":
+        ctx.one("GatherElements", [data.name, indices], ctx.out(0), axis=axis)
+    else:
+        ctx.cast(values, ct, et, ctx.out(0))
     if len(layer.outputs) > 1:
         ctx.cast(indices, _I64, idx_type, ctx.out(1))
+
+
+def _u64_order_key(ctx: Context, name: str) -> str:
+    """An i64 that orders as the u64 does: Cast keeps the 64 bits (x >= 2**63 wraps
+    negative), and flipping the top bit moves [0, 2**63) below [2**63, 2**64)."""
+    bits = ctx.cast(name, from_ov("u64"), _I64)
+    return ctx.one("BitwiseXor", [bits, ctx.const(np.array(np.iinfo(np.int64).min, np.int64))])
