@@ -37,20 +37,19 @@ def topk(ctx: Context, layer) -> None:
     sort = attr.choice(ctx, layer, "sort", ("value", "index", "none"), "none")
     idx_type = attr.element(ctx, layer, "index_element_type", "i32") or from_ov("i32")
     et = data.type
-    ct = _I64 if et.ov == "u64" else compute_type("TopK", et)
+    keyed = et.ov == "u64"  # ranked by an i64 key, the values gathered from the data
+    ct = _I64 if keyed else compute_type("TopK", et)
     if ct is None:
         raise ctx.error(f"onnxruntime has no TopK kernel for {et.ov} and no lossless widening applies")
     k = i64_vector(ctx, k_v)
-    if et.ov == "u64":
-        x = _u64_order_key(ctx, data.name)
-    else:
-        x = ctx.cast(data.name, et, ct)
+    x = _u64_order_key(ctx, data.name) if keyed else ctx.cast(data.name, et, ct)
     values, indices = ctx.node("TopK", [x, k], 2, axis=axis, largest=int(largest), sorted=1)
     if sort == "index":
         _, order = ctx.node("TopK", [indices, k], 2, axis=axis, largest=0, sorted=1)
-        values = ctx.one("GatherElements", [values, order], axis=axis)
         indices = ctx.one("GatherElements", [indices, order], axis=axis)
-    if et.ov == "u64":
+        if not keyed:
+            values = ctx.one("GatherElements", [values, order], axis=axis)
+    if keyed:
         ctx.one("GatherElements", [data.name, indices], ctx.out(0), axis=axis)
     else:
         ctx.cast(values, ct, et, ctx.out(0))
