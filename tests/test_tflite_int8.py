@@ -122,7 +122,7 @@ def test_tflite_int8_model_matches_cpu_plugin(name, tmp_path):
             continue
         j, (level_ours, level_cpu) = flip
         # ours is the reference's FakeQuantize of our input
-        il, ih, ol, oh = _ranges(fqs[j])
+        _, _, ol, oh = _ranges(fqs[j])
         step = np.max((oh - ol) / np.float32(fqs[j].get_levels() - 1))
         assert np.abs(ours[2 * j + 1] - _reference_fake_quantize(fqs[j], ours[2 * j])).max() <= step / 2
         # the first level that differs: both inputs at a half level, a few ulps apart
