@@ -950,6 +950,43 @@ def test_cpu_plugin_fake_quantize_picks_other_levels(tmp_path):
     _assert_qdq_close(got, want, lo, hi)
 
 
+def _near_half_levels(il: np.float32, ih: np.float32, around: int) -> np.ndarray:
+    """For every level k: the f32 values whose level (x - il) / (ih - il) * 255, in f32, is k + 0.5
+    or within ``around`` ulps of x of it (the FakeQuantize rounding boundaries)."""
+    values = []
+    for k in range(255):
+        x = np.float32(il + (k + 0.5) / 255 * (np.float64(ih) - il))
+        values += [x]
+        for direction in (np.float32(-np.inf), np.float32(np.inf)):
+            v = x
+            for _ in range(around):
+                v = np.nextafter(v, direction)
+                values.append(v)
+    return np.array(values, np.float32).reshape(1, -1)
+
+
+def test_fake_quantize_at_rounding_boundaries(tmp_path):
+    """TFLite int8 MobileNetV3Small (OpenVINO's TFLite frontend; issue 20): an activation
+    FakeQuantize [0, 0.94847876] whose input lands within a few ulps of a half level, the level
+    there decided by the last ulp. Values on and beside every half level: the same level as the
+    reference for each (half to even where the f32 level is exactly k + 0.5); the CPU plugin
+    (CPU_EXACT: x * scale + shift) picks the neighbouring level for some."""
+    il, ih = np.float32(0), np.float32(0.94847876)
+    x = _near_half_levels(il, ih, around=4)
+    level = (x - il) / (ih - il) * np.float32(255)
+    ties = level == np.floor(level) + np.float32(0.5)
+    assert ties.sum() >= 200  # the exact ties are there to test
+    xml = _save(_fq_model(x.shape, (il, ih, il, ih), 256), tmp_path)
+    want = evaluate_ir(xml, [x])[0]
+    step = ih / np.float32(255)
+    assert np.all(np.rint(want[ties] / step) % 2 == 0)  # the reference: half to even
+    got = run_onnx(convert(xml), [x])[0]
+    _assert_qdq_close(got, want, il, ih)
+    cpu = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)([x])[0])
+    cpu_flips = np.abs(cpu - want) > step / 2
+    assert cpu_flips.sum() >= 1 and np.abs(cpu - want).max() <= step * 1.01  # measured: 72 of 2,295 (35 ties)
+
+
 @pytest.mark.parametrize("onnx_type", [onnx.TensorProto.UINT4, onnx.TensorProto.INT4])
 def test_onnx_4bit_initializer_to_ir_and_back(onnx_type, tmp_path):
     """ONNX -> IR writes 4-bit initializers as packed u4/i4 Consts OpenVINO reads; back to ONNX
