@@ -24,8 +24,9 @@ U64, U32 = onnx.TensorProto.UINT64, onnx.TensorProto.UINT32
 MASK = 0xFFFFFFFF
 #: Words of a stream kept as a table (uint32, 256 KB): 65,536 f32 values, a [1, 4, 128, 128] latent.
 TABLE_WORDS = 1 << 16
-#: Philox calls per iteration of the Loop beyond the table: a round's UINT64 tensors (128 KB) stay in L2.
-BLOCK_CALLS = 1 << 14
+#: Philox calls per iteration of the Loop beyond the table (a round's UINT64 tensors 512 KB): blocks of 2^14 calls
+#: (L2-sized) cost ~10% more CPU time at 1M values (median, paired; their kernels' dispatch), 2^17 the same.
+BLOCK_CALLS = 1 << 16
 
 
 class Words:
@@ -126,8 +127,7 @@ def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tup
 def _philox_blocks(g: BodyBuilder, words: str, rest: str, first: int, key: tuple[int, int],
                    counter: tuple[int, int]) -> str:
     """The ``rest`` (> 0) words of the Philox stream from call ``first`` on, a Loop over blocks of at most
-    ``BLOCK_CALLS`` calls (onnxruntime's bitwise kernels are scalar loops, ~3x slower per element on tensors
-    streamed from memory than on tensors its caches hold). At most 2^32 calls in all (``words``: 2^34 words, 64 GiB
+    ``BLOCK_CALLS`` calls. At most 2^32 calls in all (``words``: 2^34 words, 64 GiB
     of f32; checked, ``philox_calls_within_2_32``)."""
     total = g("Div", g("Add", words, g.const(3)), g.const(4))
     calls = g("Div", g("Add", rest, g.const(3)), g.const(4))
