@@ -207,23 +207,31 @@ def summarize(samples: dict[str, dict[str, list[float]]]) -> dict:
     return {"median_s": med, "ratio": ratios}
 
 
-def merged(path: Path, results: list[dict], info: dict) -> tuple[list[dict], dict]:
+def merged(path: Path, results: list[dict], info: dict, by_row: bool = False) -> tuple[list[dict], dict]:
     """The rows of ``path`` with those of the ops in ``results`` replaced (in the old rows' place), and its
-    machine record noting the re-measurement."""
+    machine record noting the re-measurement. ``by_row`` (``--only``): only the rows of the scenarios and thread
+    counts measured, each in its old place (new ones after)."""
     old = json.loads(path.read_text())
     ops = {r["op"] for r in results}
+    key = (lambda r: (r["op"], r["name"], r["const"], r["threads"]))
     rows, placed = [], False
-    for r in old["results"]:
-        if r["op"] not in ops:
-            rows.append(r)
-        elif not placed:
+    if by_row:
+        new = {key(r): r for r in results}
+        rows = [new.pop(key(r), r) for r in old["results"]]
+        rows.extend(r for r in results if key(r) in new)
+    else:
+        for r in old["results"]:
+            if r["op"] not in ops:
+                rows.append(r)
+            elif not placed:
+                rows.extend(results)
+                placed = True
+        if not placed:
             rows.extend(results)
-            placed = True
-    if not placed:
-        rows.extend(results)
+    what = ", ".join(sorted({f"{r['op']} {r['name']}" for r in results})) if by_row else ", ".join(sorted(ops))
     machine = old["machine"]
     machine.setdefault("remeasured", []).append(
-        f"{', '.join(sorted(ops))} on {info['date']}, load average {info['load_avg'][0]:.1f} at start, "
+        f"{what} on {info['date']}, load average {info['load_avg'][0]:.1f} at start, "
         f"{info['load_avg_end'][0]:.1f} at the end")
     return rows, machine
 
@@ -242,7 +250,8 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true")
     p.add_argument("--render", metavar="JSON", help="only rewrite the .md and .png from a results .json")
     p.add_argument("--merge", action="store_true", help="replace only the measured ops' rows in an existing "
-                   "results file (--out/--tag), noting when and under what load they were re-measured")
+                   "results file (--out/--tag), noting when and under what load they were re-measured; with --only, "
+                   "only the measured scenarios' rows")
     args = p.parse_args(argv)
     if args.render:
         render(Path(args.render))
@@ -295,7 +304,7 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     info["load_avg_end"] = os.getloadavg()
     if args.merge and (out / f"{args.tag}.json").exists():
-        results, info = merged(out / f"{args.tag}.json", results, info)
+        results, info = merged(out / f"{args.tag}.json", results, info, by_row=bool(args.only))
     (out / f"{args.tag}.json").write_text(json.dumps({"machine": info, "results": results}, indent=1, default=float))
     (out / f"{args.tag}.md").write_text(markdown(results, info))
     plot(results, out / f"{args.tag}.png")

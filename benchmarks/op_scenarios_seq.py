@@ -168,6 +168,13 @@ def ctc_scenarios():
 SCENARIOS["ctc"] = ctc_scenarios
 
 
+#: Why the computed Philox stream misses 3x (measured: docs/ops/random_uniform.md, Speed).
+PHILOX_FLOOR = ("; 3x is out of reach: a call of 4 words is ~100 element-wise kernels (per word pair and round a "
+                "BitShift, a u64 Mul, a BitShift, an Add, a BitwiseXor; 19 Mul, 36 BitShift, 16 Add, 19 BitwiseXor in "
+                "all), onnxruntime's bitwise and shift kernels scalar loops of ~0.7 ns an element, a u64 Mul 0.66 ns: "
+                "~60-75 ns of kernels a call (CPU time), where the plugin takes ~8 ns and 3x leaves ~25")
+
+
 def random_uniform_scenarios():
     """RandomUniform-8 with the shape a run-time input: a diffusion model's latent noise [1, 4, 64, 64] (seeds
     0 and 0, as OpenVINO's PyTorch frontend writes torch.rand: a non-deterministic stream; and seeded, exact
@@ -193,7 +200,8 @@ def random_uniform_scenarios():
                             None, {"shape": np.array(dims, np.int64)}, out_elements=int(np.prod(dims)),
                             vs="openvino", of_largest=2.0 if seeds == (0, 0) else None,
                             note="" if seeds == (0, 0) else "up to 65,536 words sliced from the body's table of the "
-                            "stream, more computed" + (": computed" if np.prod(dims) > 65536 else ": sliced")))
+                            "stream, more computed" + (": computed" if np.prod(dims) > 65536 else ": sliced")
+                            + (PHILOX_FLOOR if np.prod(dims) > 1 << 18 else "")))
     return out
 
 
@@ -230,6 +238,12 @@ def fake_convert_scenarios():
 SCENARIOS["fake_convert"] = fake_convert_scenarios
 
 
+#: Why the 32-sample Loop is near 3x at 2 threads (measured: docs/ops/multinomial.md, Speed).
+STEPS_AT_2_THREADS = ("; each of the 32 steps runs ~6 element-wise kernels over the [8, 32000] cdf, split over "
+                      "onnxruntime's threads (a join each): on 2 shared cores under load the wall time at 2 threads is "
+                      "the scheduler's (1 thread, CPU time: ~2.3x the plugin)")
+
+
 def multinomial_scenarios():
     """Multinomial-13: LLM token sampling (a softmax over 50,257 classes, one sample; a batch of 8 over 32,000,
     4 samples without replacement, num_samples constant: unrolled, or a run-time input: the Loop; 32 samples at
@@ -258,7 +272,8 @@ def multinomial_scenarios():
                             f"{'with' if replacement else 'without'} replacement, seeds {seeds}"
                             + (", num_samples at run time" if runtime_n else ""), False, ov_model,
                             None, feeds, out_elements=batch * n, vs="openvino", compare=False,
-                            note="(c) draws with std::mt19937, not the spec's Philox: values not compared"))
+                            note="(c) draws with std::mt19937, not the spec's Philox: values not compared"
+                            + (STEPS_AT_2_THREADS if n > 16 else "")))
     return out
 
 

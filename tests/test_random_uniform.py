@@ -97,6 +97,18 @@ def test_streams_beyond_the_table_are_computed_exactly(ov_reference, alignment, 
         assert_same(got, expected, how)
 
 
+@pytest.mark.parametrize("global_seed, op_seed", [(2**40 + 3, 2**33 + 7), (5, 2**63 + 11), (2**64 - 1, 2**32)])
+def test_philox_beyond_the_table_with_high_seed_words(ov_reference, global_seed, op_seed):
+    # the key's and the counter's high words enter the computed calls folded into the first rounds' constants
+    inputs = [np.array([TABLE_WORDS + 9], np.int64), np.array(-1, np.float32), np.array(2, np.float32)]
+    attrs = {"output_type": onnx.TensorProto.FLOAT, "global_seed": global_seed - 2**64 if global_seed >= 2**63
+             else global_seed, "op_seed": op_seed - 2**64 if op_seed >= 2**63 else op_seed, "alignment": "tensorflow"}
+    (expected,) = ov_reference("RandomUniform", 8, inputs, _ov_attrs(attrs), const=[False, True, True])
+    model = node_model("RandomUniform", inputs, attrs, [(expected.dtype, 1)], [False, True, True])
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, expected, how)
+
+
 @pytest.mark.parametrize("attrs, inputs, want", [
     ({"output_type": onnx.TensorProto.FLOAT, "global_seed": 150, "op_seed": 10},
      [np.array([3, 3]), np.float32(0), np.float32(1)],

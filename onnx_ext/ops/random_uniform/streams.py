@@ -2,12 +2,12 @@
 (``pytorch``), in integer ONNX ops, with every value that depends only on the seeds folded into constants
 (the first round's counter, the round keys, what the counter's constant words make of the first two rounds).
 A stream is UINT32 words; they are computed in UINT64 tensors: onnxruntime multiplies them exactly (a 32 x 32 ->
-64-bit product) and shifts and masks uint64.
+64-bit product) and shifts and masks uint64 (Philox: a word pair a tensor, ``philox``).
 
 A Philox stream's first ``table_words`` words are also kept as a constant: a shape that needs no more slices them,
 a larger one computes only the words after them (onnxruntime's bitwise kernels are scalar loops of ~0.7 ns per
-element and Philox is ~90 of them per 4 words, where OpenVINO's kernel keeps the words in registers: computed is
-~5-9x OpenVINO, sliced faster than it). MT19937
+element and Philox is ~90 element-wise ops per 4 words, 19 of them BitwiseXor, where OpenVINO's kernel keeps the
+words in registers: computed is ~8-10x OpenVINO in CPU time, sliced faster than it). MT19937
 keeps no table (OpenVINO's is slow: computed stays within ~2.5x of it)."""
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ import numpy as np
 import onnx
 
 from ..builder import BodyBuilder
-from .reference import M4A, M4B, MT_M, MT_N, ROUNDS, W32A, W32B, mt_state, mt_words, philox_words
+from .reference import M4A, M4B, MT_M, MT_N, ROUNDS, mt_state, mt_words, philox_words, round_keys
 
 U64, U32 = onnx.TensorProto.UINT64, onnx.TensorProto.UINT32
 MASK = 0xFFFFFFFF
 #: Words of a stream kept as a table (uint32, 256 KB): 65,536 f32 values, a [1, 4, 128, 128] latent.
 TABLE_WORDS = 1 << 16
-#: Philox calls per iteration of the Loop beyond the table: a round's UINT64 tensors (128 KB) stay in L2.
-BLOCK_CALLS = 1 << 14
+#: Philox calls per iteration of the Loop beyond the table (a round's UINT64 tensors 512 KB): blocks of 2^14 calls
+#: (L2-sized) cost ~10% more CPU time at 1M values (median, paired; their kernels' dispatch), 2^17 the same.
+BLOCK_CALLS = 1 << 16
 
 
 class Words:
@@ -71,22 +72,37 @@ class Words:
         return self.and_(a, MASK)
 
 
-def philox(g: BodyBuilder, i: str, key: tuple, counter: tuple[int, int]) -> list[str]:
+def philox(g: BodyBuilder, i: str, key: tuple[int, int], counter: tuple[int, int]) -> list[str]:
     """The 4 words of the Philox calls of counters ``i`` ([n] INT64 below 2^32: the counter's high word is 0, which
-    folds most of the first two rounds into constants), each [n] UINT32; ``key``: (low, high) words, ints or
-    UINT64 scalars (a key drawn at run time); ``counter``: op_seed's (low, high). A round is 5 element-wise ops per
-    word pair: the 32 x 32 -> 64-bit product, its high word (a shift), its low word (a mask), two xors."""
+    folds most of the first two rounds into constants), each [n] UINT32; ``key``, ``counter``: global_seed's and
+    op_seed's (low, high) words.
+
+    A word pair, (n_lo, n_hi) or (c_lo, c_hi), is one UINT64 ``F = lo << 32 | (hi ^ the key this round xors into
+    it)``. A round: ``P = (F_c >> 32) * M4B``, ``F_n' = P ^ ((F_n << 32) + the next round's key)``: the product's high
+    word lands on n_hi ^ key (n_lo'), its low word is n_hi' (and the next key); F_c' likewise from ``(F_n >> 32) *
+    M4A``. 5 ops a pair and round (BitShift, Mul, BitShift, Add, BitwiseXor): the shift leaves the low half 0, so the
+    key goes in by an Add (vectorised) instead of a BitwiseXor of its own and no mask is needed (onnxruntime's bitwise
+    kernels are scalar loops of ~0.7 ns an element): 19 BitwiseXor and no BitwiseAnd a call, not 34 and 14."""
     w = Words(g)
-    n_lo, n_hi, c_lo, c_hi = g("Cast", i, to=U64), 0, counter[0], counter[1]
-    k_lo, k_hi = key
+    keys = round_keys(key[0] | key[1] << 32) + [(0, 0)]  # (the last round adds no key: its low words are outputs)
+    # round 0's pairs as (multiplied word, the other's key-xored word shifted up): (i, 0 ^ k0) and op_seed's words
+    up_n, shifted_n = g("Cast", i, to=U64), keys[0][0] << 32
+    up_c, shifted_c = counter[0], (counter[1] ^ keys[0][1]) << 32
     for r in range(ROUNDS):
-        p0, p1 = w.mul(n_lo, M4A), w.mul(c_lo, M4B)
-        n_lo, c_lo = w.xor(w.shr(p1, 32), w.xor(n_hi, k_lo)), w.xor(w.shr(p0, 32), w.xor(c_hi, k_hi))
-        # low words: masked where a later product reads them; the last two rounds' words are only xored into
-        # outputs, which the final cast to UINT32 cuts to their low bits
-        n_hi, c_hi = (p1, p0) if r >= ROUNDS - 2 else (w.low(p1), w.low(p0))
-        k_lo, k_hi = w.low(w.add(k_lo, W32A)), w.low(w.add(k_hi, W32B))
-    return [_u32(g, v, i) for v in (n_lo, n_hi, c_lo, c_hi)]
+        k_n, k_c = keys[r + 1]
+        f_n = _round(w, w.mul(up_c, M4B), shifted_n, k_n)
+        f_c = _round(w, w.mul(up_n, M4A), shifted_c, k_c)
+        up_n, up_c = w.shr(f_n, 32), w.shr(f_c, 32)
+        if r < ROUNDS - 1:
+            shifted_n, shifted_c = w.shl(f_n, 32), w.shl(f_c, 32)
+    return [_u32(g, v, i) for v in (up_n, f_n, up_c, f_c)]  # (a word pair's low word: its UINT32 cast)
+
+
+def _round(w: Words, p, shifted, key: int):
+    """``p ^ (shifted + key)`` (``shifted``'s low half is 0: + is |); a folded product takes the key in its constant."""
+    if isinstance(p, int):
+        return w.xor(shifted, p ^ key)
+    return w.xor(p, w.add(shifted, key) if key else shifted)
 
 
 def _u32(g: BodyBuilder, v, like: str) -> str:
@@ -111,8 +127,7 @@ def philox_stream(g: BodyBuilder, words: str, key: tuple[int, int], counter: tup
 def _philox_blocks(g: BodyBuilder, words: str, rest: str, first: int, key: tuple[int, int],
                    counter: tuple[int, int]) -> str:
     """The ``rest`` (> 0) words of the Philox stream from call ``first`` on, a Loop over blocks of at most
-    ``BLOCK_CALLS`` calls (onnxruntime's bitwise kernels are scalar loops, ~3x slower per element on tensors
-    streamed from memory than on tensors its caches hold). At most 2^32 calls in all (``words``: 2^34 words, 64 GiB
+    ``BLOCK_CALLS`` calls. At most 2^32 calls in all (``words``: 2^34 words, 64 GiB
     of f32; checked, ``philox_calls_within_2_32``)."""
     total = g("Div", g("Add", words, g.const(3)), g.const(4))
     calls = g("Div", g("Add", rest, g.const(3)), g.const(4))
