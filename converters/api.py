@@ -181,9 +181,12 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
     atomically: on an error nothing is left; an error of the verification stage names the file
-    written. An .npz given as ``inputs`` is read before converting. ``policy``: the input options
-    as one ``InputPolicy`` (instead of ``seed``, ``dims``, ...). Raises OnnxExtError (one line;
-    ``IRError`` is one), FileNotFoundError or another OSError.
+    written. ``inputs`` (an .npz read) and the names of ``shapes`` are checked before converting.
+    ``policy``: the input options as one ``InputPolicy`` (instead of ``seed``, ``dims``, ...). The
+    verification's arguments need ``verify=True``, and an option of the ONNX written (``inline``,
+    ``contrib``, ...) the conversions it applies to (``APPLIES``): either given where it would do
+    nothing is a ConvertError (a ValueError). Raises OnnxExtError (one line; ``IRError`` is one),
+    FileNotFoundError or another OSError.
     """
     dst = Path(dst)
     weight_options = WeightOptions(contrib, int8_activations, requantize_int4, rope_in_attention)
@@ -201,6 +204,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
                                    float_range=float_range, int_range=int_range)
     if verify and inputs is not None and isinstance(src, (str, Path)):
         inputs = _inputs_for(Path(src), inputs)  # a bad .npz fails before anything is written
+    named = {} if policy.skip_unknown else policy.shapes or {}
+    if verify and named and isinstance(src, (str, Path)):
+        _check_input_names(Path(src), named, "shapes")  # a misspelt name, before anything is written
     options = dict(inputs=inputs, policy=policy, backend=backend)
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
@@ -250,12 +256,19 @@ def _check_verify_options(given: Sequence[str], verify: bool) -> None:
 
 def _inputs_for(src: Path, inputs):
     """``inputs`` read (an .npz) and checked by name against the inputs of the model ``src``."""
-    from .verify.signature import ir_signature, onnx_signature
-
     source = str(inputs) if isinstance(inputs, (str, Path)) else "inputs"
     feeds = load_inputs(inputs) if isinstance(inputs, (str, Path)) else inputs
     if not isinstance(feeds, Mapping):
         raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(feeds).__name__}")
+    _check_input_names(src, feeds, source)
+    return feeds
+
+
+def _check_input_names(src: Path, names, source: str) -> None:
+    """Every one of ``names`` (given as ``source``) is an input of the model ``src`` (an .xml or .onnx file; not
+    checked when it is neither, or the ONNX does not parse: the conversion says so in its own words)."""
+    from .verify.signature import ir_signature, onnx_signature
+
     if src.suffix.lower() == ".xml":
         from .ir_reader import read_ir
 
@@ -263,16 +276,17 @@ def _inputs_for(src: Path, inputs):
     elif src.suffix.lower() == ".onnx" and src.is_file():
         try:
             declared = onnx_signature(onnx.load(str(src), load_external_data=False))[0]
-        except Exception:  # not a model: the conversion says so in its own words
-            return feeds
+        except Exception:
+            return
     else:
-        return feeds
-    names = {n for t in declared for n in t.names}
-    for name in feeds:
-        if name not in names:
+        return
+    known = {n for t in declared for n in t.names}
+    for name in names:
+        if name not in known:
             raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
                               f"{', '.join(t.name for t in declared)})")
-    return feeds
+
+
 def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: WeightOptions) -> Conversion:
     from .model_folder import folder_conversion
 

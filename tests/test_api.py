@@ -212,3 +212,17 @@ def test_external_data_is_listed_and_verifies(tmp_path):
     assert result.written == (dst, tmp_path / "m.onnx.data") and result.report.ok
     assert any(t.data_location == onnx.TensorProto.EXTERNAL
                for t in onnx.load(str(dst), load_external_data=False).graph.initializer)
+
+
+def test_a_misspelt_shape_name_fails_before_converting(tmp_path):
+    """shapes naming no input of the model fails before anything is written (was: converted, written, then the
+    verification's error naming the file it left)."""
+    for src in (EXAMPLE, None):
+        if src is None:
+            src = tmp_path / "m.onnx"
+            converters.convert(EXAMPLE, src)
+        dst = tmp_path / ("b.xml" if src.suffix == ".onnx" else "b.onnx")
+        with pytest.raises(VerifyError, match=r"^shapes: no model input named 'input_idz' \(the inputs of \S+: "
+                                              r"input_ids\)$"):
+            converters.convert(src, dst, verify=True, shapes={"input_idz": (2, 3)})
+        assert not dst.exists()
