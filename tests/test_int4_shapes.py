@@ -24,21 +24,36 @@ def _const4(et: str, shape: list[int], seed: int) -> ov.Node:
 @pytest.mark.parametrize("et", ["u4", "i4"])
 @pytest.mark.parametrize("special_zero, target", [(False, [8, 4]), (True, [0, -1])])
 def test_constant_weights_reshaped_then_decompressed_match_openvino(tmp_path, et, special_zero, target):
-    """Const(4-bit) [4, 2, 4] -> Reshape -> Convert(f32) -> Subtract(zero point) -> Multiply(scale) -> MatMul: the
-    Reshape folds into the constant, which stays 4-bit in the ONNX (no f32 copy of the weights)."""
+    """Const(4-bit) [8, 2, 2] -> Reshape -> Convert(f32) -> Subtract(zero point) -> Multiply(scale) -> MatMul: the
+    decompression pattern with the Reshape first, which becomes onnxruntime's MatMulNBits (4-bit weights)."""
     w = o8.reshape(_const4(et, [8, 2, 2], 1), o8.constant(np.array(target, np.int64)), special_zero)
     zp = np.float32(8 if et == "u4" else 0)
     weights = o8.multiply(o8.subtract(o8.convert(w, "f32"), o8.constant(zp)), o8.constant(np.float32(0.25)))
     x = parameter([3, 8], name="x")
     xml = save_ir(model_of(o8.matmul(x, weights, False, False), [x]), tmp_path)
     onnx_model = convert(xml)
-    assert not any(n.op_type == "Reshape" for n in onnx_model.graph.node)
-    kept = [t for t in onnx_model.graph.initializer if t.data_type in (21, 22)]  # UINT4, INT4
-    assert [list(t.dims) for t in kept] == [[8, 4]]
+    assert [n.op_type for n in onnx_model.graph.node] == ["MatMulNBits"]
     feeds = [np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)]
     got, want = run_onnx(onnx_model, feeds)[0], evaluate_ir(xml, feeds)[0]
     assert got.dtype == want.dtype == np.float32 and got.shape == want.shape == (3, 4)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("et", ["u4", "i4"])
+def test_a_reshaped_4bit_constant_folds_and_stays_4bit(tmp_path, et):
+    """Const(4-bit) -> Reshape -> Convert(f32), no decompression pattern: the Reshape folds into the constant, which
+    stays 4-bit in the ONNX (converted at run time)."""
+    w = o8.reshape(_const4(et, [4, 2, 2], 4), o8.constant(np.array([2, -1], np.int64)), False)
+    x = parameter([2, 8], name="x")
+    xml = save_ir(model_of(o8.add(x, o8.convert(w, "f32")), [x]), tmp_path)
+    onnx_model = convert(xml)
+    assert not any(n.op_type == "Reshape" for n in onnx_model.graph.node)
+    assert [list(t.dims) for t in onnx_model.graph.initializer if t.data_type in (21, 22)] == [[2, 8]]  # (U)INT4
+    feeds = [np.zeros((2, 8), np.float32)]
+    got, want = run_onnx(onnx_model, feeds)[0], evaluate_ir(xml, feeds)[0]
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    assert len(np.unique(want)) > 4
 
 
 @pytest.mark.parametrize("et", ["u4", "i4"])
