@@ -225,8 +225,14 @@ def _verify_options(args, batch: bool = False) -> dict:
         shapes[name] = tuple(int(d) for d in sizes)
     if args.inputs and (dims or shapes or args.dynamic_size is not None):
         raise OnnxExtError("--shape, --dim and --dynamic-size size random inputs: they have no effect with --inputs")
-    policy = make_policy(seed=args.seed, dynamic_size=args.dynamic_size, dims=dims, shapes=shapes,
-                         float_range=args.float_range, int_range=args.int_range, skip_unknown=batch)
+    try:
+        policy = make_policy(seed=args.seed, dynamic_size=args.dynamic_size, dims=dims, shapes=shapes,
+                             float_range=args.float_range, int_range=args.int_range, skip_unknown=batch)
+    except OnnxExtError as e:  # named as flags
+        message = str(e)
+        for keyword in ("seed", "dynamic_size", "float_range", "int_range"):
+            message = message.replace(keyword, "--" + keyword.replace("_", "-"), 1)
+        raise OnnxExtError(message) from None
     return dict(inputs=args.inputs, policy=policy, backend=args.backend)
 
 

@@ -226,3 +226,20 @@ def test_a_misspelt_shape_name_fails_before_converting(tmp_path):
                                               r"input_ids\)$"):
             converters.convert(src, dst, verify=True, shapes={"input_idz": (2, 3)})
         assert not dst.exists()
+
+
+@pytest.mark.parametrize("options, expected", [
+    (dict(int_range=(4, 0)), r"^int_range \(4, 0\): values are drawn from \[LO, HI\), LO must be below HI$"),
+    (dict(float_range=(1.0, -1.0)), r"^float_range \(1.0, -1.0\): values are drawn from \[LO, HI\), LO must be below "
+                                    r"HI$"),
+    (dict(seed="1"), r"^seed '1': expected a whole number >= 0$"),
+    (dict(dynamic_size=0), r"^dynamic_size 0: expected a whole number >= 1$"),
+])
+def test_input_options_out_of_their_domain_are_named_before_anything_runs(tmp_path, options, expected):
+    """(were: a reversed float range silently drew from (HI, LO]; numpy's "low >= high" or its SeedSequence's
+    TypeError, after the conversion was written)"""
+    with pytest.raises(VerifyError, match=expected):
+        converters.verify(EXAMPLE, tmp_path / "none.onnx", **options)
+    with pytest.raises(VerifyError, match=expected):
+        converters.convert(EXAMPLE, tmp_path / "m.onnx", verify=True, **options)
+    assert not (tmp_path / "m.onnx").exists()

@@ -490,3 +490,10 @@ def test_mixed_batch_inline_and_no_contrib_apply_to_ir_sources(capsys, tmp_path)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["e.onnx", "f.bin", "f.xml"]
     plain = onnx.load(str(tmp_path / "out" / "e.onnx"))
     assert all(n.domain == "" for n in plain.graph.node) and not plain.functions
+
+
+def test_an_input_range_out_of_order_is_named_as_its_flag(capsys, tmp_path):
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "--int-range", "4", "0")
+    assert status == 2 and not out and err == ("onnx-ext: error: --int-range (4, 0): values are drawn from [LO, HI), "
+                                               "LO must be below HI\n")
+    assert not (tmp_path / "m.onnx").exists()
