@@ -58,18 +58,27 @@ def test_a_reshaped_4bit_constant_folds_and_stays_4bit(tmp_path, et):
 
 @pytest.mark.parametrize("et", ["u4", "i4"])
 @pytest.mark.parametrize("op", ["reshape", "squeeze", "unsqueeze", "squeeze_dynamic"])
-def test_run_time_4bit_data_through_shape_ops_matches_openvino(tmp_path, et, op):
+@pytest.mark.parametrize("also_shape_of", [False, True])
+def test_run_time_4bit_data_through_shape_ops_matches_openvino(tmp_path, et, op, also_shape_of):
     """Floats converted to 4 bits at run time (truncated and wrapped, as OpenVINO does), moved by the shape op,
-    converted back to f32: every value as OpenVINO's reference gives it."""
+    converted back to f32: every value as OpenVINO's reference gives it. Read only by the Convert, the moved
+    values stay in 8 bits (one Cast to 4 bits in all: the first Convert's); read by a ShapeOf too, they are cast
+    back to 4 bits."""
     x = parameter([2, 1, 6] if op != "squeeze_dynamic" else [2, -1, 6], name="x")
     q = o8.convert(x, et)
     moved = {"reshape": lambda: o8.reshape(q, o8.constant(np.array([3, 4], np.int64)), False),
              "squeeze": lambda: o8.squeeze(q, o8.constant(np.array([1], np.int64))),
              "unsqueeze": lambda: o8.unsqueeze(q, o8.constant(np.array([0, 3], np.int64))),
              "squeeze_dynamic": lambda: o8.squeeze(q, o8.constant(np.array([1], np.int64)))}[op]()
-    xml = save_ir(model_of(o8.convert(moved, "f32"), [x]), tmp_path)
+    outputs = [o8.convert(moved, "f32")] + ([o8.shape_of(moved)] if also_shape_of else [])
+    xml = save_ir(model_of(outputs, [x]), tmp_path)
+    onnx_model = convert(xml)
+    to_4bit = [n for n in onnx_model.graph.node if n.op_type == "Cast" and n.attribute[0].i in (21, 22)]
+    assert len(to_4bit) == (2 if also_shape_of else 1)
     feeds = [np.random.default_rng(3).uniform(-20, 20, (2, 1, 6)).astype(np.float32)]
-    got, want = run_onnx(convert(xml), feeds)[0], evaluate_ir(xml, feeds)[0]
-    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
-    np.testing.assert_array_equal(got, want)
-    assert len(np.unique(want)) > 4  # the values cover the type's range, not a constant
+    got, want = run_onnx(onnx_model, feeds), evaluate_ir(xml, feeds)
+    assert len(got) == len(want) == len(outputs)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert len(np.unique(want[0])) > 4  # the values cover the type's range, not a constant

@@ -85,10 +85,35 @@ def _reshaped(ctx: Context, array: np.ndarray, shape, special_zero: bool) -> np.
 
 def _moved(ctx: Context, op: str, data: Value, extra: list[str], output: str, **attrs) -> str:
     """``op`` on ``data``, widened where onnxruntime has no kernel for its type (4-bit integers travel in 8
-    bits: the values are only moved, so the cast back is exact)."""
+    bits: the values are only moved, so the cast back is exact; none when only wider Converts read them)."""
     if data.type is None:
         return ctx.one(op, [data.name, *extra], output, **attrs)
+    wide = compute_type(op, data.type, "move")
+    if wide is not None and wide != data.type and _read_by_wider_converts(ctx):
+        ctx.one(op, [ctx.cast(data.name, data.type, wide), *extra], output, **attrs)
+        ctx.set_type(0, wide)
+        return output
     return ctx.emit(op, [data.name], data.type, output, kind="move", extra=extra, **attrs)
+
+
+def _read_by_wider_converts(ctx: Context) -> bool:
+    """Whether output 0 of the layer is read only by Converts to a float or an integer of 8 bits or more, which
+    convert its 4-bit values carried in 8 bits to the same results (the usual Reshape -> Convert -> Subtract ->
+    Multiply of decompression): then the 8-bit value is the output, with no cast back to 4 bits."""
+    layer = ctx.layer
+    readers = ctx.ir.readers().get((layer.id, layer.outputs[0].id), [])
+    for layer_id, _ in readers:
+        reader = ctx.ir.layer(layer_id)
+        if reader.type.lower() != "convert":
+            return False
+        dst = from_ov(reader.data.get("destination_type", "")) if reader.data.get("destination_type") in _WIDE else None
+        if dst is None:
+            return False
+    return bool(readers)
+
+
+#: Convert destinations that take 4-bit values carried in 8 bits to what they take the 4-bit values to.
+_WIDE = ("f64", "f32", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 
 
 @translator("Unsqueeze", since=1, emits=("Cast", "Reshape", "Unsqueeze"))
@@ -108,6 +133,10 @@ def squeeze(ctx: Context, layer) -> None:
     wide = compute_type("Squeeze", data.type, "move") if data.type is not None else None
     if wide is None or wide == data.type:
         _squeeze(ctx, data, ctx.out(0))
+        return
+    if _read_by_wider_converts(ctx):
+        _squeeze(ctx, Value(ctx.cast(data.name, data.type, wide), wide, data.shape), ctx.out(0))
+        ctx.set_type(0, wide)
         return
     out = ctx.tmp("squeezed")
     _squeeze(ctx, Value(ctx.cast(data.name, data.type, wide), wide, data.shape), out)
