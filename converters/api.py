@@ -27,6 +27,64 @@ class ConvertError(OnnxExtError):
     """A conversion that cannot start: unknown direction, an output path that is a directory."""
 
 
+#: The kinds of conversion (``conversion_kind``): how the messages name one, and several.
+KINDS = {"ir": ("IR -> ONNX", "IR -> ONNX"), "onnx": ("ONNX -> IR", "ONNX -> IR"),
+         "folder": ("an LLM folder", "optimum-intel LLM folders")}
+
+#: ``convert``'s keywords that shape the ONNX written: the kinds they apply to, and what they do (the reason one
+#: given to another kind is refused rather than ignored).
+APPLIES = {
+    "inline": (("ir", "folder"), "it removes the onnx-ext functions from the ONNX written"),
+    "external_data": (("ir",), "it says where the ONNX weights go"),
+    "contrib": (("ir", "folder"), "it picks the ONNX ops written"),
+    "int8_activations": (("ir", "folder"), "it picks how compressed weights run in the ONNX written"),
+    "requantize_int4": (("ir", "folder"), "it picks how compressed weights run in the ONNX written"),
+    "rope_in_attention": (("folder",), "it fuses an LLM's RoPE into its GroupQueryAttention"),
+}
+
+#: ``convert``'s keywords of the verification: nothing without ``verify=True``.
+VERIFY_KEYWORDS = ("inputs", "seed", "dynamic_size", "dims", "shapes", "float_range", "int_range", "backend", "policy")
+
+
+def conversion_kind(src) -> str | None:
+    """"ir", "onnx" or "folder" (``KINDS``) for a source ``convert`` takes, None when it cannot tell."""
+    if is_ov_model(src):
+        return "ir"
+    if not isinstance(src, (str, os.PathLike)):
+        return None
+    src = Path(src)
+    if is_model_folder(src):
+        return "folder"
+    return {".xml": "ir", ".onnx": "onnx"}.get(src.suffix.lower())
+
+
+def given_options(options: Mapping) -> list[str]:
+    """The keywords of ``options`` (``convert``'s) whose values differ from its defaults, in its order."""
+    defaults = {p.name: p.default for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY}
+    return [k for k in defaults if k in options and not _same(options[k], defaults[k])]
+
+
+def _same(value, default) -> bool:
+    if isinstance(default, tuple) and isinstance(value, (tuple, list)):
+        return tuple(value) == default
+    return value is default if default is None or isinstance(default, bool) else value == default
+
+
+def option_refusal(given: Sequence[str], kinds: set[str], where: str, names: Mapping[str, str] | None = None) -> str | None:
+    """Why the options ``given`` (``given_options``) cannot all apply to conversions of ``kinds``, in one line
+    (``where``: what is converted; ``names``: how the line names each keyword), or None."""
+    names = names or {}
+    for key in given:
+        if key not in APPLIES:
+            continue
+        applies, why = APPLIES[key]
+        if not kinds & set(applies):
+            shown = names.get(key, "contrib=False" if key == "contrib" else key)
+            return (f"{shown} applies to {' and '.join(KINDS[k][1] for k in applies)}, not to {where} "
+                    f"({' and '.join(KINDS[k][0] for k in sorted(kinds))}): {why}")
+    return None
+
+
 @dataclass(frozen=True)
 class Conversion:
     """What ``convert`` did: the files written and, with ``verify=True``, the comparison."""
@@ -81,8 +139,13 @@ def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress:
     except TypeError as e:
         keywords = [p.name for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY]
         raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(keywords)})") from None
+    _check_verify_options(given_options(options), options.get("verify", False))
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     planned = batch.plan(paths, Path(dst), to)
+    kinds = {conversion_kind(job.src) for job in planned}
+    refusal = option_refusal(given_options(options), kinds, models_found(len(planned)))
+    if refusal:
+        raise ConvertError(f"convert_all: {refusal}")
     outcomes = batch.run_jobs(planned, options, max(1, min(jobs, len(planned))), progress, details)
     return [FileResult(job.src, job.dst, job.label, o.status, o.seconds, o.message, o.details)
             for job, o in zip(planned, outcomes)]
@@ -118,18 +181,32 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     ``verify``: then run both sides and compare (the other arguments as in ``verify``); the
     report is in the result's ``report``, and a mismatch does not raise. Files are written
     atomically: on an error nothing is left; an error of the verification stage names the file
-    written. An .npz given as ``inputs`` is read before converting. ``policy``: the input options
-    as one ``InputPolicy`` (instead of ``seed``, ``dims``, ...). Raises OnnxExtError (one line;
-    ``IRError`` is one), FileNotFoundError or another OSError.
+    written. ``inputs`` (an .npz read) and the names of ``shapes`` are checked before converting.
+    ``policy``: the input options as one ``InputPolicy`` (instead of ``seed``, ``dims``, ...). The
+    verification's arguments need ``verify=True``, and an option of the ONNX written (``inline``,
+    ``contrib``, ...) the conversions it applies to (``APPLIES``): either given where it would do
+    nothing is a ConvertError (a ValueError). Raises OnnxExtError (one line; ``IRError`` is one),
+    FileNotFoundError or another OSError.
     """
     dst = Path(dst)
     weight_options = WeightOptions(contrib, int8_activations, requantize_int4, rope_in_attention)
     if weight_options.conflict():
         raise ConvertError(weight_options.conflict())
+    given = given_options({k: v for k, v in locals().items() if k not in ("src", "dst")})
+    _check_verify_options(given, verify)
+    kind = conversion_kind(src)
+    if kind is not None:
+        shown = "the openvino.Model" if is_ov_model(src) else str(src)
+        refusal = option_refusal(given, {kind}, f"{shown} -> {dst.name}" if kind != "folder" else shown)
+        if refusal:
+            raise ConvertError(refusal)
     policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
                                    float_range=float_range, int_range=int_range)
     if verify and inputs is not None and isinstance(src, (str, Path)):
         inputs = _inputs_for(Path(src), inputs)  # a bad .npz fails before anything is written
+    named = {} if policy.skip_unknown else policy.shapes or {}
+    if verify and named and isinstance(src, (str, Path)):
+        _check_input_names(Path(src), named, "shapes")  # a misspelt name, before anything is written
     options = dict(inputs=inputs, policy=policy, backend=backend)
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
@@ -150,8 +227,6 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
                                     weight_options)
         if direction == (".onnx", ".xml"):
             _check_dst(dst, ".xml", str(src))
-            if inline:
-                raise ConvertError("inline applies to IR -> ONNX (.xml -> .onnx)")
             _onnx_to_ir_file(src, dst)
             written = (dst, dst.with_suffix(".bin"))
             report = _verified(written, verify_files, dst, src, **options) if verify else None
@@ -164,14 +239,36 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
                            "use .xml -> .onnx (IR -> ONNX) or .onnx -> .xml (ONNX -> IR)")
 
 
+def models_found(n: int) -> str:
+    return f"the {n} model{'s' if n > 1 else ''} found"
+
+
+def _check_verify_options(given: Sequence[str], verify: bool) -> None:
+    """The verification's keywords do nothing without ``verify``; ``policy`` replaces the others."""
+    options = [k for k in given if k in VERIFY_KEYWORDS]
+    if options and not verify:
+        raise ConvertError(f"{', '.join(options)}: verification option{'s' if len(options) > 1 else ''} given "
+                           "without verify=True (add it, or drop them)")
+    if "policy" in options and set(options) - {"policy", "inputs", "backend"}:
+        raise ConvertError(f"policy is the input options as one InputPolicy: not with "
+                           f"{', '.join(sorted(set(options) - {'policy', 'inputs', 'backend'}))} (put them in it)")
+
+
 def _inputs_for(src: Path, inputs):
     """``inputs`` read (an .npz) and checked by name against the inputs of the model ``src``."""
-    from .verify.signature import ir_signature, onnx_signature
-
     source = str(inputs) if isinstance(inputs, (str, Path)) else "inputs"
     feeds = load_inputs(inputs) if isinstance(inputs, (str, Path)) else inputs
     if not isinstance(feeds, Mapping):
         raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(feeds).__name__}")
+    _check_input_names(src, feeds, source)
+    return feeds
+
+
+def _check_input_names(src: Path, names, source: str) -> None:
+    """Every one of ``names`` (given as ``source``) is an input of the model ``src`` (an .xml or .onnx file; not
+    checked when it is neither, or the ONNX does not parse: the conversion says so in its own words)."""
+    from .verify.signature import ir_signature, onnx_signature
+
     if src.suffix.lower() == ".xml":
         from .ir_reader import read_ir
 
@@ -179,16 +276,17 @@ def _inputs_for(src: Path, inputs):
     elif src.suffix.lower() == ".onnx" and src.is_file():
         try:
             declared = onnx_signature(onnx.load(str(src), load_external_data=False))[0]
-        except Exception:  # not a model: the conversion says so in its own words
-            return feeds
+        except Exception:
+            return
     else:
-        return feeds
-    names = {n for t in declared for n in t.names}
-    for name in feeds:
-        if name not in names:
+        return
+    known = {n for t in declared for n in t.names}
+    for name in names:
+        if name not in known:
             raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
                               f"{', '.join(t.name for t in declared)})")
-    return feeds
+
+
 def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: WeightOptions) -> Conversion:
     from .model_folder import folder_conversion
 

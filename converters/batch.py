@@ -75,13 +75,16 @@ def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
 
 def convert_job(job: Job, settings: dict, details: bool = False) -> Outcome:
     """Convert one file (in a worker process); every failure becomes one line."""
-    from .api import convert
+    from .api import APPLIES, conversion_kind, convert
 
     start = time.perf_counter()
     _busy[0] = True
     try:
-        inline = settings.get("inline", False) and job.src.suffix.lower() == ".xml"  # --inline: IR -> ONNX only
-        result = convert(job.src, job.dst, **{**settings, "inline": inline})
+        # an option of the ONNX written (--inline, --no-contrib ...) goes to the files it applies to (convert_all
+        # refused one that applies to none)
+        kind = conversion_kind(job.src)
+        result = convert(job.src, job.dst, **{k: v for k, v in settings.items()
+                                              if k not in APPLIES or kind in APPLIES[k][0]})
     except (OnnxExtError, OSError) as e:
         return Outcome("failed", time.perf_counter() - start, _naming(job, one_line(e)))
     except Exception as e:  # a bug: report it and go on with the other files

@@ -66,7 +66,9 @@ the other format, or to --to, under DST, keeping its path relative to its source
 directory. Files are converted in parallel processes (--jobs), with a progress bar
 on a terminal and a summary table (file, status, time, message); one bad file does
 not stop the rest.
-Outputs are written to a temporary file and renamed: no partial files."""
+Outputs are written to a temporary file and renamed: no partial files. A flag that
+cannot apply to the sources (--no-contrib on ONNX -> IR, --rope-in-attention on
+anything but an LLM folder, --jobs on one model) is an error, not ignored."""
 
 VERIFY_DESCRIPTION = """\
 Run the IR (OpenVINO) and the ONNX model (onnxruntime) on the same inputs and
@@ -138,23 +140,24 @@ def _parser() -> argparse.ArgumentParser:
         description=CONVERT_DESCRIPTION)
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
     convert.add_argument("dst", type=Path, metavar="DST", help="the output file, or a directory")
-    convert.add_argument("--inline", action="store_true", help="IR -> ONNX: plain standard ONNX, no domain functions")
+    convert.add_argument("--inline", action="store_true", help="IR -> ONNX and LLM folders: plain standard ONNX, no domain functions")
     convert.add_argument("--no-contrib", dest="contrib", action="store_false",
-                         help="IR -> ONNX: no onnxruntime contrib op (MatMulNBits for compressed weights)")
+                         help="IR -> ONNX and LLM folders: no onnxruntime contrib op (MatMulNBits for compressed "
+                         "weights)")
     convert.add_argument("--int8-activations", action="store_true",
-                         help="IR -> ONNX: compressed weights (4- and 8-bit) as MatMulNBits with int8 activations "
+                         help="IR -> ONNX and LLM folders: compressed weights (4- and 8-bit) as MatMulNBits with int8 activations "
                          "(accuracy level 4), as OpenVINO's CPU does by default: faster, not exact")
     convert.add_argument("--requantize-int4", action="store_true",
-                         help="IR -> ONNX, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
+                         help="IR -> ONNX and LLM folders, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
                          "IRs) requantized to 4 bits, as onnxruntime-genai's builder does: faster, further from the IR")
     convert.add_argument("--rope-in-attention", action="store_true",
-                         help="an LLM folder: RoPE inside GroupQueryAttention at the padded buffer's positions, as "
+                         help="LLM folders only: RoPE inside GroupQueryAttention at the padded buffer's positions, as "
                          "onnxruntime-genai's builder does: fewer kernels a step, not exact for padded batches")
     convert.add_argument("--verify", action="store_true", help="then run both models on the same inputs and compare")
     convert.add_argument("--to", choices=["onnx", "xml"], help="directories and several files: convert only the "
                          "models of the other format into this one (default: each to the other format)")
     convert.add_argument("-j", "--jobs", type=_positive, metavar="N",
-                         help="parallel processes (default: min(CPUs, files))")
+                         help="directories and several sources: parallel processes (default: min(CPUs, files))")
     _add_output_flags(convert)
     _add_input_flags(convert)
     convert.set_defaults(func=_convert)
@@ -222,8 +225,14 @@ def _verify_options(args, batch: bool = False) -> dict:
         shapes[name] = tuple(int(d) for d in sizes)
     if args.inputs and (dims or shapes or args.dynamic_size is not None):
         raise OnnxExtError("--shape, --dim and --dynamic-size size random inputs: they have no effect with --inputs")
-    policy = make_policy(seed=args.seed, dynamic_size=args.dynamic_size, dims=dims, shapes=shapes,
-                         float_range=args.float_range, int_range=args.int_range, skip_unknown=batch)
+    try:
+        policy = make_policy(seed=args.seed, dynamic_size=args.dynamic_size, dims=dims, shapes=shapes,
+                             float_range=args.float_range, int_range=args.int_range, skip_unknown=batch)
+    except OnnxExtError as e:  # named as flags
+        message = str(e)
+        for keyword in ("seed", "dynamic_size", "float_range", "int_range"):
+            message = message.replace(keyword, "--" + keyword.replace("_", "-"), 1)
+        raise OnnxExtError(message) from None
     return dict(inputs=args.inputs, policy=policy, backend=args.backend)
 
 
@@ -281,9 +290,10 @@ def _convert(args) -> int:
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix
-    _check_flags(args, sources[0] if single else None, dst)
+    folder = len(sources) == 1 and is_model_folder(sources[0])
+    _check_flags(args, sources, dst, "file" if single else "folder" if folder else "batch")
     options = _verify_options(args, batch=not single) if args.verify else {}
-    if single or (len(sources) == 1 and is_model_folder(sources[0])):
+    if single or folder:
         return _convert_single(args, sources[0], dst, options)
     return _convert_batch(args, sources, dst, options)
 
@@ -291,12 +301,18 @@ def _convert(args) -> int:
 #: convert's keywords as the command spells them, for the API's messages on options that conflict.
 _FLAGS = {"contrib=False": "--no-contrib", "int8_activations": "--int8-activations",
           "requantize_int4": "--requantize-int4", "rope_in_attention": "--rope-in-attention"}
+#: The flags of convert's keywords (``api.APPLIES``), for the messages on a flag that cannot apply.
+_KEYWORD_FLAGS = {"inline": "--inline", "contrib": "--no-contrib", "int8_activations": "--int8-activations",
+                  "requantize_int4": "--requantize-int4", "rope_in_attention": "--rope-in-attention"}
 
 
-def _check_flags(args, src: Path | None, dst: Path) -> None:
-    """Flags that cannot go together, or with this one file (``src``), named as flags (the API names keywords)."""
+def _check_flags(args, sources: list[Path], dst: Path, form: str) -> None:
+    """Flags that cannot go together, or that cannot apply to these sources (``form``: one "file", one model
+    "folder" or a "batch"), named as flags (the API names keywords): a flag that would do nothing is refused."""
     from onnx_ext.errors import OnnxExtError
 
+    from . import batch
+    from .api import models_found, conversion_kind, given_options, option_refusal
     from .weight_options import WeightOptions
 
     conflict = WeightOptions(**_weight_options(args)).conflict()
@@ -304,13 +320,27 @@ def _check_flags(args, src: Path | None, dst: Path) -> None:
         for keyword, flag in _FLAGS.items():
             conflict = conflict.replace(keyword, flag)
         raise OnnxExtError(conflict)
-    if src is None:
+    src = sources[0]
+    if form != "batch":
+        if args.to and (form == "folder" or dst.suffix.lower() != f".{args.to}"):
+            raise OnnxExtError(f"--to {args.to}: {src} -> {dst} converts to {dst.suffix or 'a folder'}; --to picks "
+                               "the models of a directory or of several sources")
+        if args.jobs:
+            raise OnnxExtError(f"--jobs {args.jobs}: {src} is one model, converted in this process; --jobs runs "
+                               "the models of a directory or of several sources in parallel")
+    given = given_options({"inline": args.inline, **_weight_options(args)})
+    if not given:
         return
-    if args.inline and src.suffix.lower() == ".onnx":
-        raise OnnxExtError(f"--inline applies to IR -> ONNX (.xml -> .onnx), not to {src} -> {dst}")
-    if args.to and dst.suffix.lower() != f".{args.to}":
-        raise OnnxExtError(f"--to {args.to}: {src} -> {dst} converts to {dst.suffix or 'nothing'}; --to picks the "
-                           "models of a directory or of several sources")
+    if form == "batch":
+        planned = batch.plan(sources, dst, args.to)
+        kinds = {conversion_kind(job.src) for job in planned}
+        where = models_found(len(planned))
+    else:
+        kinds = {conversion_kind(src)} - {None}
+        where = f"{src} -> {dst}" if form == "file" else str(src)
+    refusal = option_refusal(given, kinds, where, _KEYWORD_FLAGS) if kinds else None
+    if refusal:
+        raise OnnxExtError(refusal)
 
 
 def _weight_options(args) -> dict:

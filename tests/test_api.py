@@ -154,8 +154,45 @@ def test_output_that_is_a_directory_is_named(tmp_path):
     with pytest.raises(ConvertError, match=r"back.bin: is a directory"):
         converters.convert(onnx_path, tmp_path / "back.xml")
     assert not (tmp_path / "back.xml").exists()
-    with pytest.raises(ConvertError, match="inline applies to IR -> ONNX"):
+    with pytest.raises(ConvertError, match="^inline applies to IR -> ONNX and optimum-intel LLM folders, not to "):
         converters.convert(onnx_path, tmp_path / "b2.xml", inline=True)
+
+
+@pytest.mark.parametrize("src, dst, options, expected", [
+    ("m.onnx", "b.xml", dict(contrib=False), r"^contrib=False applies to IR -> ONNX and optimum-intel LLM folders, not "
+                                             r"to \S*m.onnx -> b.xml \(ONNX -> IR\): it picks the ONNX ops written$"),
+    ("m.onnx", "b.xml", dict(external_data=True), r"^external_data applies to IR -> ONNX, not to \S*m.onnx -> b.xml "
+                                                  r"\(ONNX -> IR\): it says where the ONNX weights go$"),
+    ("m.onnx", "b.xml", dict(requantize_int4=True, int8_activations=True), r"^int8_activations applies to IR -> ONNX"),
+    (EXAMPLE, "b.onnx", dict(rope_in_attention=True), r"^rope_in_attention applies to optimum-intel LLM folders, not to "
+                                                      r"\S*embedding_block.xml -> b.onnx \(IR -> ONNX\)"),
+    (EXAMPLE, "b.onnx", dict(seed=3, shapes={"ids": (2, 3)}), r"^seed, shapes: verification options given without "
+                                                               r"verify=True \(add it, or drop them\)$"),
+    (EXAMPLE, "b.onnx", dict(verify=True, seed=3, policy="any"), r"^policy is the input options as one InputPolicy: "
+                                                                 r"not with seed \(put them in it\)$"),
+])
+def test_a_keyword_that_cannot_apply_is_refused(tmp_path, src, dst, options, expected):
+    """A keyword that would do nothing here (were: silently ignored) is a one-line ValueError, nothing written."""
+    converters.convert(EXAMPLE, tmp_path / "m.onnx")
+    src = src if isinstance(src, Path) else tmp_path / src
+    with pytest.raises(ConvertError, match=expected) as info:
+        converters.convert(src, tmp_path / dst, **options)
+    assert isinstance(info.value, ValueError) and "\n" not in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_convert_all_refuses_a_keyword_no_file_takes_and_gives_one_to_those_that_do(tmp_path):
+    """contrib=False for a directory of ONNX models only is refused before converting; with an IR among them it
+    goes to the IR (was: ignored; a keyword that did not apply to a file failed it)."""
+    (tmp_path / "src").mkdir()
+    converters.convert(EXAMPLE, tmp_path / "src" / "m.onnx")
+    with pytest.raises(ConvertError, match=r"^convert_all: contrib=False applies to IR -> ONNX and optimum-intel LLM "
+                                           r"folders, not to the 1 model found \(ONNX -> IR\)"):
+        converters.convert_all(tmp_path / "src", tmp_path / "out", contrib=False)
+    assert not (tmp_path / "out").exists()
+    results = converters.convert_all([tmp_path / "src", EXAMPLE], tmp_path / "out", contrib=False, inline=True)
+    assert [(r.dst.name, r.status) for r in results] == [("m.xml", "ok"), ("embedding_block.onnx", "ok")]
+    assert not onnx.load(str(tmp_path / "out" / "embedding_block.onnx")).functions
 
 
 def test_errors_are_the_package_errors(tmp_path):
@@ -175,3 +212,34 @@ def test_external_data_is_listed_and_verifies(tmp_path):
     assert result.written == (dst, tmp_path / "m.onnx.data") and result.report.ok
     assert any(t.data_location == onnx.TensorProto.EXTERNAL
                for t in onnx.load(str(dst), load_external_data=False).graph.initializer)
+
+
+def test_a_misspelt_shape_name_fails_before_converting(tmp_path):
+    """shapes naming no input of the model fails before anything is written (was: converted, written, then the
+    verification's error naming the file it left)."""
+    for src in (EXAMPLE, None):
+        if src is None:
+            src = tmp_path / "m.onnx"
+            converters.convert(EXAMPLE, src)
+        dst = tmp_path / ("b.xml" if src.suffix == ".onnx" else "b.onnx")
+        with pytest.raises(VerifyError, match=r"^shapes: no model input named 'input_idz' \(the inputs of \S+: "
+                                              r"input_ids\)$"):
+            converters.convert(src, dst, verify=True, shapes={"input_idz": (2, 3)})
+        assert not dst.exists()
+
+
+@pytest.mark.parametrize("options, expected", [
+    (dict(int_range=(4, 0)), r"^int_range \(4, 0\): values are drawn from \[LO, HI\), LO must be below HI$"),
+    (dict(float_range=(1.0, -1.0)), r"^float_range \(1.0, -1.0\): values are drawn from \[LO, HI\), LO must be below "
+                                    r"HI$"),
+    (dict(seed="1"), r"^seed '1': expected a whole number >= 0$"),
+    (dict(dynamic_size=0), r"^dynamic_size 0: expected a whole number >= 1$"),
+])
+def test_input_options_out_of_their_domain_are_named_before_anything_runs(tmp_path, options, expected):
+    """(were: a reversed float range silently drew from (HI, LO]; numpy's "low >= high" or its SeedSequence's
+    TypeError, after the conversion was written)"""
+    with pytest.raises(VerifyError, match=expected):
+        converters.verify(EXAMPLE, tmp_path / "none.onnx", **options)
+    with pytest.raises(VerifyError, match=expected):
+        converters.convert(EXAMPLE, tmp_path / "m.onnx", verify=True, **options)
+    assert not (tmp_path / "m.onnx").exists()

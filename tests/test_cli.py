@@ -426,13 +426,50 @@ def test_flags_that_conflict_are_named_as_flags(capsys, tmp_path, flags, expecte
     assert not dst.exists()
 
 
-def test_inline_onnx_to_ir_is_refused_by_flag_name(capsys, tmp_path):
-    onnx_path = tmp_path / "m.onnx"
-    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
-    status, _, err = run_main(capsys, "convert", onnx_path, tmp_path / "m.xml", "--inline")
-    assert status == 2 and err == ("onnx-ext: error: --inline applies to IR -> ONNX (.xml -> .onnx), "
-                                   f"not to {onnx_path} -> {tmp_path / 'm.xml'}\n")
-    assert not (tmp_path / "m.xml").exists()
+_OURS = "IR -> ONNX and optimum-intel LLM folders"
+
+
+@pytest.mark.parametrize("src, dst, flags, expected", [
+    ("m.onnx", "m.xml", ["--inline"], f"--inline applies to {_OURS}, not to {{src}} -> {{dst}} (ONNX -> IR): it "
+                                      "removes the onnx-ext functions from the ONNX written"),
+    ("m.onnx", "m.xml", ["--no-contrib"], f"--no-contrib applies to {_OURS}, not to {{src}} -> {{dst}} (ONNX -> IR): "
+                                          "it picks the ONNX ops written"),
+    ("m.onnx", "m.xml", ["--int8-activations"], f"--int8-activations applies to {_OURS}, not to {{src}} -> {{dst}} "
+                                                "(ONNX -> IR): it picks how compressed weights run in the ONNX written"),
+    ("m.xml", "m2.onnx", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel LLM folders, not to "
+                                                  "{src} -> {dst} (IR -> ONNX): it fuses an LLM's RoPE into its "
+                                                  "GroupQueryAttention"),
+    ("m.xml", "m2.onnx", ["--jobs", "2"], "--jobs 2: {src} is one model, converted in this process; --jobs runs the "
+                                          "models of a directory or of several sources in parallel"),
+    ("onnx_only", "out", ["--no-contrib"], f"--no-contrib applies to {_OURS}, not to the 1 model found (ONNX -> IR): "
+                                           "it picks the ONNX ops written"),
+    ("both", "out", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel LLM folders, not to the 2 "
+                                             "models found (IR -> ONNX and ONNX -> IR): it fuses an LLM's RoPE into "
+                                             "its GroupQueryAttention"),
+    ("llm", "out", ["--to", "onnx"], "--to onnx: {src} -> {dst} converts to a folder; --to picks the models of a "
+                                     "directory or of several sources"),
+    ("llm", "out", ["--jobs", "1"], "--jobs 1: {src} is one model, converted in this process; --jobs runs the "
+                                    "models of a directory or of several sources in parallel"),
+])
+def test_a_flag_that_cannot_apply_is_refused_by_name(capsys, tmp_path, src, dst, flags, expected):
+    """A flag of the ONNX written given to ONNX -> IR, an LLM folder's to one file, --jobs or --to to one model, a
+    batch's flag none of its files takes: one line and exit 2, nothing written (were: silently ignored)."""
+    shutil.copy(EXAMPLE, tmp_path / "m.xml")
+    shutil.copy(EXAMPLE.with_suffix(".bin"), tmp_path / "m.bin")
+    assert run_main(capsys, "convert", tmp_path / "m.xml", tmp_path / "m.onnx")[0] == 0
+    (tmp_path / "onnx_only").mkdir()
+    shutil.copy(tmp_path / "m.onnx", tmp_path / "onnx_only")
+    (tmp_path / "both").mkdir()
+    for name in ("m.onnx", "m.xml", "m.bin"):
+        shutil.copy(tmp_path / name, tmp_path / "both" / ("n.onnx" if name == "m.onnx" else name))
+    (tmp_path / "llm").mkdir()  # refused before anything is read: the names of an optimum-intel folder suffice
+    for name in ("openvino_model.xml", "openvino_model.bin", "config.json"):
+        (tmp_path / "llm" / name).write_text("{}")
+    before = sorted(tmp_path.rglob("*"))
+    status, out, err = run_main(capsys, "convert", tmp_path / src, tmp_path / dst, *flags)
+    assert status == 2 and not out
+    assert err == f"onnx-ext: error: {expected.format(src=tmp_path / src, dst=tmp_path / dst)}\n"
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 def test_verification_flags_need_verify(capsys, tmp_path):
@@ -442,14 +479,21 @@ def test_verification_flags_need_verify(capsys, tmp_path):
     assert not (tmp_path / "m.onnx").exists()
 
 
-def test_mixed_batch_inline_applies_to_ir_sources(capsys, tmp_path):
+def test_mixed_batch_inline_and_no_contrib_apply_to_ir_sources(capsys, tmp_path):
     src = tmp_path / "mix"
     src.mkdir()
     shutil.copy(EXAMPLE, src / "e.xml")
     shutil.copy(EXAMPLE.with_suffix(".bin"), src / "e.bin")
     assert run_main(capsys, "convert", EXAMPLE, src / "f.onnx")[0] == 0
-    status, out, err = run_main(capsys, "convert", src, tmp_path / "out", "--inline", "--jobs", "1")
+    status, out, err = run_main(capsys, "convert", src, tmp_path / "out", "--inline", "--no-contrib", "--jobs", "1")
     assert status == 0, err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["e.onnx", "f.bin", "f.xml"]
     plain = onnx.load(str(tmp_path / "out" / "e.onnx"))
     assert all(n.domain == "" for n in plain.graph.node) and not plain.functions
+
+
+def test_an_input_range_out_of_order_is_named_as_its_flag(capsys, tmp_path):
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "--int-range", "4", "0")
+    assert status == 2 and not out and err == ("onnx-ext: error: --int-range (4, 0): values are drawn from [LO, HI), "
+                                               "LO must be below HI\n")
+    assert not (tmp_path / "m.onnx").exists()

@@ -535,6 +535,39 @@ def _():
     return M(outs, [x]), [[f32(r, 2, 4, 3)], [f32(r, 2, 1, 3)]]
 
 
+_F8_SLICE = r"ONNX's Slice has no {} type .*a limitation of ONNX, not a bug of the converter"
+
+
+@case("loop_f8_last_iteration_is_refused_as_onnx_s", error=r"'loop8' \(Loop-opset5\): output port \d+ is f8e5m2: "
+      r"the last iteration's value is a Slice of the ONNX Loop's stacked outputs, and " + _F8_SLICE.format("f8e5m2"))
+def _():
+    """An f8 last-iteration output: ONNX's Loop stacks it, and Slice (opset 13 to 28) has no f8 (was: "the
+    converted model is invalid ... a bug of the converter")."""
+    x = P([2], name="x")
+    acc = P([2], name="acc")
+    new = o8.add(acc, C([1.0, 2.0]))
+    body = ov.Model([C(True, np.bool_), new, o8.convert(new, "f8e5m2")], [acc], "body")
+    loop = o5.loop(C(3, np.int64), C(True, np.bool_))
+    loop.set_friendly_name("loop8")
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_merged_input(acc, x.output(0), new.output(0))
+    return M([loop.get_iter_value(body.get_results()[2].input_value(0), -1)], [x]), []
+
+
+@case("tensor_iterator_f8_sliced_input_is_refused_as_onnx_s", error=r"'ti8' \(TensorIterator-opset1\): input port "
+      r"\d+ is f8e4m3: each iteration's part is a Slice, and " + _F8_SLICE.format("f8e4m3"))
+def _():
+    x = P([2, 4], "f8e4m3", name="x")
+    xi = P([2, 1], "f8e4m3", name="xi")
+    body = ov.Model([o8.convert(xi, "f32")], [xi], "body")
+    ti = TI()
+    ti.set_friendly_name("ti8")
+    ti.set_body(body)
+    ti.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 1)
+    return M([ti.get_concatenated_slices(body.get_results()[0].input_value(0), 0, 1, 1, -1, 1)], [x]), []
+
+
 # --- FakeQuantize, GridSample --------------------------------------------------------------------
 
 

@@ -105,6 +105,9 @@ _WIDER = {
     "boolean": ("u8", "i32", "i64", "f32"),
 }
 _WIDER_BITS = {"u64": ("i64",), "u32": ("u64", "i64", "i32")}
+# "move": the op only moves values (Reshape, Squeeze, Unsqueeze): 4-bit integers, which onnxruntime's shape ops
+# have no kernel for, travel in 8 bits and are cast back, exactly.
+_WIDER_MOVE = {"i4": ("i8",), "u4": ("u8",)}
 # "select": the op only compares and picks values (MaxPool, TopK): a float type that holds every value
 # of the type exactly will do.
 _WIDER_SELECT = {"i8": ("f16", "f32", "f64"), "u8": ("f16", "f32", "f64"), "i16": ("f32", "f64"),
@@ -122,6 +125,8 @@ def compute_type(op: str, et: ElementType, kind: str = "value", attrs: dict | No
         candidates = _WIDER_BITS.get(et.ov, ()) + candidates
     elif kind == "select":
         candidates = candidates + _WIDER_SELECT.get(et.ov, ())
+    elif kind == "move":
+        candidates = _WIDER_MOVE.get(et.ov, ()) + candidates
     for cand in candidates:
         if cand in supported:
             return from_ov(cand)

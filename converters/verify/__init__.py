@@ -117,7 +117,16 @@ def verify(ir, onnx_model, *, inputs: Mapping[str, np.ndarray] | str | Path | No
 
 def make_policy(*, seed: int = 0, dynamic_size: int | None = None, dims=None, shapes=None,
                 float_range=(-1.0, 1.0), int_range=(0, 4), skip_unknown: bool = False) -> InputPolicy:
-    """An ``InputPolicy`` from ``verify``'s keyword arguments."""
+    """An ``InputPolicy`` from ``verify``'s keyword arguments, checked (a one-line VerifyError naming the one
+    that is wrong, before anything runs)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VerifyError(f"seed {seed!r}: expected a whole number >= 0")
+    if dynamic_size is not None and (isinstance(dynamic_size, bool) or not isinstance(dynamic_size, (int, np.integer))
+                                     or dynamic_size < 1):
+        raise VerifyError(f"dynamic_size {dynamic_size!r}: expected a whole number >= 1")
+    for name, (lo, hi) in (("float_range", float_range), ("int_range", int_range)):
+        if not lo < hi:  # (NaN too)
+            raise VerifyError(f"{name} ({lo}, {hi}): values are drawn from [LO, HI), LO must be below HI")
     return InputPolicy(seed, dynamic_size, dict(dims or {}), tuple(float_range), tuple(int_range),
                        {k: tuple(v) for k, v in (shapes or {}).items()}, skip_unknown)
 

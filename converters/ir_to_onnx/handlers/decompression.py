@@ -152,6 +152,19 @@ def _constant(ctx: Context, layer: Layer, index: int, producers, consumers, side
     return None
 
 
+def _reshaped(weights: np.ndarray, shape: np.ndarray | None, special_zero: bool) -> np.ndarray | None:
+    """``weights`` reshaped as OpenVINO's Reshape does to the constant ``shape``, or None."""
+    if shape is None:
+        return None
+    dims = [int(d) for d in np.asarray(shape).reshape(-1)]
+    if special_zero:
+        dims = [weights.shape[i] if d == 0 and i < weights.ndim else d for i, d in enumerate(dims)]
+    try:
+        return weights.reshape(dims)
+    except ValueError:
+        return None
+
+
 def _destination(ctx: Context, layer: Layer) -> ElementType | None:
     return attr.element(ctx, layer, "destination_type", "dynamic")
 
@@ -174,13 +187,21 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if lookup and NF4_MATMUL == "layers":
         return None
     hit = _sole_consumer(lookup[-1] if lookup else const, consumers)
+    reshape = []  # Const(4-bit) -> Reshape(a Const shape) first, as OpenVINO's frontends write some weights
+    if not lookup and _is(hit, "Reshape") and hit[1] == 0:
+        weights = _reshaped(weights, _constant(ctx, hit[0], 1, producers, consumers, []),
+                            attr.boolean(hit[0], "special_zero", False))
+        if weights is None:
+            return None
+        reshape = [hit[0]]
+        hit = _sole_consumer(hit[0], consumers)
     ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
     if ftype is None or not ftype.is_float:
         return None
     convert = hit[0]
     if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
         return None
-    chain, cur = lookup + [convert], convert
+    chain, cur = reshape + lookup + [convert], convert
     side: list[Layer] = []  # Converts of the zero point and scale
     zero_point = None
     hit = _sole_consumer(cur, consumers)

@@ -20,7 +20,9 @@ outputs). From the port map and back edges:
   condition is passed through. A trip count of -1 is no trip count.
 
 TensorIterator slices must cover the whole axis (start 0 and end -1, or the reverse for
-a negative stride) in parts with |stride| = part_size.
+a negative stride) in parts with |stride| = part_size. ONNX's Slice has no 8-bit float type:
+an f8e4m3/f8e5m2 value the plumbing slices (a sliced input, a last-iteration output, a
+reversed concatenation) is refused as a limitation of ONNX.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from ..registry import translator
 
 _I64 = from_ov("i64")
 _BOOL = from_ov("boolean")
+
+#: The types ONNX's Slice lacks (its opset 13 schema, unchanged through opset 28) that IR has.
+_NOT_SLICEABLE = ("f8e4m3", "f8e5m2")
 
 
 @dataclass
@@ -154,13 +159,27 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
             continue
         stacked = loop_outs[len(carried) + scans.index(e)]
         if e.axis is None:  # the last iteration's value
+            _check_sliceable(ctx, f"output port {layer.outputs[e.port].id}", layer.outputs[e.port].element_type,
+                             "the last iteration's value is a Slice of the ONNX Loop's stacked outputs")
             last = ctx.one("Slice", [stacked, ctx.i64([-1]), ctx.i64([np.iinfo(np.int64).max]), ctx.i64([0])])
             ctx.one("Squeeze", [last, ctx.i64([0])], ctx.out(e.port))
         else:
             rank = len(layer.outputs[e.port].dims)
             if not rank:
                 raise ctx.error(f"output port {layer.outputs[e.port].id} concatenates iterations but has no dims")
+            if e.stride < 0:
+                _check_sliceable(ctx, f"output port {layer.outputs[e.port].id}", layer.outputs[e.port].element_type,
+                                 "a negative stride reverses the ONNX Loop's stacked outputs with a Slice")
             _concatenate(ctx, stacked, e, rank, ctx.out(e.port))
+
+
+def _check_sliceable(ctx: Context, port: str, et, why: str) -> None:
+    """Refuse ``port`` of a type ONNX's Slice has not when the loop's plumbing slices it (``why``): onnx's
+    checker would reject the model, which is no fault of the IR nor a translation ONNX allows."""
+    if et is not None and et.ov in _NOT_SLICEABLE:
+        raise ctx.error(f"{port} is {et.ov}: {why}, and ONNX's Slice has no {et.ov} type (opset 13, unchanged "
+                        f"through 21, the converter's, and later): a limitation of ONNX, not a bug of the converter "
+                        f"or the IR; export the source model with this port in f16 or f32")
 
 
 def _rank_from_body(ctx: Context, layer, port: int, value: ir.Value | None) -> None:
@@ -187,6 +206,7 @@ def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, ite
                         f"{e.part} is not translated (whole axis, |stride| = part_size)")
     if outer.rank is None:
         raise ctx.error("a sliced TensorIterator input needs a known rank")
+    _check_sliceable(ctx, f"input port {layer.inputs[e.port].id}", outer.type, "each iteration's part is a Slice")
     axis = e.axis + outer.rank if e.axis < 0 else e.axis
     dim = ctx.one("Shape", [outer.name], start=axis, end=axis + 1)
     if not trip:

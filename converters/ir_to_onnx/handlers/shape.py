@@ -9,6 +9,7 @@ from onnx_ext.types import from_ov
 
 from .. import attributes as attr
 from ..context import Context, Value
+from ..kernels import compute_type
 from ..registry import op_version, translator
 from . import domain_seq
 
@@ -57,17 +58,68 @@ def concat(ctx: Context, layer) -> None:
 def reshape(ctx: Context, layer) -> None:
     data, shape = ctx.input(0), ctx.input(1)
     special_zero = attr.boolean(layer, "special_zero", False)
+    if _packed_constant(data) and shape.const is not None:  # 4-bit weights (Const -> Reshape -> Convert ...)
+        ctx.set_const(0, _reshaped(ctx, np.asarray(data.const), shape.const, special_zero))
+        return
     # special_zero: a 0 copies the input dim (ONNX allowzero=0); otherwise 0 is a real 0.
     allowzero = 0 if special_zero else 1
     if shape.const is not None and not np.any(np.asarray(shape.const) == 0):
         allowzero = 0  # no zeros: both readings agree, and allowzero=0 admits -1 everywhere
-    ctx.one("Reshape", [data.name, ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
+    _moved(ctx, "Reshape", data, [ctx.as_i64(shape, flat=shape.rank == 0)], ctx.out(0), allowzero=allowzero)
+
+
+def _packed_constant(v: Value) -> bool:
+    return v.const is not None and v.type is not None and v.type.packed_bits > 0
+
+
+def _reshaped(ctx: Context, array: np.ndarray, shape, special_zero: bool) -> np.ndarray:
+    """``array`` reshaped as OpenVINO's Reshape does (``special_zero``: a 0 copies the input's dim)."""
+    dims = [int(d) for d in np.asarray(shape).reshape(-1)]
+    if special_zero:
+        dims = [array.shape[i] if d == 0 and i < array.ndim else d for i, d in enumerate(dims)]
+    try:
+        return array.reshape(dims)
+    except ValueError:
+        raise ctx.error(f"cannot reshape the constant of shape {list(array.shape)} to {dims}") from None
+
+
+def _moved(ctx: Context, op: str, data: Value, extra: list[str], output: str, **attrs) -> str:
+    """``op`` on ``data``, widened where onnxruntime has no kernel for its type (4-bit integers travel in 8
+    bits: the values are only moved, so the cast back is exact; none when only wider Converts read them)."""
+    if data.type is None:
+        return ctx.one(op, [data.name, *extra], output, **attrs)
+    wide = compute_type(op, data.type, "move")
+    if wide is not None and wide != data.type and _read_by_wider_converts(ctx):
+        ctx.one(op, [ctx.cast(data.name, data.type, wide), *extra], output, **attrs)
+        ctx.set_type(0, wide)
+        return output
+    return ctx.emit(op, [data.name], data.type, output, kind="move", extra=extra, **attrs)
+
+
+def _read_by_wider_converts(ctx: Context) -> bool:
+    """Whether output 0 of the layer is read only by Converts to a float or an integer of 8 bits or more, which
+    convert its 4-bit values carried in 8 bits to the same results (the usual Reshape -> Convert -> Subtract ->
+    Multiply of decompression): then the 8-bit value is the output, with no cast back to 4 bits."""
+    layer = ctx.layer
+    readers = ctx.ir.readers().get((layer.id, layer.outputs[0].id), [])
+    for layer_id, _ in readers:
+        reader = ctx.ir.layer(layer_id)
+        if reader.type.lower() != "convert":
+            return False
+        dst = from_ov(reader.data.get("destination_type", "")) if reader.data.get("destination_type") in _WIDE else None
+        if dst is None:
+            return False
+    return bool(readers)
+
+
+#: Convert destinations that take 4-bit values carried in 8 bits to what they take the 4-bit values to.
+_WIDE = ("f64", "f32", "f16", "bf16", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 
 
 @translator("Unsqueeze", since=1, emits=("Cast", "Reshape", "Unsqueeze"))
 def unsqueeze(ctx: Context, layer) -> None:
     data, axes = ctx.input(0), ctx.input(1)
-    ctx.one("Unsqueeze", [data.name, ctx.as_i64(axes, flat=True)], ctx.out(0))
+    _moved(ctx, "Unsqueeze", data, [ctx.as_i64(axes, flat=True)], ctx.out(0))
 
 
 @translator("Squeeze", since=1,
@@ -75,31 +127,46 @@ def unsqueeze(ctx: Context, layer) -> None:
                    "ReduceSum", "Reshape", "Shape", "Size", "Squeeze", "Unsqueeze"))
 def squeeze(ctx: Context, layer) -> None:
     """OpenVINO squeezes the listed axes whose dim is 1 and skips the others (Squeeze-1
-    at run time too); no axes (or an empty list) squeezes every dim of 1."""
+    at run time too); no axes (or an empty list) squeezes every dim of 1. 4-bit data is squeezed in 8 bits
+    (onnxruntime has no 4-bit Squeeze, Reshape or Identity), then cast back: exact."""
     data = ctx.input(0)
+    wide = compute_type("Squeeze", data.type, "move") if data.type is not None else None
+    if wide is None or wide == data.type:
+        _squeeze(ctx, data, ctx.out(0))
+        return
+    if _read_by_wider_converts(ctx):
+        _squeeze(ctx, Value(ctx.cast(data.name, data.type, wide), wide, data.shape), ctx.out(0))
+        ctx.set_type(0, wide)
+        return
+    out = ctx.tmp("squeezed")
+    _squeeze(ctx, Value(ctx.cast(data.name, data.type, wide), wide, data.shape), out)
+    ctx.cast(out, wide, data.type, ctx.out(0))
+
+
+def _squeeze(ctx: Context, data: Value, output: str) -> None:
     axes_v = ctx.input(1) if ctx.n_inputs() > 1 else None
     if axes_v is not None and axes_v.const is None:  # axes computed at run time: the same rule, then
-        _squeeze_at_run_time(ctx, data, ctx.as_i64(axes_v, flat=True), negative=True, empty_is_all=True)
+        _squeeze_at_run_time(ctx, data, ctx.as_i64(axes_v, flat=True), output, negative=True, empty_is_all=True)
         return
     axes = [] if axes_v is None else [int(a) for a in np.asarray(axes_v.const).reshape(-1)]
     if data.rank is None:
         if axes:
-            _squeeze_at_run_time(ctx, data, ctx.i64(axes), negative=min(axes) < 0)
+            _squeeze_at_run_time(ctx, data, ctx.i64(axes), output, negative=min(axes) < 0)
         else:
-            ctx.one("Squeeze", [data.name], ctx.out(0))
+            ctx.one("Squeeze", [data.name], output)
         return
     shape = data.shape
     if not axes:
         if all(d is not None for d in shape):
             listed = [i for i, d in enumerate(shape) if d == 1]
-            _squeeze_static(ctx, data, listed)
+            _squeeze_static(ctx, data, listed, output)
         else:
-            ctx.one("Squeeze", [data.name], ctx.out(0))
+            ctx.one("Squeeze", [data.name], output)
         return
     listed = sorted(set(normalize_axes(ctx, axes, data.rank)))
     listed = [a for a in listed if shape[a] is None or shape[a] == 1]  # a static dim other than 1 is skipped
     if all(shape[a] == 1 for a in listed):
-        _squeeze_static(ctx, data, listed)
+        _squeeze_static(ctx, data, listed, output)
         return
     # Some listed dims are dynamic: squeeze those that are 1 at run time.
     dims = ctx.one("Shape", [data.name])
@@ -107,10 +174,11 @@ def squeeze(ctx: Context, layer) -> None:
     is_one = ctx.one("Equal", [dims, ctx.i64(1)])
     keep = ctx.one("Not", [ctx.one("And", [mask, is_one])])
     new_shape = ctx.one("Compress", [dims, keep], axis=0)
-    ctx.one("Reshape", [data.name, new_shape], ctx.out(0), allowzero=1)
+    ctx.one("Reshape", [data.name, new_shape], output, allowzero=1)
 
 
-def _squeeze_at_run_time(ctx: Context, data: Value, listed: str, negative: bool, empty_is_all: bool = False) -> None:
+def _squeeze_at_run_time(ctx: Context, data: Value, listed: str, output: str, negative: bool,
+                         empty_is_all: bool = False) -> None:
     """The listed axes (an i64 vector) whose dim is 1 at run time go, the others stay (ONNX's Squeeze fails on
     them): data of a rank known only at run time, or axes computed in the graph; ``negative``: some axes may be
     negative, counted from the rank; ``empty_is_all``: an empty list squeezes every dim of 1."""
@@ -128,14 +196,14 @@ def _squeeze_at_run_time(ctx: Context, data: Value, listed: str, negative: bool,
     if empty_is_all:
         is_listed = ctx.one("Or", [is_listed, ctx.one("Equal", [ctx.one("Size", [listed]), ctx.i64(0)])])
     keep = ctx.one("Not", [ctx.one("And", [is_listed, ctx.one("Equal", [dims, ctx.i64(1)])])])
-    ctx.one("Reshape", [data.name, ctx.one("Compress", [dims, keep], axis=0)], ctx.out(0), allowzero=1)
+    ctx.one("Reshape", [data.name, ctx.one("Compress", [dims, keep], axis=0)], output, allowzero=1)
 
 
-def _squeeze_static(ctx: Context, data: Value, axes: list[int]) -> None:
+def _squeeze_static(ctx: Context, data: Value, axes: list[int], output: str) -> None:
     if not axes:
-        ctx.one("Identity", [data.name], ctx.out(0))
+        ctx.one("Identity", [data.name], output)
     else:
-        ctx.one("Squeeze", [data.name, ctx.i64(axes)], ctx.out(0))
+        ctx.one("Squeeze", [data.name, ctx.i64(axes)], output)
 
 
 @translator("Transpose", since=1, emits=("Transpose", "onnx_ext.Transpose"))
