@@ -528,8 +528,7 @@ def test_skip_norm_only_on_its_ranks(shape, skip):
 def test_transposed_weights_stored_as_matmul_reads_them():
     """The IR's linear layers, MatMul(x, Transpose(W [N, K])) with W a weight written later (a stand-in input, as
     ``convert_model`` hands them over): W stored transposed, [K, N], with no Transpose left for onnxruntime to fold
-    at load (each folded copy stayed in its memory beside the prepacked one: +26 MiB on the 225 MB benchmark
-    model). q and k (one input) merged first, then transposed as one; a weight another node also reads is kept
+    at load (folded there, 26 MB more stayed in the session's memory on the 225 MB benchmark model). q and k (one input) merged first, then transposed as one; a weight another node also reads is kept
     for it. The outputs are bit for bit the unfused graph's."""
     rng = np.random.default_rng(0)
     f32 = TensorProto.FLOAT
