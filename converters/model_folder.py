@@ -80,7 +80,10 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
                         why=f"{src} holds {MODEL_XML} (an optimum-intel model folder) but no config.json")
     generation = _read_json(src / "generation_config.json", required=False)
     ir_model = read_ir(src / MODEL_XML)
-    model, weights, owners = convert_model(ir_model, inline=inline, weight_options=weight_options)
+    # no session of the unfused model: _write's check makes one of the model written (fused), which a session
+    # of this one would only repeat (one session fewer: its load of the graph, optimizers, and kernels)
+    model, weights, owners = convert_model(ir_model, inline=inline, weight_options=weight_options,
+                                           session_check=False)
     shared_buffer = False
     if weight_options.contrib:  # onnxruntime's fused forms (GroupQueryAttention, SimplifiedLayerNormalization, ...)
         model, weights, fusions = fuse_for_onnxruntime(model, weights, positions=context_length(config),

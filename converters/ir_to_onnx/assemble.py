@@ -26,10 +26,12 @@ from .shape_hints import HintsContradicted, check_hints
 PRODUCER = "onnx-ext"
 
 
-def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.TensorProtocol]]:
+def assemble(ctx: Context, inline: bool, session_check: bool = True) -> tuple[onnx.ModelProto,
+                                                                              list[ir.TensorProtocol]]:
     """The model of the translated graph ``ctx``, checked and serialised without its weights, and
     the weights: the initializers of ``LARGE_INITIALIZER_BYTES`` or more (graph outputs aside), to
-    be the model's last initializers (onnx_file.py writes them from their arrays)."""
+    be the model's last initializers (onnx_file.py writes them from their arrays). ``session_check``:
+    False where the caller makes an onnxruntime session of what it writes anyway (model_folder.py)."""
     _share_identical_initializers(ctx)
     model, weights = _model(ctx)
     weights = _remove_unused_nodes(model, weights)
@@ -57,7 +59,8 @@ def assemble(ctx: Context, inline: bool) -> tuple[onnx.ModelProto, list[ir.Tenso
         fix = "" if isinstance(e, OnnxExtError) else f"; {REPORT}"  # the domain's checks name the input at fault
         raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}{fix}"
                                .split())) from None
-    check_session(_session_model(checked, weights), ctx.node_owners, ctx.ir.source)
+    if session_check:
+        check_session(_session_model(checked, weights), ctx.node_owners, ctx.ir.source)
     del checked.graph.input[len(checked.graph.input) - len(weights):]
     return checked, [w.const_value for w in weights]
 

@@ -74,19 +74,21 @@ class Converted(NamedTuple):
 
 
 def convert_model(ir_model: IRModel, *, inline: bool = False,
-                  weight_options: WeightOptions = WeightOptions()) -> Converted:
+                  weight_options: WeightOptions = WeightOptions(), session_check: bool = True) -> Converted:
     """The checked model (onnxruntime made a session of it), its weights and its nodes' owners (for a check of
     what rewrites it further, as model_folder.py's fusions); ``weight_options``: how compressed weights run
-    (exact by default)."""
+    (exact by default); ``session_check=False``: no onnxruntime session of it (for a caller that checks what it
+    writes in a session anyway: the other checks still run)."""
     with _no_cyclic_gc():
-        return _convert(ir_model, inline, weight_options)
+        return _convert(ir_model, inline, weight_options, session_check)
 
 
 #: Translations at most: each drops the declared dims the previous one found contradicted.
 MAX_TRANSLATIONS = 8
 
 
-def _convert(ir_model: IRModel, inline: bool, weight_options: WeightOptions = WeightOptions()) -> Converted:
+def _convert(ir_model: IRModel, inline: bool, weight_options: WeightOptions = WeightOptions(),
+             session_check: bool = True) -> Converted:
     """The checked model without its weights, the weights (see ``assemble``) and the nodes' owners. Declared dims
     that ONNX's shape inference contradicts are dropped and the graph translated again."""
     layers = live_layers(ir_model)
@@ -102,7 +104,7 @@ def _convert(ir_model: IRModel, inline: bool, weight_options: WeightOptions = We
                 except IRError:
                     check_hints_so_far(ctx)
                     raise
-                model = assemble(ctx, inline)
+                model = assemble(ctx, inline, session_check)
             except HintsContradicted as e:
                 overrides.update(e.overrides)
                 changes += e.changes
