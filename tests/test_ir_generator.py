@@ -174,11 +174,13 @@ def test_computed_modes_have_cases():
     'activations=["sigmoid","tanh"],linear_before_reset=false]f32,I=i64:dyn_rank:loop_merged',
     "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:loop_sliced",
     "Tan-1[$rank=0]f32:dyn_dims:loop_sliced",
+    "Cos-1[$rank=5]f32:dyn_rank:loop_sliced",
 ])
 def test_loops_of_several_iterations(case_id):
     """A Loop's sliced inputs translate (were refused: TensorIterator's only), scalars too (a part of 1 squeezed);
     a carried value of dynamic rank (its body port has no <dim>) is not declared a scalar (onnx's inference failed
-    on the GRU's Transpose); an output of unknown rank concatenates on axis 0 (was refused: "has no dims")."""
+    on the GRU's Transpose), nor is a part sliced from data of dynamic rank (the body's Squeeze refused "axis 0 is
+    out of range for rank 0"); an output of unknown rank concatenates on axis 0 (was refused: "has no dims")."""
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
 

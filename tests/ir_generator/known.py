@@ -20,7 +20,7 @@ KNOWN: list[tuple[str, str, str]] = [
      "refuses ellipses that stand for different numbers of dims. (Outputs of dynamic rank are declared "
      "scalars, which let onnxruntime's ReshapeFusion make an Unsqueeze a Reshape of its axes' type: the "
      "session check refuses that model in one line, tests/test_session_check.py)"),
-    (r"^RandomUniform-8\[.*\](f16|bf16|f64|i64),.*:(if|dead_if|ti)$", r"values differ",
+    (r"^RandomUniform-8\[.*\](f16|bf16|f64|i64),.*:(if|dead_if|ti|loop_if)$", r"values differ",
      "f16, bf16, f64, i64 inside If or TensorIterator: only OpenVINO's CPU plugin runs them, "
      "and it draws them as f32 and i32 "
      "(ours is bit-exact to OpenVINO's reference, tests/test_random_uniform.py)"),
@@ -54,10 +54,10 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^Divide-1\[.*m_pythondiv=true\](i|u)\d+", r"values differ",
      "integer Divide with m_pythondiv where only the CPU plugin runs it (8/16-bit types, If): it truncates, the "
      "reference floors (docs/layer-semantics.md)"),
-    (r"^Convert(Like)?-1\[.*(i8|u8)\]f(16|32|64)?:.*(:if|:loop|:dead_if|:ti|dyn_rank)", r"values differ",
+    (r"^Convert(Like)?-1\[.*(i8|u8)\]f(16|32|64)?:.*(:if|:loop|:dead_if|:ti|:loop_if|dyn_rank)", r"values differ",
      "floats out of the 8-bit range where only the CPU plugin runs the Convert (If, Loop, dynamic rank): it "
      "saturates; the reference (static cases match) does not"),
-    (r"^Convert-1\[destination_type=(i4|u4)\][^:]*:.*:(if|dead_if|ti)$", r"values differ",
+    (r"^Convert-1\[destination_type=(i4|u4)\][^:]*:.*:(if|dead_if|ti|loop_if)$", r"values differ",
      "to i4/u4 (then back to f32) where only the CPU plugin runs it (If, TensorIterator): it drops the pair of "
      "Converts, so -84.3 gives -84, not wrapped to 4 bits; the reference (plain and Loop cases match) truncates and "
      "wraps as into i8 (-84 -> -4), as ours (checked 2026-11-27)"),
@@ -69,9 +69,10 @@ KNOWN: list[tuple[str, str, str]] = [
      "8-bit SquaredDifference: no reference evaluate; the CPU plugin's results are not the wrapped (a - b)^2 of the "
      "reference's type"),
     (r"^Gather-(1|7)\[.*\$indices=(negative|out|fed|scalar)(,\$rank=\d)?\](f(64|32)|(i|u)(8|16)),.*"
-     r":((static|dyn_dims):(plain|if|dead_if|ti)|dyn_rank:(if|dead_if|ti))$",
+     r":((static|dyn_dims):(plain|if|dead_if|ti|loop_if)|dyn_dims:loop_sliced|dyn_rank:(if|dead_if|ti|loop_if|loop_sliced))$",
      r"values differ",
-     "negative or out-of-range indices where only the CPU plugin runs the case (f64, If, TensorIterator): it gives 0 "
+     "negative or out-of-range indices where only the CPU plugin runs the case (f64, If, TensorIterator, a Loop "
+     "slicing data of dynamic dims or rank, which the reference fails on): it gives 0 "
      "where the reference (static f32 cases match) counts from the end (fed: negative indices fed at run time; "
      "scalar: the index -1, on data of dynamic rank)"),
     (r"^Unique-10\[.*\$axis=-?\d+\](i8|u8|boolean),", r"output (1|3): .* values differ",
@@ -85,7 +86,7 @@ KNOWN: list[tuple[str, str, str]] = [
      "greater_eq as less_eq) with the shapes swapped, and pdpd broadcasts only the second operand into the "
      "first's shape: it then iterates the scalar's shape, so the rest of the output is uninitialised memory; "
      "the CPU plugin agrees with ours (Less, LessEqual and the other binary ops do not swap)"),
-    (r"^Subtract-1\[.*\](u8|i8)(,.*)?:(.*:(if|loop|dead_if|ti)|dyn_rank:.*)$", r"values differ",
+    (r"^Subtract-1\[.*\](u8|i8)(,.*)?:(.*:(if|loop|dead_if|ti|loop_if)|dyn_rank:.*)$", r"values differ",
      "8-bit Subtract where only the CPU plugin runs it (If, Loop, dynamic rank): it saturates (0 - 2 -> 0 on u8), "
      "the reference (static cases match) wraps (254), as ONNX's Sub"),
     (r"^SegmentMax-16\[fill_mode=lowest.*\](i64|u64|u32|i16|f64),", r"values differ",
@@ -98,7 +99,7 @@ KNOWN: list[tuple[str, str, str]] = [
      "integer linear_onnx on i32: the reference has no i32 evaluate, so the oracle is the CPU plugin, which rounds "
      "(equal to round() of the f32 result); the reference truncates (on i8 and u8 it evaluates and equals ours, "
      "the CPU plugin differs there on 192 of 432 u8 values): seed-24 sample"),
-    (r"^FakeQuantize-1\[.*\$ranges=channel\]f32:(dyn_rank:((dead_)?if|ti)|dyn_dims:loop_sliced)$", r"values differ",
+    (r"^FakeQuantize-1\[.*\$ranges=channel\]f32:(dyn_rank:((dead_)?if|ti)|(dyn_dims|dyn_rank):loop_sliced)$", r"values differ",
      "per-channel ranges on data of dynamic rank inside If or TensorIterator: only the CPU plugin runs them and "
      "departs there (up to a step); the same layer outside (dyn_rank:plain) and in a Loop matches the reference, "
      "and static/dynamic-dims If and TensorIterator cases match the CPU plugin (ti: seed-28 sample); a Loop slicing "

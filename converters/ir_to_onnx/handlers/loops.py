@@ -118,7 +118,9 @@ def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
             if parts_seen is None:  # the first sliced input's number of parts bounds the iterations
                 parts_seen = parts
                 trip = parts if not trip else ctx.one("Min", [trip, parts])
-            params[e.layer_id] = Value(name, outer.type, dims)
+            # a part is never a scalar: no <dim> is a dynamic rank, the outer value's (unknown too, or known)
+            part_shape = dims or (None if outer.shape is None else (None,) * len(outer.shape))
+            params[e.layer_id] = Value(name, outer.type, part_shape)
         else:
             params[e.layer_id] = ctx.input(e.port)
     cond_result = next((e.layer_id for e in outputs if e.purpose == "execution_condition"), None)
