@@ -175,12 +175,14 @@ def test_computed_modes_have_cases():
     "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:loop_sliced",
     "Tan-1[$rank=0]f32:dyn_dims:loop_sliced",
     "Cos-1[$rank=5]f32:dyn_rank:loop_sliced",
+    "ExperimentalDetectronTopKROIs-6[max_rois=100]f32:static:loop_sliced",
 ])
 def test_loops_of_several_iterations(case_id):
     """A Loop's sliced inputs translate (were refused: TensorIterator's only), scalars too (a part of 1 squeezed);
     a carried value of dynamic rank (its body port has no <dim>) is not declared a scalar (onnx's inference failed
     on the GRU's Transpose), nor is a part sliced from data of dynamic rank (the body's Squeeze refused "axis 0 is
-    out of range for rank 0"); an output of unknown rank concatenates on axis 0 (was refused: "has no dims")."""
+    out of range for rank 0"); an output of unknown rank concatenates on axis 0 (was refused: "has no dims"). A
+    spec's ``canon`` orders each iteration's part (TopKROIs' unset rows past the ROIs were compared)."""
     result = run_case(find(case_id))
     assert result["outcome"] == "match", result
 
