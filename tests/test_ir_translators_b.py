@@ -568,6 +568,27 @@ def _():
     return M([ti.get_concatenated_slices(body.get_results()[0].input_value(0), 0, 1, 1, -1, 1)], [x]), []
 
 
+@case("loop_sliced_inputs_and_concatenated_outputs", backend="reference", atol=1e-6)
+def _():
+    """A Loop (not a TensorIterator) scanning x's first axis in parts of 1 (a frontend's scan: squeezed in the body)
+    with a running sum carried, the parts concatenated on axis 0 and on axis 1 (parts of 1 there: OpenVINO's
+    reference concatenates as if every part were 1 long on the axis)."""
+    r = np.random.default_rng(71)
+    x = P([3, 2, 4], name="x")
+    xi, acc = P([1, 2, 4], name="xi"), P([2, 4], name="acc")
+    new = o8.add(acc, o8.tanh(o8.squeeze(xi, C([0], np.int64))))
+    part, column = o8.unsqueeze(new, C([0], np.int64)), o8.unsqueeze(new, C([1], np.int64))
+    body = ov.Model([C(True, np.bool_), part, column, new], [xi, acc], "body")
+    loop = o5.loop(C(3, np.int64), C(True, np.bool_))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 0])
+    loop.set_sliced_input(xi, x.output(0), 0, 1, 1, -1, 0)
+    loop.set_merged_input(acc, C(np.zeros((2, 4), np.float32)).output(0), new.output(0))
+    outs = [loop.get_concatenated_slices(part.output(0), 0, 1, 1, -1, 0),
+            loop.get_concatenated_slices(column.output(0), 0, 1, 1, -1, 1), loop.get_iter_value(new.output(0), -1)]
+    return M(outs, [x]), [[f32(r, 3, 2, 4)]]
+
+
 # --- FakeQuantize, GridSample --------------------------------------------------------------------
 
 

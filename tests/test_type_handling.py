@@ -73,7 +73,7 @@ CASES = [
     # the body's output, declared a scalar); in the main graph too (declared as the IR writes it)
     "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
     "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
-    "Concat-1[axis=0,$n=2,$sizes=same]f32:dyn_rank:plain",
+    "Concat-1[axis=0,$n=2,$sizes=same,$rank=3]f32:dyn_rank:plain",
     # GatherND whose indices' last dim (the depth) is known at run time only: its output's rank too (was: the If
     # body's output declared a scalar, which onnxruntime refused at run time)
     "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:if",
@@ -114,7 +114,7 @@ def test_layer_matches_openvino(case_id):
 @pytest.mark.parametrize("case_id", ["GRUCell-3[hidden_size=3,activations=[\"sigmoid\",\"tanh\"],clip=0.0,"
                                      "linear_before_reset=false,activations_alpha=[],activations_beta=[]]f64:"
                                      "static:plain",
-                                     "Erf-1[]f64:static:plain"])
+                                     "Erf-1[$rank=3]f64:static:plain"])
 def test_what_onnxruntime_cannot_run_is_refused_naming_the_layer(case_id):
     """GRU's kernel loads for f64 and refuses to run it, Erf has none for f64 and no f64 form here (were: a run
     error and a model that did not load; Tan, once refused too, now has an f64 form: float64.py)."""
@@ -123,7 +123,8 @@ def test_what_onnxruntime_cannot_run_is_refused_naming_the_layer(case_id):
     assert "layer_under_test" in result["message"] and "f64" in result["message"]
 
 
-@pytest.mark.parametrize("case_id", ["SoftMax-1[axis=1]boolean:static:plain", "SoftMax-8[axis=-1]boolean:dyn_dims:plain"])
+@pytest.mark.parametrize("case_id", ["SoftMax-1[axis=1,$rank=3]boolean:static:plain",
+                                     "SoftMax-8[axis=-1,$rank=3]boolean:dyn_dims:plain"])
 def test_softmax_of_booleans_is_refused(case_id):
     """SoftMax is of floating-point data (its spec's T): on booleans OpenVINO's reference fails and its CPU plugin
     truncates the probabilities to false (was: widened to f32 and cast back, true: a mismatch)."""

@@ -18,6 +18,9 @@ from .spec import SPECS, Inputs
 COMPUTED = ("from_rank", "from_static_dims", "from_dynamic_dims")
 #: The friendly name of the layer under test (a refusal must name it).
 LAYER = "layer_under_test"
+#: The iterations of the ``loop_*`` bodies (several, so that a slice, a carried value or a branch taken by the
+#: iteration number counts).
+ITERATIONS = 2
 
 
 def case_rng(case_id: str) -> np.random.Generator:
@@ -74,6 +77,9 @@ def build(case):
 
     if case.shapes == "empty":
         data = [_emptied(i, data[0].value.shape) for i in data]
+    if case.body == "loop_sliced":  # each data input's iterations stacked on a new first axis
+        data = [type(d)(np.stack([d.value] + [it[k].value for it in _other_iteration(case, data)]))
+                for k, d in enumerate(data)]
     outer = params("in")
     feeds = [i.value for i in data]
     values = [p.output(0) for p in outer]
@@ -98,15 +104,7 @@ def build(case):
     if case.body == "if":
         cond = o8.parameter([], ov.Type.boolean, name="cond")
         cond.output(0).get_tensor().set_names({"cond"})
-        then_p, else_p = params("then_in"), params("else_in")
-        then = ov.Model(layer([p.output(0) for p in then_p]), then_p, "then")
-        other = ov.Model(layer([p.output(0) for p in else_p]), else_p, "else")
-        node = o8.if_op(cond.output(0))
-        node.set_then_body(then)
-        node.set_else_body(other)
-        for v, t, e in zip(values, then_p, else_p):
-            node.set_input(v, t, e)
-        outs = [node.set_output(r, s) for r, s in zip(then.get_results(), other.get_results())]
+        outs = _if(ov, o8, cond.output(0), layer, params, values)
         return ov.Model(outs, [cond] + outer, "case"), [np.array(True)] + feeds
     if case.body == "loop":
         import openvino.opset5 as o5
@@ -126,7 +124,129 @@ def build(case):
         return _dead_if(ov, o8, case, layer, params, values, data, outer), feeds
     if case.body == "ti":
         return _tensor_iterator(ov, o8, layer, params, values, outer), feeds
+    if case.body == "loop_sliced":
+        return _loop_sliced(ov, o8, layer, params, values, outer), feeds
+    if case.body == "loop_merged":
+        return _loop_merged(ov, o8, case, layer, params, values, data, outer), feeds
+    if case.body == "loop_if":
+        return _loop_if(ov, o8, layer, params, values, outer), feeds
     raise ValueError(f"unknown body {case.body!r}")
+
+
+def _if(ov, o8, cond, layer, params, values) -> list:
+    """An If on ``cond`` whose bodies both hold the layer on ``values``: its outputs."""
+    then_p, else_p = params("then_in"), params("else_in")
+    then = ov.Model(layer([p.output(0) for p in then_p]), then_p, "then")
+    other = ov.Model(layer([p.output(0) for p in else_p]), else_p, "else")
+    node = o8.if_op(cond)
+    node.set_then_body(then)
+    node.set_else_body(other)
+    for v, t, e in zip(values, then_p, else_p):
+        node.set_input(v, t, e)
+    return [node.set_output(r, s) for r, s in zip(then.get_results(), other.get_results())]
+
+
+def _loop_of(o5, o8, body, count: int = ITERATIONS, iteration: int = -1):
+    """A Loop-5 of ``count`` iterations (the condition true throughout) on ``body``, whose Result 0 is the
+    condition and Parameter ``iteration`` (-1: none) the current iteration."""
+    loop = o5.loop(o8.constant(np.int64(count)), o8.constant(np.bool_(True)))
+    loop.set_function(body)
+    loop.set_special_body_ports([iteration, 0])
+    return loop
+
+
+def _other_iteration(case, data: list) -> list:
+    """The data inputs of the Loop's later iterations (one list per iteration): the input function's with other random values (same
+    shapes, same domain); an input whose shape differs there repeats the first iteration's."""
+    from .spec import Input
+
+    spec = SPECS[case.key]
+    later = []
+    for k in range(1, ITERATIONS):
+        c = Inputs(dict(case.attrs), dict(case.types), case.version, case_rng(f"{case.id}#{k}"))
+        other = [i for i in spec.inputs(c) if not i.const]
+        later.append([o if o.value.shape == d.value.shape and o.value.dtype == d.value.dtype else Input(d.value)
+                      for o, d in zip(other, data)])
+    return later
+
+
+def _loop_sliced(ov, o8, layer, params, values, outer):
+    """A Loop whose data inputs are sliced on a new first axis (one part of 1 per iteration, squeezed before
+    the layer: a frontend's scan) and whose outputs are concatenated on it (each unsqueezed to a part of 1)."""
+    import openvino.opset5 as o5
+
+    body_p = [o8.parameter(_part_shape(ov, v), v.get_element_type(), name=f"body_in{k}")
+              for k, v in enumerate(values)]
+    zero = o8.constant(np.array([0], np.int64))
+    results = layer([o8.squeeze(p, zero).output(0) for p in body_p])
+    parts = [o8.unsqueeze(r, zero).output(0) for r in results]
+    keep_going = ov.op.Constant(to_ov_tensor(np.array(True))).output(0)
+    loop = _loop_of(o5, o8, ov.Model([keep_going] + parts, body_p, "body"))
+    for v, b in zip(values, body_p):
+        loop.set_sliced_input(b, v, 0, 1, 1, -1, 0)
+    outs = [loop.get_concatenated_slices(r, 0, 1, 1, -1, 0) for r in parts]
+    return ov.Model(outs, outer, "case")
+
+
+def _part_shape(ov, value):
+    """A sliced input's part: the value's shape with a first dim of 1 (unknown rank stays unknown)."""
+    shape = value.get_partial_shape()
+    if shape.rank.is_dynamic:
+        return shape
+    return ov.PartialShape([1] + [shape[i] for i in range(1, shape.rank.get_length())])
+
+
+def _loop_merged(ov, o8, case, layer, params, values, data, outer):
+    """A Loop of several iterations whose data inputs are loop-carried (merged inputs): the first data
+    input's back edge is the layer's first output of its shape and element type where there is one (the layer
+    applied again to its own output, a recurrence), the others' (and else its) the input itself, carried
+    unchanged. The outputs are the last iteration's."""
+    import openvino.opset5 as o5
+
+    body_p = params("body_in")
+    results = layer([p.output(0) for p in body_p])
+    recurrent = _recurrent_output(ov, o8, layer, data)
+    edges = [results[recurrent] if k == 0 and recurrent is not None else p.output(0)
+             for k, p in enumerate(body_p)]
+    keep_going = ov.op.Constant(to_ov_tensor(np.array(True))).output(0)
+    body = ov.Model([keep_going] + results + [e for e in edges if e not in results], body_p, "body")
+    loop = _loop_of(o5, o8, body)
+    for p, v, e in zip(body_p, values, edges):
+        loop.set_merged_input(p, v, e)
+    outs = [loop.get_iter_value(r, -1) for r in results]
+    return ov.Model(outs, outer, "case")
+
+
+def _recurrent_output(ov, o8, layer, data) -> int | None:
+    """The index of the layer's first output whose static shape and element type are its first data
+    input's (built once on static Parameters to see), or None."""
+    if not data:
+        return None
+    params = [o8.parameter(list(i.value.shape), getattr(ov.Type, from_numpy(i.value.dtype).ov)) for i in data]
+    first = params[0].output(0)
+    for k, out in enumerate(layer([p.output(0) for p in params])):
+        if out.get_partial_shape() == first.get_partial_shape() and out.get_element_type() == first.get_element_type():
+            return k
+    return None
+
+
+def _loop_if(ov, o8, layer, params, values, outer):
+    """A Loop of several iterations (the inputs invariant) whose body is an If on the current iteration
+    being 0: the layer in both branches, the first iteration taking one and the later ones the other. The
+    outputs are the last iteration's."""
+    import openvino.opset5 as o5
+
+    body_p = params("body_in")
+    iteration = o8.parameter([], ov.Type.i64, name="iteration")
+    cond = o8.equal(iteration, o8.constant(np.int64(0))).output(0)
+    results = _if(ov, o8, cond, layer, params, [p.output(0) for p in body_p])
+    keep_going = ov.op.Constant(to_ov_tensor(np.array(True))).output(0)
+    body = ov.Model([keep_going] + results, body_p + [iteration], "body")
+    loop = _loop_of(o5, o8, body, iteration=len(body_p))
+    for v, b in zip(values, body_p):
+        loop.set_invariant_input(b, v)
+    outs = [loop.get_iter_value(r, -1) for r in results]
+    return ov.Model(outs, outer, "case")
 
 
 def _dead_if(ov, o8, case, layer, params, values, data, outer):

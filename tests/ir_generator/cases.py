@@ -31,8 +31,11 @@ BODIES = ("plain", "if", "loop")
 #: Bodies a case is put into less often (see ``cases_of``): an If whose condition folds at conversion time
 #: from the first data input's rank (its other body the layer with its outputs transposed by an empty
 #: order: a dead branch, as a frontend's rank dispatch writes it; on data of dynamic rank it stays an If),
-#: and a TensorIterator body (one iteration, the inputs invariant).
-MORE_BODIES = ("dead_if", "ti")
+#: a TensorIterator body (one iteration, the inputs invariant), and Loops of several iterations: ``loop_sliced``
+#: (the data inputs sliced per iteration, the outputs concatenated), ``loop_merged`` (the data inputs loop-carried,
+#: the first's back edge the layer's output where it has its shape and type), ``loop_if`` (an If on the iteration
+#: number in the body, the layer in both branches).
+MORE_BODIES = ("dead_if", "ti", "loop_sliced", "loop_merged", "loop_if")
 #: The layer alone with its float Constants written as f16 and a Convert to f32 after each (``ov.save_model``'s
 #: ``compress_to_fp16``, which ovc does by default): the covering set at f32, static and dynamic dims.
 COMPRESSED = "f16_consts"

@@ -9,9 +9,10 @@ outputs). From the port map and back edges:
   and, when an output port maps it, its final value;
 - the ``current_iteration`` Parameter (Loop) is ONNX's iteration number, cast and
   shaped as the Parameter is;
-- a sliced input (TensorIterator: ``axis``, ``stride``, ``part_size``) is a Slice of the
-  outer value at iteration i: [i * p, (i + 1) * p) along the axis, counted from the end
-  when the stride is negative; the number of iterations is the dim over p;
+- a sliced input (``axis``, ``stride``, ``part_size``) is a Slice of the outer value at
+  iteration i: [i * p, (i + 1) * p) along the axis, counted from the end when the stride
+  is negative; the number of iterations is the dim over p (a Loop's: at most its trip
+  count, as OpenVINO's CPU plugin counts them; its reference would repeat the last part);
 - any other Parameter is the outer value itself (ONNX bodies see the outer scope);
 - an output with ``axis`` concatenates the per-iteration values along that axis (ONNX
   stacks them on a new first axis: moved to the axis and merged; a negative stride
@@ -19,7 +20,7 @@ outputs). From the port map and back edges:
 - the ``execution_condition`` Result (Loop) is ONNX's condition output; without one the
   condition is passed through. A trip count of -1 is no trip count.
 
-TensorIterator slices must cover the whole axis (start 0 and end -1, or the reverse for
+Slices must cover the whole axis (start 0 and end -1, or the reverse for
 a negative stride) in parts with |stride| = part_size. ONNX's Slice has no 8-bit float type:
 an f8e4m3/f8e5m2 value the plumbing slices (a sliced input, a last-iteration output, a
 reversed concatenation) is refused as a limitation of ONNX.
@@ -87,7 +88,7 @@ def _param_port(body, layer_id: int):
     return layer.outputs[0]
 
 
-def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> None:
+def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
     body = layer.bodies.get("body")
     if body is None:
         raise ctx.error(f"{layer.type} has no <body>")
@@ -98,6 +99,7 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
     sub.graph_input(cond_in, _BOOL, ())
     params: dict[int, Value] = {}
     carried: list[tuple[int, Value]] = []  # (Parameter id, outer initial value)
+    parts_seen = None
     for e in inputs:
         port = _param_port(body, e.layer_id)
         dims = tuple(port.dims)
@@ -110,15 +112,20 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
         elif e.layer_id in back:
             outer = ctx.input(e.port)
             name = ctx.unique(f"{layer.name}/carried")
-            params[e.layer_id] = Value(name, outer.type, dims)
-            sub.graph_input(name, outer.type, tuple(None for _ in dims))
+            # a port with no <dim> is a scalar or of dynamic rank: the initial value's rank tells which
+            shape = None if not dims and outer.shape is None else dims
+            params[e.layer_id] = Value(name, outer.type, shape)
+            sub.graph_input(name, outer.type, None if shape is None else tuple(None for _ in shape))
             carried.append((e.layer_id, outer))
         elif e.axis is not None:
-            if not tensor_iterator:
-                raise ctx.error("Loop inputs cannot be sliced (only TensorIterator's)")
             outer = ctx.input(e.port)
-            name, trip = _slice_input(ctx, sub, layer, e, outer, iteration, trip)
-            params[e.layer_id] = Value(name, outer.type, dims)
+            name, parts = _slice_input(ctx, sub, layer, e, outer, iteration)
+            if parts_seen is None:  # the first sliced input's number of parts bounds the iterations
+                parts_seen = parts
+                trip = parts if not trip else ctx.one("Min", [trip, parts])
+            # a part is never a scalar: no <dim> is a dynamic rank, the outer value's (unknown too, or known)
+            part_shape = dims or (None if outer.shape is None else (None,) * len(outer.shape))
+            params[e.layer_id] = Value(name, outer.type, part_shape)
         else:
             params[e.layer_id] = ctx.input(e.port)
     cond_result = next((e.layer_id for e in outputs if e.purpose == "execution_condition"), None)
@@ -164,9 +171,12 @@ def _loop(ctx: Context, layer, trip: str, cond: str, tensor_iterator: bool) -> N
             last = ctx.one("Slice", [stacked, ctx.i64([-1]), ctx.i64([np.iinfo(np.int64).max]), ctx.i64([0])])
             ctx.one("Squeeze", [last, ctx.i64([0])], ctx.out(e.port))
         else:
-            rank = len(layer.outputs[e.port].dims)
-            if not rank:
-                raise ctx.error(f"output port {layer.outputs[e.port].id} concatenates iterations but has no dims")
+            body_value = body_outputs[1 + len(carried) + scans.index(e)]
+            # no <dim>: dynamic rank (a concatenated value is not a scalar), the body's value may know it
+            rank = len(layer.outputs[e.port].dims) or len(body_value.shape or ()) or None
+            if rank is None and e.axis != 0:
+                raise ctx.error(f"output port {layer.outputs[e.port].id} concatenates iterations on axis {e.axis} "
+                                "but its rank is unknown")
             if e.stride < 0:
                 _check_sliceable(ctx, f"output port {layer.outputs[e.port].id}", layer.outputs[e.port].element_type,
                                  "a negative stride reverses the ONNX Loop's stacked outputs with a Slice")
@@ -197,20 +207,19 @@ def _plain(sub: Context, op_type: str, inputs: list[str], output: str, **attrs) 
                     outputs=[ir.Value(name=output)], name=""))
 
 
-def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, iteration: str, trip: str):
-    """The body's part of ``outer`` at the iteration (see the module doc), made in ``sub``, and the
-    trip count (the first sliced input's number of parts)."""
+def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, iteration: str):
+    """The body's part of ``outer`` at the iteration (see the module doc), made in ``sub``, and its number
+    of parts (a scalar)."""
     forward = e.stride > 0
     if abs(e.stride) != e.part or (e.start, e.end) != ((0, -1) if forward else (-1, 0)):
-        raise ctx.error(f"TensorIterator slicing with start {e.start}, end {e.end}, stride {e.stride}, part_size "
+        raise ctx.error(f"{layer.type} slicing with start {e.start}, end {e.end}, stride {e.stride}, part_size "
                         f"{e.part} is not translated (whole axis, |stride| = part_size)")
-    if outer.rank is None:
-        raise ctx.error("a sliced TensorIterator input needs a known rank")
+    if outer.rank is None and e.axis < 0:
+        raise ctx.error(f"a {layer.type} input sliced on axis {e.axis} needs a known rank")
     _check_sliceable(ctx, f"input port {layer.inputs[e.port].id}", outer.type, "each iteration's part is a Slice")
     axis = e.axis + outer.rank if e.axis < 0 else e.axis
     dim = ctx.one("Shape", [outer.name], start=axis, end=axis + 1)
-    if not trip:
-        trip = ctx.one("Squeeze", [ctx.one("Div", [dim, ctx.i64([e.part])])])
+    parts = ctx.one("Squeeze", [ctx.one("Div", [dim, ctx.i64([e.part])])])
     name = ctx.unique(f"{layer.name}/part")
     part = ctx.i64([e.part])
     i = name + "/i"
@@ -223,29 +232,29 @@ def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, ite
         _plain(sub, "Sub", [dim, name + "/back"], name + "/begin")
     _plain(sub, "Add", [name + "/begin", part], name + "/end")
     _plain(sub, "Slice", [outer.name, name + "/begin", name + "/end", ctx.i64([axis])], name)
-    return name, trip
+    return name, parts
 
 
-def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int, output: str) -> None:
-    """ONNX's stacked [iterations, ...] per-iteration values (of ``rank``) concatenated along ``e.axis``."""
-    info_rank = rank
-    axis = e.axis + info_rank if e.axis < 0 else e.axis
+def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int | None, output: str) -> None:
+    """ONNX's stacked [iterations, ...] per-iteration values (of ``rank``; None: unknown, on axis 0)
+    concatenated along ``e.axis``."""
+    axis = e.axis + rank if e.axis < 0 else e.axis
     if e.stride < 0:
         stacked = ctx.one("Slice", [stacked, ctx.i64([-1]), ctx.i64([np.iinfo(np.int64).min]), ctx.i64([0]),
                                     ctx.i64([-1])])
-    perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, info_rank + 1))
-    moved = ctx.one("Transpose", [stacked], perm=perm)
+    moved = stacked if axis == 0 else \
+        ctx.one("Transpose", [stacked], perm=list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank + 1)))
     # the merged dim written out (a -1 beside a 0 dim is ambiguous: onnxruntime refused an empty batch), allowzero
     merged = ctx.one("Mul", [ctx.one("Shape", [moved], start=axis, end=axis + 1),
                              ctx.one("Shape", [moved], start=axis + 1, end=axis + 2)])
     parts = ([ctx.one("Shape", [moved], end=axis)] if axis else []) + [merged]
-    if axis + 2 <= info_rank:
+    if rank is None or axis + 2 <= rank:
         parts.append(ctx.one("Shape", [moved], start=axis + 2))
     ctx.one("Reshape", [moved, ctx.one("Concat", parts, axis=0)], output, allowzero=1)
 
 
 @translator("Loop", since=5,
-            emits=("Cast", "Concat", "Div", "Identity", "Loop", "Mul", "Reshape", "Shape", "Slice", "Squeeze",
+            emits=("Cast", "Concat", "Div", "Identity", "Loop", "Min", "Mul", "Reshape", "Shape", "Slice", "Squeeze",
                    "Transpose"))
 def loop(ctx: Context, layer) -> None:
     trip_v, cond_v = ctx.input(0), ctx.input(1)
@@ -254,10 +263,10 @@ def loop(ctx: Context, layer) -> None:
     else:
         trip = ctx.one("Reshape", [ctx.as_i64(trip_v), ctx.i64([])])
     cond = ctx.one("Reshape", [ctx.cast(cond_v.name, cond_v.type, _BOOL), ctx.i64([])])
-    _loop(ctx, layer, trip, cond, tensor_iterator=False)
+    _loop(ctx, layer, trip, cond)
 
 
 @translator("TensorIterator", since=1,
             emits=("Concat", "Div", "Identity", "Loop", "Mul", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
 def tensor_iterator(ctx: Context, layer) -> None:
-    _loop(ctx, layer, "", "", tensor_iterator=True)
+    _loop(ctx, layer, "", "")

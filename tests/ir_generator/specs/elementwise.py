@@ -9,14 +9,19 @@ import numpy as np
 from ..spec import ALL, FLOATS, INTEGERS, spec
 
 SHAPE = (2, 3, 4)
+#: The data's shape per rank (``$rank``: 3, the first, then a scalar, a vector and ranks 5-6); each rank is
+#: tried once (``cover``), not crossed with the other attributes.
+RANKS = {3: SHAPE, 0: (), 1: (5,), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
+RANK = {"$rank": list(RANKS)}
 
 
 def _unary(op: str, lo: float = -4, hi: float = 4, ilo: int | None = None, ihi: int | None = None, **kwargs):
     def inputs(c):
+        shape = RANKS[c.attrs["$rank"]]
         if c.t in FLOATS:
-            return [c.data(SHAPE, lo=lo, hi=hi)]
-        return [c.data(SHAPE, lo=lo if ilo is None else ilo, hi=hi if ihi is None else ihi)]
-    spec(op, **kwargs)(inputs)
+            return [c.data(shape, lo=lo, hi=hi)]
+        return [c.data(shape, lo=lo if ilo is None else ilo, hi=hi if ihi is None else ihi)]
+    spec(op, grid=RANK, cover=("$rank",), **kwargs)(inputs)
 
 
 for _op, _lo, _hi, _ilo, _ihi in [
@@ -77,14 +82,20 @@ def prelu(c):
     return [c.data(SHAPE), c.const(shape, lo=-1, hi=1)]
 
 
-@spec("Softmax", grid={"axis": [-1, 0, 1, 2]})
+def _softmax_ok(attrs, version):
+    """The axis within the rank (no scalars); Softmax-1's axis is unsigned: ranks other than 3 on axis 0."""
+    rank, axis = attrs["$rank"], attrs["axis"]
+    return rank > 0 and -rank <= axis < rank and (version > 1 or axis >= 0 or rank == 3)
+
+
+@spec("Softmax", grid={"axis": [-1, 0, 1, 2], **RANK}, cover=("$rank",), where=_softmax_ok)
 def softmax(c):
-    return [c.data(SHAPE)]
+    return [c.data(RANKS[c.attrs["$rank"]])]
 
 
-@spec("LogSoftmax", grid={"axis": [-1, 0, 1, 2]})
+@spec("LogSoftmax", grid={"axis": [-1, 0, 1, 2], **RANK}, cover=("$rank",), where=_softmax_ok)
 def log_softmax(c):
-    return [c.data(SHAPE)]
+    return [c.data(RANKS[c.attrs["$rank"]])]
 
 
 @spec("Round", grid={"mode": ["half_to_even", "half_away_from_zero"]})

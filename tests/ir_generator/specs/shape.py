@@ -8,6 +8,8 @@ import numpy as np
 from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, ROWS_OF_NOTHING, spec
 
 X3 = (2, 3, 4)
+#: Data of other ranks (``$rank``, tried once each: ``cover``): a scalar, a vector, ranks 5 and 6.
+RANKS = {3: X3, 0: (), 1: (5,), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
 #: Reductions of other ranks (``$axes`` values): a vector over its axis, a scalar over no axes
 _REDUCE_OTHER = {"vector": ((5,), [0]), "scalar": ((), [])}
@@ -58,18 +60,24 @@ def unsqueeze(c):
     return [c.data(X3), c.axes(axes)]
 
 
-@spec("Transpose", grid={"$order": ["rotate", "empty", "same", "swap"]}, types={"T": ALL, "I": INDEX})
+@spec("Transpose", grid={"$order": ["rotate", "empty", "same", "swap"], "$rank": list(RANKS)}, cover=("$rank",),
+      where=lambda a, v: a["$rank"] >= 2 or a["$order"] in ("rotate", "empty"), types={"T": ALL, "I": INDEX})
 def transpose(c):
-    order = {"rotate": [2, 0, 1], "empty": [], "same": [0, 1, 2], "swap": [0, 2, 1]}[c.attrs["$order"]]
-    return [c.data(X3), c.index(order)]
+    r = c.attrs["$rank"]
+    same = list(range(r))
+    order = {"rotate": same[-1:] + same[:-1], "empty": [], "same": same,
+             "swap": same[:-2] + same[-1:] + same[-2:-1]}[c.attrs["$order"]]
+    return [c.data(RANKS[r]), c.index(order)]
 
 
-@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3], "$sizes": ["same", "differ"]})
+@spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3], "$sizes": ["same", "differ"], "$rank": [3, 1, 5, 6]},
+      cover=("$rank",), where=lambda a, v: -a["$rank"] <= a["axis"] < a["$rank"])
 def concat(c):
+    shape = RANKS[c.attrs["$rank"]]
     if c.attrs["$sizes"] == "same":
-        return [c.data(X3) for _ in range(c.attrs["$n"])]
-    axis = c.attrs["axis"] % 3  # the inputs 1, 2, 3 long on the axis (the offsets of the later ones differ)
-    return [c.data(X3[:axis] + (i + 1,) + X3[axis + 1:]) for i in range(c.attrs["$n"])]
+        return [c.data(shape) for _ in range(c.attrs["$n"])]
+    axis = c.attrs["axis"] % len(shape)  # the inputs 1, 2, 3 long on the axis (the offsets of the later ones differ)
+    return [c.data(shape[:axis] + (i + 1,) + shape[axis + 1:]) for i in range(c.attrs["$n"])]
 
 
 @spec("Split", grid={"num_splits": [1, 2], "$axis": [0, 2, -1]}, types={"T": ALL, "I": INDEX})
@@ -182,22 +190,35 @@ def convert_promote_types(c):
 _GATHER_INDICES = ["in_range", "negative", "out", "fed", "table", "scalar"]
 
 
-@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": _GATHER_INDICES},
-      where=lambda a, v: a["$indices"] != "scalar" or not a["batch_dims"], types={"T": ALL, "I": INDEX})
+#: Gather's data per rank (``$rank``): the first two dims as batch_dims and the indices need them, the last
+#: at least 3 long (the in-range indices go up to 2).
+_GATHER_DATA = {3: (3, 3, 4), 1: (4,), 5: (3, 3, 2, 1, 4), 6: (3, 3, 1, 2, 1, 4)}
+
+
+def _gather_ok(attrs, version):
+    if attrs["$indices"] == "scalar" and attrs["batch_dims"]:
+        return False
+    return attrs["$rank"] > 1 or (not attrs["batch_dims"] and attrs["$axis"] != 1)
+
+
+@spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": _GATHER_INDICES,
+                      "$rank": list(_GATHER_DATA)},
+      cover=("$rank",), where=_gather_ok, types={"T": ALL, "I": INDEX})
 def gather(c):
     form = c.attrs["$indices"]
     if c.version == 1:
         c.attrs.pop("batch_dims", None)
     axis = c.index(c.attrs["$axis"])
+    data = _GATHER_DATA[c.attrs["$rank"]]
     if form == "scalar":
-        return [c.data((3, 3, 4)), c.index(-1), axis]
+        return [c.data(data), c.index(-1), axis]
     lo, hi = {"in_range": (0, 2), "negative": (-2, 2), "out": (-5, 5), "fed": (-3, 2), "table": (0, 2)}[form]
     indices = c.rng.integers(lo, hi, (3, 2), endpoint=True)
     if form == "fed":
-        return [c.data((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
+        return [c.data(data), c.feed(indices, c.types["I"]), axis]
     if form == "table":
-        return [c.const((3, 3, 4)), c.feed(indices, c.types["I"]), axis]
-    return [c.data((3, 3, 4)), c.index(indices), axis]
+        return [c.const(data), c.feed(indices, c.types["I"]), axis]
+    return [c.data(data), c.index(indices), axis]
 
 
 @spec("GatherElements", empty_invalid=ROWS_OF_NOTHING,
