@@ -108,8 +108,8 @@ def _soft_nms(ctx: Context, layer, version: int, out_type) -> None:
 
 
 @translator("NonMaxSuppression", since=1,
-            emits=("onnx_ext.NonMaxSuppression", "Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Min", "Mul",
-                   "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
+            emits=("onnx_ext.NonMaxSuppression", "Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Min",
+                   "Mul", "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
 def non_max_suppression(ctx: Context, layer) -> None:
     version = op_version(layer)
     out_type = _I64 if version == 1 else attr.element(ctx, layer, "output_type", "i64") or _I64
