@@ -234,6 +234,31 @@ def nms_rotated_scenarios():
                             out_elements=objects * 3, vs="openvino"))
     return out
 
+def soft_nms_scenarios():
+    """NonMaxSuppression-9 with soft_nms_sigma (TensorFlow's non_max_suppression_with_scores) on an SSD300 head's
+    boxes: 1 image x 1 class x 1,000 and 8,732 boxes, up to 100 selected, sigma 0.5, score threshold 0 (the
+    scores are softmax outputs: every box is a candidate)."""
+    out = []
+    for name, m in [("ssd-1000", 1000), ("ssd300-8732", 8732)]:
+        priors = ssd300_priors()[0, 0].reshape(-1, 4)[:m]
+        loc, conf = ssd_head(1, 2, m)
+        boxes = (priors + loc.reshape(-1, 4) * 0.02)[None][:, :, [1, 0, 3, 2]].astype(np.float32)  # (y1, x1, ...)
+        scores = np.ascontiguousarray(conf.reshape(1, m, 2)[:, :, 1][:, None, :])
+
+        def ov_model(boxes=boxes, scores=scores):
+            pb, ps = _param("boxes", list(boxes.shape), np.float32), _param("scores", list(scores.shape), np.float32)
+            limits = [opset1.constant(np.array(v, t)).output(0) for v, t in (
+                (100, np.int64), (0.5, np.float32), (0.0, np.float32), (0.5, np.float32))]
+            node = NodeFactory("opset9").create("NonMaxSuppression", [pb.output(0), ps.output(0), *limits], {})
+            return ov.Model(node.outputs(), [pb, ps], "bench")
+
+        out.append(Scenario("NonMaxSuppression-soft", name, f"1 x {m:,} boxes x 1 class, sigma 0.5, max 100",
+                            True, ov_model, None, {"boxes": boxes, "scores": scores}, out_elements=100 * 3,
+                            vs="openvino"))
+    return out
+
+
 SCENARIOS = {"detection_output": detection_output_scenarios, "proposal": proposal_scenarios,
              "multiclass_nms": multiclass_nms_scenarios, "matrix_nms": matrix_nms_scenarios,
-             "generate_proposals": generate_proposals_scenarios, "nms_rotated": nms_rotated_scenarios}
+             "generate_proposals": generate_proposals_scenarios, "nms_rotated": nms_rotated_scenarios,
+             "soft_nms": soft_nms_scenarios}

@@ -366,7 +366,6 @@ for _v in (1, 3, 4, 5, 9):
     for _t in (None, 0.3):
         case(f"nms{_v}_scores_at_threshold_{_t}", _nms_scores_at_threshold(_v, _t),
              [[_AT_BOXES, np.array([[[0.9, 0.8, 0.3, 0.0]]], np.float32)]], backend="cpu")
-case("nms9_soft_refused", *_nms(9, 1, 1, 5, 2, 0.5, 0.0, sigma=0.5), error="soft-NMS")
 
 
 # --- Pad ----------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ SPECS["MatrixNms"] = import_module(".matrix_nms", __package__).SPEC
 SPECS["GenerateProposals"] = import_module(".generate_proposals", __package__).SPEC
 SPECS["ExperimentalDetectronGenerateProposalsSingleImage"] = import_module(".ed_generate_proposals", __package__).SPEC
 SPECS["NMSRotated"] = import_module(".nms_rotated", __package__).SPEC
+SPECS["NonMaxSuppression"] = import_module(".non_max_suppression", __package__).SPEC  # soft-NMS, NMS-5/-9
 SPECS["ExperimentalDetectronDetectionOutput"] = import_module(".experimental_detectron.detection_output", __package__).SPEC
 
 

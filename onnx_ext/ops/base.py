@@ -283,12 +283,15 @@ def _sort_loop_carried(proto: onnx.FunctionProto) -> None:
         finals = [_NUMBERED.fullmatch(name) for name in node.output[:count]]
         if count < 2 or not all(carried) or not all(finals):
             continue
+        # (the node's outputs may come in another set order than the body's carried values: each sorts by its own)
         order = sorted(range(count), key=lambda i: carried[i].group(1))
-        for numbered, names in ((carried, [v.name for v in body.input[2:]]), (finals, node.output[:count])):
+        order_out = sorted(range(count), key=lambda i: finals[i].group(1))
+        for numbered, names, by in ((carried, [v.name for v in body.input[2:]], order),
+                                    (finals, node.output[:count], order_out)):
             numbers = sorted(int(m.group(2)) for m in numbered)
-            renamed.update((names[i], f"{numbered[i].group(1)}_{n}") for i, n in zip(order, numbers))
+            renamed.update((names[i], f"{numbered[i].group(1)}_{n}") for i, n in zip(by, numbers))
         node.input[2:] = [node.input[2 + i] for i in order]
-        node.output[:count] = [node.output[i] for i in order]
+        node.output[:count] = [node.output[i] for i in order_out]
         inputs = [copy.deepcopy(body.input[2 + i]) for i in order]
         outputs = [copy.deepcopy(v) for v in (body.output[0], *(body.output[1 + i] for i in order),
                                               *body.output[count + 1:])]

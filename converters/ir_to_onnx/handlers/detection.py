@@ -6,8 +6,8 @@ score (a stable TopK over the gathered scores). OpenVINO's CPU plugin returns
 exactly the selected rows for every version (not the -1 padding NMS-1..4's spec
 describes), so the outputs have a dynamic first dim. NMS-5/9 add
 ``selected_scores`` ([batch, class, score] in the scores' type) and
-``valid_outputs``. Soft-NMS (``soft_nms_sigma`` other than 0) has no ONNX
-equivalent and is refused.
+``valid_outputs``. Soft-NMS (``soft_nms_sigma`` not a constant 0), which ONNX's op
+cannot do, becomes the domain's NonMaxSuppression (onnx_ext/ops/non_max_suppression).
 
 OpenVINO suppresses a box whose IoU with a selected one is >= ``iou_threshold`` and
 keeps scores > ``score_threshold`` (default 0: a score of 0 goes too), as its
@@ -27,6 +27,7 @@ from onnx_ext.types import from_ov
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import op_version, translator
+from .domain import domain_node
 from .layout import i64_vector
 
 _I64 = from_ov("i64")
@@ -54,10 +55,6 @@ def _selected(ctx: Context, layer, version: int) -> tuple[str, str]:
     """The ONNX NonMaxSuppression's [M, 3] int64 rows in OpenVINO's order, and the scores tensor (f32)."""
     boxes, scores = ctx.input(0), ctx.input(1)
     n = ctx.n_inputs()
-    if version >= 5 and n > 5:
-        sigma = ctx.input(5)
-        if sigma.const is None or np.any(np.asarray(sigma.const) != 0):
-            raise ctx.error("soft-NMS (soft_nms_sigma other than 0) has no ONNX equivalent")
     encoding = attr.choice(ctx, layer, "box_encoding", ("corner", "center"), "corner")
     scores_f = _f32(ctx, scores)
     max_out = i64_vector(ctx, ctx.input(2)) if n > 2 else ctx.i64([0])
@@ -89,12 +86,35 @@ def _dynamic_rows(ctx: Context, i: int, et) -> None:
     ctx.values[(ctx.layer.id, port.id)] = Value(ctx.out(i), et, (None, 3))
 
 
+def _soft(ctx: Context, version: int) -> bool:
+    if version < 5 or ctx.n_inputs() < 6:
+        return False
+    sigma = ctx.input(5)
+    return sigma.const is None or bool(np.any(np.asarray(sigma.const) != 0))
+
+
+def _soft_nms(ctx: Context, layer, version: int, out_type) -> None:
+    """Soft-NMS as the domain's NonMaxSuppression; selected_scores (f32 there) cast to the IR's type."""
+    encoding = attr.choice(ctx, layer, "box_encoding", ("corner", "center"), "corner")
+    score_type = ctx.out_type(1)
+    scores_out = ctx.out(1) if score_type == _F32 else ctx.tmp("soft_nms_scores")
+    domain_node(ctx, "NonMaxSuppression", [ctx.input(i) for i in range(6)], [ctx.out(0), scores_out, ctx.out(2)],
+                version=version, center_point_box=int(encoding == "center"), output_type=out_type.onnx,
+                sort_result_descending=int(attr.boolean(layer, "sort_result_descending", True)))
+    if scores_out != ctx.out(1):
+        ctx.cast(scores_out, _F32, score_type, ctx.out(1))
+    _dynamic_rows(ctx, 0, out_type)
+    _dynamic_rows(ctx, 1, score_type)
+
+
 @translator("NonMaxSuppression", since=1,
-            emits=("Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Min", "Mul",
-                   "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
+            emits=("onnx_ext.NonMaxSuppression", "Cast", "Concat", "Equal", "Gather", "GatherND", "Identity", "Min",
+                   "Mul", "NonMaxSuppression", "Reshape", "Shape", "Slice", "TopK", "Unsqueeze", "Where"))
 def non_max_suppression(ctx: Context, layer) -> None:
     version = op_version(layer)
     out_type = _I64 if version == 1 else attr.element(ctx, layer, "output_type", "i64") or _I64
+    if _soft(ctx, version):
+        return _soft_nms(ctx, layer, version, out_type)
     rows, scores_f = _selected(ctx, layer, version)
     ctx.cast(rows, _I64, out_type, ctx.out(0))
     _dynamic_rows(ctx, 0, out_type)
