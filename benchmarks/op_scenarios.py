@@ -282,7 +282,7 @@ def broadcast_scenarios():
                 nodes.append(helper.make_node("Expand", [src, "target_shape"], ["y"]))
                 return _onnx_model(nodes, ins, inits)
 
-            feeds = {} if const_data else {"data": data}
+            feeds = {"data": data}
             if not const:
                 feeds["target_shape"] = target
             out.append(Scenario("Broadcast", name, what, const, ov_model, native, feeds,

@@ -188,3 +188,21 @@ def test_dims_related_inside_an_if_body():
     onnx.checker.check_model(model)
     sizes = plan_dims(model).sizes
     assert sizes == {"seq": DEFAULT_SIZE, "batch": DEFAULT_SIZE, "features": 8}
+
+
+def test_graphs_yields_every_body_at_any_depth_outer_first():
+    # The one walker that the dims planner, the converter's strict inference and its kernel check share.
+    from onnx import TensorProto, helper
+
+    from onnx_ext.ops.base import graphs
+
+    def branch(name, *nodes):
+        return helper.make_graph(list(nodes), name, [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
+
+    inner = helper.make_node("If", ["c"], ["y"], then_branch=branch("inner_then"), else_branch=branch("inner_else"))
+    outer = helper.make_node("If", ["c"], ["y"], then_branch=branch("then"), else_branch=branch("else", inner))
+    body = helper.make_graph([outer], "loop_body", [], [])
+    main_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]),
+                                    helper.make_node("Loop", ["n", "c"], ["out"], body=body)], "main", [], [])
+    # depth first, a node's bodies in its attributes' order (helper.make_node sorts them: else_branch first)
+    assert [g.name for g in graphs(main_graph)] == ["main", "loop_body", "else", "inner_else", "inner_then", "then"]

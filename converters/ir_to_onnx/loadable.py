@@ -19,6 +19,7 @@ import re
 
 import onnx
 
+from onnx_ext.ops.base import graphs as _graphs
 from onnx_ext.types import UnknownElementType, from_onnx
 
 from ..ir import IRError
@@ -110,13 +111,6 @@ def _ov_name(code: int) -> str:
 def _dims(dims) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
-
-def _graphs(graph: onnx.GraphProto):
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                yield from _graphs(sub)
 
 
 def check_session(model: str | bytes, owners: dict, source: str) -> None:

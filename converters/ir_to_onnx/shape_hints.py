@@ -20,6 +20,7 @@ import logging
 
 import onnx
 
+from onnx_ext.ops.base import graphs as _graphs
 from onnx_ext.types import from_onnx
 
 log = logging.getLogger("converters.ir_to_onnx")
@@ -109,13 +110,6 @@ def _inferred(model: onnx.ModelProto, strict: bool) -> dict[str, tuple[int | Non
             found[info.name] = (tensor.elem_type or None, dims)
     return found
 
-
-def _graphs(graph: onnx.GraphProto):
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                yield from _graphs(sub)
 
 
 def _copy(type_proto: onnx.TypeProto) -> onnx.TypeProto:

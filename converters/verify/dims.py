@@ -21,6 +21,8 @@ from typing import Mapping
 
 import onnx
 
+from onnx_ext.ops.base import graphs as _graphs
+
 from .errors import VerifyError
 
 #: Ops whose inputs and output broadcast together (numpy rules): aligned dims are equal or 1.
@@ -343,16 +345,7 @@ def _infer(model: onnx.ModelProto, strict: bool) -> dict[str, list]:
     return shapes
 
 
-def _graphs(graph: onnx.GraphProto):
-    """``graph`` and the bodies of its If, Loop and Scan nodes, at any depth (a layer the converter guards with
-    an If, an LSTM on a batch that may be 0, relates its inputs' dims there)."""
-    yield graph
-    for node in graph.node:
-        for a in node.attribute:
-            for body in ([a.g] if a.type == onnx.AttributeProto.GRAPH else
-                         a.graphs if a.type == onnx.AttributeProto.GRAPHS else []):
-                yield from _graphs(body)
-
-
 def _nodes(graph: onnx.GraphProto):
+    """Every node, in If, Loop and Scan bodies too (a layer the converter guards with an If, an LSTM on a batch
+    that may be 0, relates its inputs' dims there)."""
     return [node for g in _graphs(graph) for node in g.node]

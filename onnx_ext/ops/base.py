@@ -310,6 +310,15 @@ def _sort_loop_carried(proto: onnx.FunctionProto) -> None:
     proto.output[:] = [renamed.get(name, name) for name in proto.output]
 
 
+def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and the bodies of its If, Loop and Scan nodes, at any depth: depth first, outer graphs first."""
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from graphs(sub)
+
+
 def walk(nodes: Sequence[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
     """Every node of ``nodes`` and of their sub-graphs (If branches), depth first."""
     for node in nodes:

@@ -17,9 +17,9 @@ Where such a 4-bit group-wise weight [N, K] is the second input of a MatMul with
 ``transpose_b`` (PyTorch's Linear; or [K, N] without it, transposed here), the MatMul becomes
 onnxruntime's ``com.microsoft.MatMulNBits`` on the packed weights (experts' weights [E, N, K] or
 [E, K, N] under a batched MatMul: one MatMulNBits per expert): DequantizeLinear is not folded by
-onnxruntime and is re-run at every inference (benchmarks/bench_quantized.py measured
-MatMulNBits 15-40x faster). MatMulNBits dequantizes in f32 (an f16 scale is widened
-exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
+onnxruntime and is re-run at every inference (benchmarks/results/bench_quantized.md: MatMulNBits
+90-611x faster for one row of input, 8-12x for 32, at 1 thread). MatMulNBits dequantizes in f32
+(an f16 scale is widened exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
 each weight. Patterns that do not fit (a zero point that is not an integer of the weight's
 type, other broadcasts) are translated layer by layer, still on the compressed constant.
 

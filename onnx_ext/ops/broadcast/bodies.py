@@ -127,8 +127,8 @@ def _gather_broadcast(data, shape, out_shape):
     # Two-way broadcast of data (seen with shape `shape`) to out_shape for any element
     # type, bit-exact (only Gathers move the data): with a trailing block of 16 elements
     # or more, Gather rows (one copy per block); otherwise GatherElements at element
-    # indices Expanded to the output (onnxruntime's Gather costs ~20 ns per index, its
-    # GatherElements under 1 ns).
+    # indices Expanded to the output (onnxruntime's Gather costs ~40x its GatherElements
+    # per index: docs/onnxruntime.md#gather-cost-per-index).
     r, out, j, n_outer, inner = _block_plan(shape, out_shape)
     if op.GreaterOrEqual(inner, op.Constant(value_int=16)):
         y = _gather_rows(data, r, out, j, n_outer, inner)
