@@ -182,11 +182,11 @@ def test_split_of_a_dim_known_at_run_time(rank_known, axis, tmp_path):
 
 _EMPTY_CELLS = [
     'GRUCell-3[hidden_size=3,activations=["tanh","relu"],clip=1.5,linear_before_reset=true,activations_alpha=[],'
-    'activations_beta=[]]f32:empty:plain',
+    'activations_beta=[],$weights_at=const]f32:empty:plain',
     'LSTMCell-4[hidden_size=3,activations=["sigmoid","relu","tanh"],clip=1.5,activations_alpha=[],'
-    'activations_beta=[],$peepholes=true]f32:empty:plain',
+    'activations_beta=[],$peepholes=true,$weights_at=const]f32:empty:plain',
     'LSTMCell-1[hidden_size=3,activations=["sigmoid","tanh","tanh"],clip=0.0,input_forget=false,weights_format=fico,'
-    'activations_alpha=[],activations_beta=[],$peepholes=false]f32:empty:plain',
+    'activations_alpha=[],activations_beta=[],$peepholes=false,$weights_at=const]f32:empty:plain',
 ]
 
 

@@ -88,7 +88,8 @@ def test_an_empty_result_of_the_reference_is_a_result(tmp_path):
     ov.save_model(ov.Model([o4.range(*params, "u8")], params), str(xml))
     got, backend = openvino_outputs(xml, [np.array(v, np.uint8) for v in (254, 7, 2)])
     assert backend == "reference" and got[0].shape == (0,) and got[0].dtype == np.uint8
-    case = "ROIAlign-3[pooled_h=2,pooled_w=2,sampling_ratio=0,spatial_scale=1.0,mode=avg]f32,I=i64:dyn_rank:plain"
+    case = ("ROIAlign-3[pooled_h=2,pooled_w=2,sampling_ratio=0,spatial_scale=1.0,mode=avg,$indices_at=const]f32,I=i64"
+            ":dyn_rank:plain")
     assert run_case(find(case))["backend"] == "cpu"  # its reference leaves the output empty: the plugin decides
 
 
@@ -208,3 +209,48 @@ def test_grep_and_skip_choose_cases(tmp_path, capsys):
     (tmp_path / "summary.json").write_text(json.dumps({listed[0]: {"outcome": "match"}}))
     main(["--op", "Tan", "--grep", r"\]f64:static:", "--skip", str(tmp_path / "summary.json"), "--list"])
     assert capsys.readouterr().out.split() == listed[1:]
+
+
+_CONV_RT = "Convolution-1[strides=1,dilations=1,$pads=[0,0],auto_pad=explicit,$rank=2,$aniso=false,$weights_at={}]f32"
+
+
+def test_weights_at_run_time_and_decompressed_are_built_so():
+    """``$weights_at``: runtime, the filters a Parameter; decompressed, a u8 Constant -> Convert -> Subtract ->
+    Multiply (NNCF's compressed weights) whose values are the ones the case states."""
+    import numpy as np
+
+    from ir_generator.build import build, layer_inputs
+
+    model, _ = build(find(_CONV_RT.format("runtime") + ":static:plain"))
+    layer = next(op for op in model.get_ops() if op.get_friendly_name() == "layer_under_test")
+    assert layer.input_value(1).get_node().get_type_name() == "Parameter"
+    case = find(_CONV_RT.format("decompressed") + ":static:plain")
+    model, _ = build(case)
+    layer = next(op for op in model.get_ops() if op.get_friendly_name() == "layer_under_test")
+    chain, node = [], layer.input_value(1).get_node()
+    while node.get_type_name() != "Constant":
+        chain.append(node.get_type_name())
+        node = node.input_value(0).get_node()
+    assert chain == ["Multiply", "Subtract", "Convert"] and node.get_element_type().get_type_name() == "u8"
+    weights = layer_inputs(case)[0][1].value
+    assert np.array_equal((node.get_data().astype(np.float32) - 64) / 16, weights)
+
+
+@pytest.mark.parametrize("case_id", [
+    # a Selu's alpha and lambda decompressed from u8 (Convert -> Subtract -> Multiply): the DequantizeLinear the
+    # subgraph becomes is folded when small, so Selu gets its constants (was refused: "needs constant alpha")
+    "Selu-1[$weights_at=decompressed]f32:static:plain",
+    "Selu-1[$weights_at=decompressed]f32:dyn_dims:loop",
+    # GroupNormalization of a batch of 0 (the empty mode): the grouping Reshape writes every dim but the batch's
+    # (was [0, G, -1]: onnx's inference refuses 0 beside -1; refused "the converted model is invalid")
+    "GroupNormalization-12[num_groups=1,epsilon=1e-05,$weights_at=runtime]f32:empty:plain",
+    "GroupNormalization-12[num_groups=2,epsilon=0.5,$weights_at=const]f32:empty:plain",
+    # weights and indices at run time that matched from the start
+    _CONV_RT.format("runtime") + ":static:plain",
+    "ScatterNDUpdate-15[reduction=none,$depth=1,$dups=false,$indices_at=runtime]f32,I=i64:static:plain",
+    "ROIAlign-9[pooled_h=2,pooled_w=2,sampling_ratio=0,spatial_scale=1.0,mode=avg,aligned_mode=asymmetric,"
+    "$indices_at=runtime]f32,I=i64:static:plain",
+])
+def test_weights_and_indices_at_run_time(case_id):
+    result = run_case(find(case_id))
+    assert result["outcome"] == "match", result

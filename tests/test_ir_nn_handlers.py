@@ -31,7 +31,7 @@ from openvino.utils.node_factory import NodeFactory  # noqa: E402
 from converters.ir import IRError  # noqa: E402
 from converters.ir_to_onnx import registry  # noqa: E402
 from converters.ir_to_onnx.handlers import nn, pooling  # noqa: E402
-from ir_testing import convert, run_onnx, save_ir  # noqa: E402
+from ir_testing import convert, evaluate_model_cpu, run_onnx, save_ir  # noqa: E402
 from ir_testing import model_of as M, normal_f32 as f32, parameter as P  # noqa: E402
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -524,3 +524,26 @@ def test_every_nn_translator_has_a_case(tmp_path):
     mine = {(t.op_type.lower(), f"opset{v}") for t in registry.translators() for v in t.versions()
             if t.translate.__module__ in (nn.__name__, pooling.__name__)}
     assert mine - seen == set(), f"translators without a case: {sorted(mine - seen)}"
+
+
+@pytest.mark.parametrize("auto_pad, strides, pads", [("explicit", [2, 1], ([1, 0], [0, 2])),
+                                                     ("same_upper", [2, 3], ([0, 0], [0, 0])),
+                                                     ("same_lower", [2, 2], ([0, 0], [0, 0]))])
+def test_convolution_of_filters_of_unknown_dims(auto_pad, strides, pads, tmp_path):
+    """Filters computed at run time, their dims unknown (a Parameter of dynamic dims): ONNX's Conv reads the
+    kernel off W (was refused: "needs a static kernel"). OpenVINO's CPU plugin compiles such a model only reshaped
+    to the feeds' shapes (its reference has no Convolution evaluate)."""
+    r = rng(3)
+    x, w = P([2, 3, 9, 8], name="x"), P([-1, -1, -1, -1], name="w")
+    model = M(o1.convolution(x, w, strides, pads[0], pads[1], [1, 1], auto_pad=auto_pad), [x, w])
+    feeds = [f32(r, 2, 3, 9, 8), f32(r, 4, 3, 4, 3)]
+    (got,), (want,) = run_onnx(convert(save_ir(model, tmp_path)), feeds), evaluate_model_cpu(model, feeds)
+    _compare(got, want, f"auto_pad {auto_pad}")
+
+
+def test_same_padding_with_dilations_needs_a_static_kernel(tmp_path):
+    """onnxruntime's SAME_* refuses dilations, and the pads cannot be computed without the kernel: one line."""
+    x, w = P([2, 3, 9, 8], name="x"), P([-1, -1, -1, -1], name="w")
+    conv = o1.convolution(x, w, [1, 1], [0, 0], [0, 0], [2, 2], auto_pad="same_upper")
+    with pytest.raises(IRError, match=r"Convolution.*same_upper with dilations \[2, 2\] needs a static kernel"):
+        convert(save_ir(M(conv, [x, w]), tmp_path))

@@ -134,9 +134,9 @@ def test_transposed_convolution_output_shape_beyond_the_full_output(op, auto_pad
 
 @pytest.mark.parametrize("case_id", [
     "ConvolutionBackpropData-1[strides=2,dilations=2,$pads=[0,0],auto_pad=valid,output_padding=1,$rank=2,"
-    "$output_shape=false,$aniso=false]bf16,I=i64:static:plain",
+    "$output_shape=false,$aniso=false,$weights_at=const]bf16,I=i64:static:plain",
     "GroupConvolutionBackpropData-1[strides=1,dilations=1,$pads=[0,0],auto_pad=explicit,output_padding=0,$rank=2,"
-    "$output_shape=true,$aniso=false,$groups=3]bf16,I=i64:static:plain"])
+    "$output_shape=true,$aniso=false,$weights_at=const,$groups=3]bf16,I=i64:static:plain"])
 def test_transposed_convolution_padded_after_on_bf16(case_id):
     """The zeros padded after ConvTranspose on bf16, computed in f32: the Pad's pads stay i64 (were cast with
     the data: refused, "pads typestr: tensor(int64), has unsupported type: tensor(float)")."""

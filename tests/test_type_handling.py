@@ -21,8 +21,9 @@ def _case(case_id):
         sibling = find(case_id.replace("$axes_at=const", "$axes_at=runtime"))
         return replace(sibling, attrs=tuple((k, "const" if k == "$axes_at" else v) for k, v in sibling.attrs))
 
-_SCATTER_ND = "ScatterNDUpdate-15[reduction={},$depth={},$dups={}]{},I=i64:static:plain"
-_SCATTER_EL = "ScatterElementsUpdate-12[reduction={},use_init_val={},$axis={},$dups={}]{},I=i64:static:plain"
+_SCATTER_ND = "ScatterNDUpdate-15[reduction={},$depth={},$dups={},$indices_at=const]{},I=i64:static:plain"
+_SCATTER_EL = ("ScatterElementsUpdate-12[reduction={},use_init_val={},$axis={},$dups={},$indices_at=const]{},I=i64"
+               ":static:plain")
 
 CASES = [
     # LogicalNot on numeric data keeps the element type (was: a bool output, dtype mismatch)
@@ -57,9 +58,9 @@ CASES = [
     "MaxPool-14[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,$aniso=false,"
     "axis=0,index_element_type=i64]u32:static:plain",
     # PRelu on i16 selects in i32 (was: a Where without kernel: did not load)
-    "PRelu-1[$slope=channel]i16:static:plain",
+    "PRelu-1[$slope=channel,$weights_at=const]i16:static:plain",
     # bf16 data through ops without bf16 kernels (were: models that did not load)
-    "SegmentMax-16[fill_mode=zero,$num_segments=null]bf16,I=i64:static:plain",
+    "SegmentMax-16[fill_mode=zero,$num_segments=null,$indices_at=const]bf16,I=i64:static:plain",
     "SliceScatter-15[$form=plain]bf16,I=i64:static:plain",
     "SparseFillEmptyRows-16[]bf16,I=i64:static:plain",
     "NV12toRGB-8[$planes=1]bf16:static:plain",
@@ -112,7 +113,8 @@ def test_layer_matches_openvino(case_id):
 
 
 @pytest.mark.parametrize("case_id", ["GRUCell-3[hidden_size=3,activations=[\"sigmoid\",\"tanh\"],clip=0.0,"
-                                     "linear_before_reset=false,activations_alpha=[],activations_beta=[]]f64:"
+                                     "linear_before_reset=false,activations_alpha=[],activations_beta=[],"
+                                     "$weights_at=const]f64:"
                                      "static:plain",
                                      "Erf-1[$rank=3]f64:static:plain"])
 def test_what_onnxruntime_cannot_run_is_refused_naming_the_layer(case_id):

@@ -21,7 +21,7 @@ from ..weight_options import WeightOptions
 from . import attributes as attr
 from .assemble import assemble, check_hints_so_far
 from .context import Context
-from .fold import fold_known, fold_layer
+from .fold import fold_known, fold_layer, fold_subgraph
 from .handlers.decompression import decompression_subgraphs
 from .handlers.state import order_state_io, plan_state
 from .naming import assign_names
@@ -159,8 +159,7 @@ def translate_graph(ctx: Context, layers: list[Layer]) -> None:
         for i, port in enumerate(layer.outputs):
             if (layer.id, port.id) not in ctx.values:
                 ctx.values[(layer.id, port.id)] = ctx.hinted(i)
-        if layer.id not in subgraphs:
-            fold_layer(ctx, layer, first_node, domain_used)
+        (fold_layer if layer.id not in subgraphs else fold_subgraph)(ctx, layer, first_node, domain_used)
     ctx.layer = None
     order_state_io(ctx)
 

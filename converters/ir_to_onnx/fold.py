@@ -70,6 +70,26 @@ def fold_layer(ctx: Context, layer: Layer, first_node: int, domain_used: bool) -
         ctx.set_const(i, array)
 
 
+def fold_subgraph(ctx: Context, layer: Layer, first_node: int, domain_used: bool) -> None:
+    """The output of a compressed-weights subgraph (handlers/decompression.py: one DequantizeLinear in place of
+    Convert -> Subtract -> Multiply) a constant when it is small, as the layers it replaced would fold: a Selu's
+    alpha, a PRelu's slope, FakeQuantize's ranges decompressed from u8 are constants to what reads them."""
+    nodes = ctx.nodes[first_node:]
+    if not nodes or len(layer.outputs) != 1:
+        return
+    out = ctx.values.get((layer.id, layer.outputs[0].id))
+    if out is None or out.const is not None or not _small_shape(out.shape):
+        return
+    arrays = evaluate(ctx, nodes, [out.name])
+    if arrays is None or arrays[0].size > FOLD_ELEMENTS or (out.type is not None and from_numpy(arrays[0].dtype) !=
+                                                            out.type):
+        return
+    _drop(ctx, nodes)
+    ctx.domain_used = domain_used
+    ctx.root.hints.pop(out.name, None)
+    ctx.set_const(0, arrays[0])
+
+
 def _small_constant(v: Value) -> bool:
     return v.const is not None and np.size(v.const) <= FOLD_ELEMENTS and v.type is not None and not v.type.packed_bits
 

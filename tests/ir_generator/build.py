@@ -4,6 +4,7 @@ TensorIterator body, or the live body of an If whose condition folds (``cases.MO
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 
 import numpy as np
@@ -58,6 +59,7 @@ def build(case):
         it = iter(args)
         srcs = iter(args[len(data):])
         full = [_computed(o8, i.value, case.shapes, args[0], next(srcs, None)) if computed and shape_like(i)
+                else _decompressed(ov, o8, i.value) if i.decompressed
                 else ov.op.Constant(to_ov_tensor(i.value)).output(0) if i.const else next(it) for i in inputs]
         if make is not None:
             node = make(full, dict(case.attrs))
@@ -76,9 +78,10 @@ def build(case):
         return made
 
     if case.shapes == "empty":
-        data = [_emptied(i, data[0].value.shape) for i in data]
+        first = next((i for i in data if not i.weight), data[0])  # (BatchNormInference-1's gamma comes first)
+        data = [_emptied(i, first.value.shape) for i in data]
     if case.body == "loop_sliced":  # each data input's iterations stacked on a new first axis
-        data = [type(d)(np.stack([d.value] + [it[k].value for it in _other_iteration(case, data)]))
+        data = [dataclasses.replace(d, value=np.stack([d.value] + [it[k].value for it in _other_iteration(case, data)]))
                 for k, d in enumerate(data)]
     outer = params("in")
     feeds = [i.value for i in data]
@@ -291,11 +294,24 @@ def _tensor_iterator(ov, o8, layer, params, values, outer):
     return ov.Model(outs, outer, "case")
 
 
+def _decompressed(ov, o8, value: np.ndarray):
+    """``value`` as compressed weights: a u8 Constant -> Convert -> Subtract the zero point -> Multiply the scale
+    (``spec.WEIGHTS_AT``; the input function made ``value`` a multiple of the scale in the u8 range)."""
+    from .spec import DECOMPRESS_SCALE, DECOMPRESS_ZP
+
+    et = getattr(ov.Type, from_numpy(value.dtype).ov)
+    scale = DECOMPRESS_SCALE if et.is_real() else 1
+    q = (np.round(value.astype(np.float64) / scale) + DECOMPRESS_ZP).astype(np.uint8)
+    typed = o8.convert(ov.op.Constant(to_ov_tensor(q)), et)
+    centred = o8.subtract(typed, o8.convert(o8.constant(np.uint8(DECOMPRESS_ZP)), et))
+    return o8.multiply(centred, o8.convert(o8.constant(np.float32(scale)), et)).output(0)
+
+
 def shape_like(i) -> bool:
     """A Constant the layer reads as a shape, axes, pads, sizes, begin/end, repeats: i32 or i64, at most
     8 values, a scalar or 1-D (what the ``COMPUTED`` modes compute in the graph)."""
     v = i.value
-    return i.const and v.dtype in (np.int32, np.int64) and v.ndim <= 1 and v.size <= 8
+    return i.const and not i.decompressed and v.dtype in (np.int32, np.int64) and v.ndim <= 1 and v.size <= 8
 
 
 def has_shape_like(case) -> bool:
@@ -349,7 +365,7 @@ def _computed(o8, value: np.ndarray, mode: str, data, source):
 def _emptied(data, first_shape: tuple):
     """``data`` with its first dim 0 when it matches the first data input's (a batch of nothing)."""
     v = data.value
-    if v.ndim and first_shape and v.shape[0] == first_shape[0]:
+    if v.ndim and first_shape and v.shape[0] == first_shape[0] and not data.weight:
         return type(data)(v[:0].copy(), data.const)
     return data
 

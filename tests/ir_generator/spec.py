@@ -38,6 +38,16 @@ NARROW = FP8 + ("i4", "u4")
 #: Where an axes input comes from (``$axes_at``, read by ``Inputs.axes``): a Constant, or computed at run time
 #: (a Parameter, as a graph that computes them gives the layer).
 AXES_AT = ["const", "runtime"]
+#: Where a layer's weights come from (``$weights_at``, read by ``Inputs.weight``): a Constant; a Parameter (weights
+#: at run time, as a TF/keras model's variables or a graph that computes them give them); or ``decompressed``, a
+#: u8 Constant -> Convert -> Subtract a zero point -> Multiply a scale, as NNCF's and ovc's compressed weights.
+WEIGHTS_AT = ["const", "runtime", "decompressed"]
+#: Where a layer's indices, offsets, lengths, depth or boxes come from (``$indices_at``, read by
+#: ``Inputs.indices``): a Constant, or a Parameter fed them (computed at run time, as a model's lookups).
+INDICES_AT = ["const", "runtime"]
+#: The zero point and the scale of ``decompressed`` weights (float data: multiples of 1/16, exact in bf16 within
+#: +-4; integer data: scale 1)
+DECOMPRESS_ZP, DECOMPRESS_SCALE = 64, 1 / 16
 
 _NUMPY = {"f32": np.float32, "f16": np.float16, "bf16": BF16, "f64": np.float64, "i8": np.int8,
           "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
@@ -66,6 +76,8 @@ class Input:
 
     value: np.ndarray
     const: bool = False
+    weight: bool = False  # the layer's weights: the ``empty`` mode leaves their dims as they are
+    decompressed: bool = False  # a Constant built as u8 -> Convert -> Subtract -> Multiply (``WEIGHTS_AT``)
 
 
 @dataclass
@@ -161,6 +173,24 @@ class Inputs:
         """Axes of the index type: a Constant, or a Parameter fed them when the case's ``$axes_at`` is
         ``runtime``."""
         if self.attrs.get("$axes_at") == "runtime":
+            return self.feed(values, et or self.types.get("I", "i64"))
+        return self.index(values, et)
+
+    def weight(self, value_or_shape, et: str | None = None, lo: float = -4, hi: float = 4) -> Input:
+        """Weights (``const``'s arguments): a Constant, a Parameter fed them or a decompressed Constant, as the
+        case's ``$weights_at`` says."""
+        value = self.const(value_or_shape, et, lo, hi).value
+        at = self.attrs.get("$weights_at", "const")
+        if at == "decompressed":
+            scale = DECOMPRESS_SCALE if value.dtype.kind == "f" or value.dtype == BF16 else 1
+            q = np.clip(np.round(value.astype(np.float64) / scale), -DECOMPRESS_ZP, 255 - DECOMPRESS_ZP)
+            value = (q * scale).astype(value.dtype)
+        return Input(value, const=at != "runtime", weight=True, decompressed=at == "decompressed")
+
+    def indices(self, values, et: str | None = None) -> Input:
+        """Indices, offsets, lengths of the index type (default ``types["I"]``): a Constant, or a Parameter fed
+        them when the case's ``$indices_at`` is ``runtime``."""
+        if self.attrs.get("$indices_at") == "runtime":
             return self.feed(values, et or self.types.get("I", "i64"))
         return self.index(values, et)
 

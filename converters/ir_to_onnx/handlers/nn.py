@@ -134,18 +134,28 @@ def conv_filters(ctx: Context, channels: str, grouped_op: str | None = None) -> 
     return w, kernel, int(group)
 
 
-def conv_window(ctx: Context, layer, kernel: list) -> tuple[Value, list[int], list[int]]:
-    """The data input, strides and dilations of a convolution with spatial ``kernel``."""
+def conv_window(ctx: Context, layer, kernel: list, unknown: bool = False) -> tuple[Value, list[int], list[int]]:
+    """The data input, strides and dilations of a convolution with spatial ``kernel`` (``unknown``: its dims may
+    be unknown, filters computed at run time)."""
     data = ctx.input(0)
     n = spatial_rank(ctx, data)
-    if len(kernel) != n or any(k is None for k in kernel):
+    if len(kernel) != n or (not unknown and any(k is None for k in kernel)):
         raise ctx.error(f"needs a static kernel of {n} spatial dims, got {kernel}")
     strides, dilations = (attr.integers(ctx, layer, name, [1] * n, count=n) for name in ("strides", "dilations"))
     return data, strides, dilations
 
 
 def _conv(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
-    data, strides, dilations = conv_window(ctx, layer, kernel)
+    data, strides, dilations = conv_window(ctx, layer, kernel, unknown=True)
+    if any(k is None for k in kernel):  # filters of dims known at run time only: ONNX's Conv reads them off W
+        mode = attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit")
+        if mode.startswith("same") and any(d != 1 for d in dilations):  # (onnxruntime's SAME_* refuses dilations)
+            raise ctx.error(f"auto_pad {mode} with dilations {dilations} needs a static kernel, got {kernel}")
+        attrs = {"auto_pad": mode.upper()} if mode.startswith("same") else padding(ctx, layer, data, kernel, strides,
+                                                                                    dilations)
+        ctx.emit("Conv", [data.name, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,
+                 group=group, **attrs)
+        return
     x, attrs, _ = pad_at_run_time(ctx, data.name, padding(ctx, layer, data, kernel, strides, dilations), kernel,
                                   strides, dilations)
     ctx.emit("Conv", [x, filters], data.type, ctx.out(0), strides=strides, dilations=dilations,

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from onnx_ext.types import ElementType, from_ov
@@ -124,7 +126,11 @@ def group_normalization(ctx: Context, layer) -> None:
     et = data.type
     ct = _float_type(ctx, data)
     x = ctx.cast(data.name, et, ct)
-    grouped = ctx.one("Reshape", [x, ctx.i64([0, groups, -1])])
+    rest = data.shape[1:]
+    # every dim but the batch's written where they are static: its -1 then resolves to a batch of 0 too (0 copied
+    # beside a -1 is refused by onnx's inference and onnxruntime on empty data)
+    target = [-1, groups, math.prod(rest) // groups] if all(isinstance(d, int) for d in rest) else [0, groups, -1]
+    grouped = ctx.one("Reshape", [x, ctx.i64(target)])
     mean = ctx.one("ReduceMean", [grouped, ctx.i64([2])], keepdims=1)
     centred = ctx.one("Sub", [grouped, mean])
     var = ctx.one("ReduceMean", [ctx.one("Mul", [centred, centred]), ctx.i64([2])], keepdims=1)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spec import ALL, FLOATS, INTEGERS, spec
+from ..spec import WEIGHTS_AT
 
 SHAPE = (2, 3, 4)
 #: The data's shape per rank (``$rank``: 3, the first, then a scalar, a vector and ranks 5-6); each rank is
@@ -56,9 +57,9 @@ def clamp(c):
     return [c.data(SHAPE)]
 
 
-@spec("Selu")
+@spec("Selu", grid={"$weights_at": WEIGHTS_AT})
 def selu(c):
-    return [c.data(SHAPE), c.const([1.67]), c.const([1.05])]
+    return [c.data(SHAPE), c.weight([1.67]), c.weight([1.05])]
 
 
 @spec("HardSigmoid", grid={"$form": ["const", "param"]})
@@ -76,10 +77,11 @@ def swish(c):
     return [c.data(SHAPE)] + ([beta] if beta is not None else [])
 
 
-@spec("PRelu", grid={"$slope": ["scalar", "channel", "full", "trailing"]})
+@spec("PRelu", grid={"$slope": ["scalar", "channel", "full", "trailing"], "$weights_at": WEIGHTS_AT},
+      cover=("$weights_at",))
 def prelu(c):
     shape = {"scalar": (1,), "channel": (3,), "full": SHAPE, "trailing": (4,)}[c.attrs["$slope"]]
-    return [c.data(SHAPE), c.const(shape, lo=-1, hi=1)]
+    return [c.data(SHAPE), c.weight(shape, lo=-1, hi=1)]
 
 
 def _softmax_ok(attrs, version):

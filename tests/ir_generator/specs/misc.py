@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import FLOATS, INDEX, ROIS_OF_NOTHING, spec
+from ..spec import FLOATS, INDEX, INDICES_AT, ROIS_OF_NOTHING, WEIGHTS_AT, spec
 
 # --- detection ----------------------------------------------------------------------------------
 
@@ -43,16 +43,18 @@ def non_max_suppression(c):
 
 @spec("ROIAlign", empty_invalid=ROIS_OF_NOTHING,
       grid={"pooled_h": [2, 3], "pooled_w": [2], "sampling_ratio": [0, 2], "spatial_scale": [1.0, 0.5],
-            "mode": ["avg", "max"], "aligned_mode": ["asymmetric", "half_pixel_for_nn", "half_pixel"]},
-      types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-5)
+            "mode": ["avg", "max"], "aligned_mode": ["asymmetric", "half_pixel_for_nn", "half_pixel"],
+            "$indices_at": INDICES_AT}, cover=("$indices_at",), types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-5)
 def roi_align(c):
     rois = np.array([[0.5, 0.5, 4.0, 5.0], [1.0, 0.0, 3.5, 2.5], [0.0, 2.0, 6.0, 6.5]])
+    if c.attrs["$indices_at"] == "runtime":  # the boxes and their images computed (a detector's proposals)
+        return [c.data((2, 3, 8, 7)), c.feed(rois), c.indices([0, 1, 1])]
     return [c.data((2, 3, 8, 7)), c.const(rois), c.index([0, 1, 1])]
 
 
 @spec("ROIPooling", empty_invalid=ROIS_OF_NOTHING,
-      grid={"method": ["max", "bilinear"], "$pooled": [(2, 2), (3, 2)], "spatial_scale": [1.0, 0.5]},
-      types={"T": FLOATS}, rtol=64, atol=1e-5,
+      grid={"method": ["max", "bilinear"], "$pooled": [(2, 2), (3, 2)], "spatial_scale": [1.0, 0.5],
+            "$indices_at": INDICES_AT}, cover=("$indices_at",), types={"T": FLOATS}, rtol=64, atol=1e-5,
       fixed={"output_size": "from $pooled", "pooled_h": "from $pooled", "pooled_w": "from $pooled",
              "output_roi": "an output, not an attribute of the IR"})
 def roi_pooling(c):
@@ -62,7 +64,7 @@ def roi_pooling(c):
         rois = np.array([[0, 0.1, 0.1, 0.6, 0.8], [1, 0.0, 0.3, 0.9, 0.9]])
     else:
         rois = np.array([[0, 0.5, 0.5, 4.0, 5.0], [1, 1.0, 0.0, 3.5, 2.5]])
-    return [c.data((2, 3, 8, 7)), c.const(rois)]
+    return [c.data((2, 3, 8, 7)), c.feed(rois) if c.attrs["$indices_at"] == "runtime" else c.const(rois)]
 
 
 # --- spectral ---------------------------------------------------------------------------------------
@@ -148,33 +150,34 @@ _H = 3
 
 
 @spec("RNNCell", grid={"hidden_size": [_H], "activations": _ACTS["rnn"], "clip": [0.0, 1.5],
-                       "activations_alpha": [[]], "activations_beta": [[]]},
-      types={"T": FLOATS}, rtol=16, atol=1e-6)
+                       "activations_alpha": [[]], "activations_beta": [[]], "$weights_at": WEIGHTS_AT},
+      cover=("$weights_at",), types={"T": FLOATS}, rtol=16, atol=1e-6)
 def rnn_cell(c):
-    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.const((_H, 4), lo=-1, hi=1),
-            c.const((_H, _H), lo=-1, hi=1), c.const((_H,), lo=-1, hi=1)]
+    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.weight((_H, 4), lo=-1, hi=1),
+            c.weight((_H, _H), lo=-1, hi=1), c.weight((_H,), lo=-1, hi=1)]
 
 
 @spec("GRUCell", grid={"hidden_size": [_H], "activations": _ACTS["gru"], "clip": [0.0, 1.5],
-                       "linear_before_reset": [False, True], "activations_alpha": [[]], "activations_beta": [[]]},
-      types={"T": FLOATS}, rtol=16, atol=1e-6)
+                       "linear_before_reset": [False, True], "activations_alpha": [[]], "activations_beta": [[]],
+                       "$weights_at": WEIGHTS_AT}, cover=("$weights_at",), types={"T": FLOATS}, rtol=16, atol=1e-6)
 def gru_cell(c):
     b = 4 if c.attrs["linear_before_reset"] else 3
-    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.const((3 * _H, 4), lo=-1, hi=1),
-            c.const((3 * _H, _H), lo=-1, hi=1), c.const((b * _H,), lo=-1, hi=1)]
+    return [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.weight((3 * _H, 4), lo=-1, hi=1),
+            c.weight((3 * _H, _H), lo=-1, hi=1), c.weight((b * _H,), lo=-1, hi=1)]
 
 
 @spec("LSTMCell", grid={"hidden_size": [_H], "activations": _ACTS[1], "clip": [0.0, 1.5],
                         "input_forget": [False, True], "weights_format": ["ifco", "fico", "icof", "ifoc"],
-                        "activations_alpha": [[]], "activations_beta": [[]], "$peepholes": [False, True]},
-      cover=("weights_format",),
+                        "activations_alpha": [[]], "activations_beta": [[]], "$peepholes": [False, True],
+                        "$weights_at": WEIGHTS_AT},
+      cover=("weights_format", "$weights_at"),
       where=lambda a, v: v != 1 or not (a["input_forget"] and a["$peepholes"]), types={"T": FLOATS}, rtol=16,
       atol=1e-6)
 def lstm_cell(c):
     ins = [c.data((2, 4), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1), c.data((2, _H), lo=-1, hi=1),
-           c.const((4 * _H, 4), lo=-1, hi=1), c.const((4 * _H, _H), lo=-1, hi=1), c.const((4 * _H,), lo=-1, hi=1)]
+           c.weight((4 * _H, 4), lo=-1, hi=1), c.weight((4 * _H, _H), lo=-1, hi=1), c.weight((4 * _H,), lo=-1, hi=1)]
     if c.version == 1 and c.attrs["$peepholes"]:
-        ins.append(c.const((3 * _H,), lo=-1, hi=1))
+        ins.append(c.weight((3 * _H,), lo=-1, hi=1))
     return ins
 
 
@@ -184,8 +187,8 @@ def _sequence(c, gates, state_inputs, bias):
     lengths = {"full": [t, t], "short": [t, 2]}[c.attrs["$lengths"]]
     ins = [c.data((b, t, i), lo=-1, hi=1)] + [c.data((b, d, _H), lo=-1, hi=1) for _ in range(state_inputs)]
     ins.append(c.index(lengths))
-    ins += [c.const((d, gates * _H, i), lo=-1, hi=1), c.const((d, gates * _H, _H), lo=-1, hi=1),
-            c.const((d, bias * _H), lo=-1, hi=1)]
+    ins += [c.weight((d, gates * _H, i), lo=-1, hi=1), c.weight((d, gates * _H, _H), lo=-1, hi=1),
+            c.weight((d, bias * _H), lo=-1, hi=1)]
     return ins
 
 
@@ -193,19 +196,21 @@ _SEQ = {"hidden_size": [_H], "direction": ["forward", "reverse", "bidirectional"
         "$lengths": ["full", "short"], "activations_alpha": [[]], "activations_beta": [[]]}
 
 
-@spec("RNNSequence", grid={**_SEQ, "activations": _ACTS["rnn"]}, types={"T": FLOATS, "I": INDEX}, rtol=16,
-      atol=1e-6)
+@spec("RNNSequence", grid={**_SEQ, "activations": _ACTS["rnn"], "$weights_at": WEIGHTS_AT}, cover=("$weights_at",),
+      types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
 def rnn_sequence(c):
     return _sequence(c, 1, 1, 1)
 
 
-@spec("GRUSequence", grid={**_SEQ, "activations": _ACTS["gru"], "linear_before_reset": [False, True]},
+@spec("GRUSequence", grid={**_SEQ, "activations": _ACTS["gru"], "linear_before_reset": [False, True],
+                           "$weights_at": WEIGHTS_AT}, cover=("$weights_at",),
       types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
 def gru_sequence(c):
     return _sequence(c, 3, 1, 4 if c.attrs["linear_before_reset"] else 3)
 
 
-@spec("LSTMSequence", grid={**_SEQ, "activations": _ACTS[1]}, types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
+@spec("LSTMSequence", grid={**_SEQ, "activations": _ACTS[1], "$weights_at": WEIGHTS_AT}, cover=("$weights_at",),
+      types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-6)
 def lstm_sequence(c):
     return _sequence(c, 4, 2, 4)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, spec
+from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, WEIGHTS_AT, spec
 
 _PAD = ["explicit", "valid", "same_upper", "same_lower"]
 
@@ -32,7 +32,7 @@ def _window(c, names=("strides", "dilations")):
 
 
 _CONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 2)], "auto_pad": _PAD, "$rank": [2, 1, 3],
-         "$aniso": _ANISO_PADS}
+         "$aniso": _ANISO_PADS, "$weights_at": WEIGHTS_AT}
 _CONV_FIXED = {"pads_begin": "from $pads per spatial dim", "pads_end": "from $pads per spatial dim"}
 
 
@@ -40,23 +40,26 @@ def _conv_ok(a, v):
     return (a["auto_pad"] == "explicit" or a["$pads"] == (0, 0)) and a["$aniso"] in (None, False, a["auto_pad"])
 
 
-@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank", "$aniso"), types={"T": NUMERIC}, fixed=_CONV_FIXED, rtol=8)
+@spec("Convolution", grid=_CONV, where=_conv_ok, cover=("$rank", "$aniso", "$weights_at"), types={"T": NUMERIC},
+      fixed=_CONV_FIXED, rtol=8)
 def convolution(c):
     r = _window(c)
-    return [c.data((2, 3) + (7, 6, 5)[:r]), c.const((4, 3) + (3, 2, 2)[:r])]
+    return [c.data((2, 3) + (7, 6, 5)[:r]), c.weight((4, 3) + (3, 2, 2)[:r])]
 
 
-@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok, cover=("$rank", "$groups", "$aniso"),
+@spec("GroupConvolution", grid={**_CONV, "$groups": [1, 3]}, where=_conv_ok,
+      cover=("$rank", "$groups", "$aniso", "$weights_at"),
       types={"T": NUMERIC},
       fixed=_CONV_FIXED, rtol=8)
 def group_convolution(c):
     r = _window(c)
     g = c.attrs["$groups"]
-    return [c.data((2, 6) + (7, 6, 5)[:r]), c.const((g, 2, 6 // g) + (3, 2, 2)[:r])]
+    return [c.data((2, 6) + (7, 6, 5)[:r]), c.weight((g, 2, 6 // g) + (3, 2, 2)[:r])]
 
 
 _DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
-           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": _ANISO_PADS}
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": _ANISO_PADS,
+           "$weights_at": WEIGHTS_AT}
 
 
 def _deconv_ok(a, v):
@@ -66,13 +69,14 @@ def _deconv_ok(a, v):
 
 def _deconv_inputs(c, data, weights):
     r = _window(c, ("strides", "dilations", "output_padding"))
-    ins = [c.data(data[:2] + (4, 5, 3)[:r]), c.const(weights + (3, 2, 2)[:r])]
+    ins = [c.data(data[:2] + (4, 5, 3)[:r]), c.weight(weights + (3, 2, 2)[:r])]
     if c.attrs["$output_shape"]:
         ins.append(c.index([9, 10, 6][:r]))
     return ins
 
 
-@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, cover=("$rank", "$output_shape", "$aniso"),
+@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok,
+      cover=("$rank", "$output_shape", "$aniso", "$weights_at"),
       types={"T": NUMERIC, "I": INDEX},
       fixed=_CONV_FIXED, rtol=8)
 def convolution_backprop_data(c):
@@ -82,7 +86,7 @@ def convolution_backprop_data(c):
 # (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
 # evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
 @spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
-      cover=("$rank", "$output_shape", "$groups", "$aniso"),
+      cover=("$rank", "$output_shape", "$groups", "$aniso", "$weights_at"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
     g = c.attrs["$groups"]
@@ -92,9 +96,9 @@ def group_convolution_backprop_data(c):
 @spec("DeformableConvolution", grid={"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 1)],
                                      "auto_pad": ["explicit", "valid", "same_upper"], "group": [1, 2],
                                      "deformable_group": [1, 2], "bilinear_interpolation_pad": [False, True],
-                                     "$mask": [False, True], "$rank": [2]},
+                                     "$mask": [False, True], "$rank": [2], "$weights_at": WEIGHTS_AT},
       where=lambda a, v: _conv_ok(a, v) and (v >= 8 or not a["$mask"]), types={"T": FLOATS}, fixed=_CONV_FIXED,
-      cover=("bilinear_interpolation_pad", "$mask"),
+      cover=("bilinear_interpolation_pad", "$mask", "$weights_at"),
       rtol=32, atol=1e-5)
 def deformable_convolution(c):
     _window(c)
@@ -107,7 +111,7 @@ def deformable_convolution(c):
     else:
         pad = 0 if c.attrs["auto_pad"] == "valid" else 2 * p
         oh, ow = (h + pad - d * (k - 1) - 1) // s + 1, (w + pad - d * (k - 1) - 1) // s + 1
-    ins = [c.data((1, 4, h, w)), c.data((1, 2 * dg * k * k, oh, ow), lo=-2, hi=2), c.const((4, 4 // g, k, k))]
+    ins = [c.data((1, 4, h, w)), c.data((1, 2 * dg * k * k, oh, ow), lo=-2, hi=2), c.weight((4, 4 // g, k, k))]
     if c.attrs["$mask"]:
         ins.append(c.data((1, dg * k * k, oh, ow), lo=0, hi=1))
     return ins
@@ -159,11 +163,12 @@ def _adaptive(c):
     return [c.data((2, 3) + dims), c.index(out)]
 
 
-@spec("BatchNormInference", grid={"epsilon": [1e-5, 0.5]}, types={"T": FLOATS + ("i32",)}, rtol=4)
+@spec("BatchNormInference", grid={"epsilon": [1e-5, 0.5], "$weights_at": WEIGHTS_AT}, cover=("$weights_at",),
+      types={"T": FLOATS + ("i32",)}, rtol=4)
 def batch_norm_inference(c):
     if c.version == 1:  # gamma, beta, data, mean, variance
-        return [c.const((3,)), c.const((3,)), c.data((2, 3, 4, 2)), c.const((3,)), c.const((3,), lo=0.1, hi=2)]
-    return [c.data((2, 3, 4, 2)), c.const((3,)), c.const((3,)), c.const((3,)), c.const((3,), lo=0.1, hi=2)]
+        return [c.weight((3,)), c.weight((3,)), c.data((2, 3, 4, 2)), c.weight((3,)), c.weight((3,), lo=0.125, hi=2)]
+    return [c.data((2, 3, 4, 2)), c.weight((3,)), c.weight((3,)), c.weight((3,)), c.weight((3,), lo=0.125, hi=2)]
 
 
 @spec("MVN", grid={"eps": [1e-9, 0.1], "normalize_variance": [True, False], "eps_mode": ["INSIDE_SQRT", "OUTSIDE_SQRT"],
@@ -194,10 +199,10 @@ def lrn(c):
     return [c.data((2, 5, 4, 3)), c.index({"channels": [1], "spatial": [2, 3], "all": [1, 2, 3]}[c.attrs["$axes"]])]
 
 
-@spec("GroupNormalization", grid={"num_groups": [1, 2, 4], "epsilon": [1e-5, 0.5]}, types={"T": FLOATS}, rtol=16,
-      atol=1e-6)
+@spec("GroupNormalization", grid={"num_groups": [1, 2, 4], "epsilon": [1e-5, 0.5], "$weights_at": WEIGHTS_AT},
+      cover=("$weights_at",), types={"T": FLOATS}, rtol=16, atol=1e-6)
 def group_normalization(c):
-    return [c.data((2, 4, 3, 2)), c.const((4,)), c.const((4,))]
+    return [c.data((2, 4, 3, 2)), c.weight((4,)), c.weight((4,))]
 
 
 _MATMUL = {"2d": ((3, 4), (4, 5)), "batched": ((2, 3, 4), (2, 4, 5)), "broadcast": ((2, 1, 3, 4), (3, 4, 5)),
@@ -254,18 +259,18 @@ def scaled_dot_product_attention(c):
 
 
 @spec("FakeQuantize", grid={"levels": [256, 255, 16, 2], "auto_broadcast": ["numpy", "none"],
-                            "$ranges": ["scalar", "channel", "output_channel"]},
-      where=lambda a, v: a["auto_broadcast"] == "numpy" or a["$ranges"] == "scalar", types={"T": FLOATS}, rtol=4,
-      atol=1e-6)
+                            "$ranges": ["scalar", "channel", "output_channel"], "$weights_at": WEIGHTS_AT},
+      where=lambda a, v: a["auto_broadcast"] == "numpy" or a["$ranges"] == "scalar", cover=("$weights_at",),
+      types={"T": FLOATS}, rtol=4, atol=1e-6)
 def fake_quantize(c):
     shape = (2, 3, 4)
     rs = {"scalar": (), "channel": (1, 3, 1), "output_channel": (1, 3, 1)}[c.attrs["$ranges"]]
     if c.attrs["auto_broadcast"] == "none":
         rs = shape
-    lo = c.const(np.full(rs, -2.0) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
-    hi = c.const(np.full(rs, 2.5) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
-    ol, oh = (c.const(np.full(rs, -1.0)), c.const(np.full(rs, 3.0))) if c.attrs["$ranges"] != "output_channel" else \
-        (c.const(c.values(rs, lo=-2, hi=-1)), c.const(c.values(rs, lo=1, hi=2)))
+    lo = c.weight(np.full(rs, -2.0) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
+    hi = c.weight(np.full(rs, 2.5) + (c.values(rs, lo=-0.5, hi=0.5) if rs else 0))
+    ol, oh = (c.weight(np.full(rs, -1.0)), c.weight(np.full(rs, 3.0))) if c.attrs["$ranges"] != "output_channel" \
+        else (c.weight(c.values(rs, lo=-2, hi=-1)), c.weight(c.values(rs, lo=1, hi=2)))
     return [c.data(shape, lo=-3, hi=3), lo, hi, ol, oh]
 
 

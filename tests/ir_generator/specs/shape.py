@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, ROWS_OF_NOTHING, spec
+from ..spec import INDICES_AT
 
 X3 = (2, 3, 4)
 #: Data of other ranks (``$rank``, tried once each: ``cover``): a scalar, a vector, ranks 5 and 6.
@@ -222,12 +223,12 @@ def gather(c):
 
 
 @spec("GatherElements", empty_invalid=ROWS_OF_NOTHING,
-      grid={"axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+      grid={"axis": [0, 1, -1], "$indices_at": INDICES_AT}, cover=("$indices_at",), types={"T": ALL, "I": INDEX})
 def gather_elements(c):
     axis = c.attrs["axis"] % 3
     idx_shape = list(X3)
     idx_shape[axis] = 2
-    return [c.data(X3), c.index(c.rng.integers(-X3[axis], X3[axis] - 1, idx_shape, endpoint=True))]
+    return [c.data(X3), c.indices(c.rng.integers(-X3[axis], X3[axis] - 1, idx_shape, endpoint=True))]
 
 
 @spec("GatherND", empty_invalid=ROWS_OF_NOTHING,
@@ -318,12 +319,13 @@ def reverse(c):
     return [c.data(X3), c.axes(axes)]
 
 
-@spec("ReverseSequence", grid={"batch_axis": [0, 2], "seq_axis": [1, -1]},
-      where=lambda a, v: a["batch_axis"] % 3 != a["seq_axis"] % 3, types={"T": ALL, "I": INDEX + ("f32",)})
+@spec("ReverseSequence", grid={"batch_axis": [0, 2], "seq_axis": [1, -1], "$indices_at": INDICES_AT},
+      where=lambda a, v: a["batch_axis"] % 3 != a["seq_axis"] % 3, cover=("$indices_at",),
+      types={"T": ALL, "I": INDEX + ("f32",)})
 def reverse_sequence(c):
     b, s = c.attrs["batch_axis"] % 3, c.attrs["seq_axis"] % 3
     lengths = c.rng.integers(1, X3[s], X3[b], endpoint=True)
-    return [c.data(X3), c.index(lengths)]
+    return [c.data(X3), c.indices(lengths)]
 
 
 @spec("Roll", grid={"$form": ["one", "two", "negative", "repeated"], "$axes_at": AXES_AT}, cover=("$axes_at",),
@@ -397,12 +399,13 @@ def range_(c):
     return [make(np.array(start)), make(np.array(stop)), make(np.array(step))]
 
 
-@spec("OneHot", grid={"axis": [-1, 0, 1], "negative_indices_mode": ["ignore_negative", "normalize"]},
+@spec("OneHot", grid={"axis": [-1, 0, 1], "negative_indices_mode": ["ignore_negative", "normalize"],
+                      "$indices_at": INDICES_AT}, cover=("$indices_at",),
       types={"T": ("i64", "i32"), "V": ("f32", "i64", "boolean", "f16", "u8")})
 def one_hot(c):
     v = c.types["V"]
     indices = c.rng.integers(-4, 5, (2, 3))
-    return [c.feed(indices), c.const(np.array(4), et="i64"), c.const(np.array(5), et=v),
+    return [c.feed(indices), c.indices(np.array(4), et="i64"), c.const(np.array(5), et=v),
             c.const(np.array(0 if v == "boolean" else 2), et=v)]
 
 
@@ -471,31 +474,33 @@ def search_sorted(c):
 # --- scatters ---------------------------------------------------------------------------------------
 
 @spec("ScatterUpdate", empty_invalid=lambda a: ROWS_OF_NOTHING if a["$axis"] == 0 else "",
-      grid={"$axis": [0, 1, -1]}, types={"T": ALL, "I": INDEX})
+      grid={"$axis": [0, 1, -1], "$indices_at": INDICES_AT}, cover=("$indices_at",), types={"T": ALL, "I": INDEX})
 def scatter_update(c):
     axis = c.attrs["$axis"] % 3
     indices = np.array([[2, 0]]) if X3[axis] > 2 else np.array([[1, 0]])
     upd_shape = X3[:axis] + indices.shape + X3[axis + 1:]
-    return [c.data(X3), c.index(indices), c.data(upd_shape), c.index(c.attrs["$axis"])]
+    return [c.data(X3), c.indices(indices), c.data(upd_shape), c.index(c.attrs["$axis"])]
 
 
 @spec("ScatterNDUpdate", empty_invalid=ROWS_OF_NOTHING,
       grid={"reduction": ["none", "sum", "sub", "prod", "min", "max"], "$depth": [1, 2],
-            "$dups": [False, True]},
-      where=lambda a, v: not a["$dups"] or a["reduction"] not in ("none", None), types={"T": ALL, "I": INDEX})
+            "$dups": [False, True], "$indices_at": INDICES_AT},
+      where=lambda a, v: not a["$dups"] or a["reduction"] not in ("none", None), cover=("$indices_at",),
+      types={"T": ALL, "I": INDEX})
 def scatter_nd_update(c):
     k = c.attrs["$depth"]
     idx = np.array([[1, 2], [0, 1], [1, -1]])[:, :k] if k == 2 else np.array([[1], [0], [-2]])
     if c.attrs["$dups"]:
         idx = np.concatenate([idx, idx[:1]])
     upd_shape = idx.shape[:-1] + X3[k:]
-    return [c.data(X3), c.index(idx), c.data(upd_shape)]
+    return [c.data(X3), c.indices(idx), c.data(upd_shape)]
 
 
 @spec("ScatterElementsUpdate", grid={"reduction": ["none", "sum", "prod", "min", "max", "mean"],
-                                     "use_init_val": [True, False], "$axis": [0, 1, -1], "$dups": [False, True]},
+                                     "use_init_val": [True, False], "$axis": [0, 1, -1], "$dups": [False, True],
+                                     "$indices_at": INDICES_AT},
       where=lambda a, v: (not a["$dups"] or a["reduction"] not in ("none", None)) and
-      (a["reduction"] != "none" or a["use_init_val"]), types={"T": ALL, "I": INDEX})
+      (a["reduction"] != "none" or a["use_init_val"]), cover=("$indices_at",), types={"T": ALL, "I": INDEX})
 def scatter_elements_update(c):
     axis = c.attrs["$axis"] % 3
     shape = list(X3)
@@ -504,29 +509,29 @@ def scatter_elements_update(c):
     if not c.attrs["$dups"]:  # distinct positions along the axis
         idx = np.broadcast_to(np.arange(2).reshape([-1 if i == axis else 1 for i in range(3)]) *
                               (1 if X3[axis] < 3 else 2) - 1, shape).copy()
-    return [c.data(X3), c.index(idx), c.data(shape), c.index(c.attrs["$axis"])]
+    return [c.data(X3), c.indices(idx), c.data(shape), c.index(c.attrs["$axis"])]
 
 
 @spec("EmbeddingBagOffsetsSum", empty_invalid=ROWS_OF_NOTHING,
-      grid={"$form": ["weights", "no_weights", "default_index", "empty_bag"]},
-      types={"T": FLOATS + INTEGERS, "I": INDEX})
+      grid={"$form": ["weights", "no_weights", "default_index", "empty_bag"], "$indices_at": INDICES_AT},
+      cover=("$indices_at",), types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_offsets_sum(c):
     return _bag_offsets(c)
 
 
 @spec("EmbeddingBagOffsets", empty_invalid=ROWS_OF_NOTHING,
       grid={"reduction": ["sum", "mean"],
-            "$form": ["weights", "no_weights", "default_index", "empty_bag"]},
-      where=lambda a, v: a["reduction"] == "sum" or a["$form"] != "weights", types={"T": FLOATS + INTEGERS,
-                                                                                     "I": INDEX})
+            "$form": ["weights", "no_weights", "default_index", "empty_bag"], "$indices_at": INDICES_AT},
+      where=lambda a, v: a["reduction"] == "sum" or a["$form"] != "weights", cover=("$indices_at",),
+      types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_offsets(c):
     return _bag_offsets(c)
 
 
 def _bag_offsets(c):
     form = c.attrs["$form"]
-    table, indices = c.data((5, 3)), c.index([0, 2, 4, 1, 1, 3])
-    offsets = c.index([0, 2, 2, 5] if form == "empty_bag" else [0, 2, 5])
+    table, indices = c.data((5, 3)), c.indices([0, 2, 4, 1, 1, 3])
+    offsets = c.indices([0, 2, 2, 5] if form == "empty_bag" else [0, 2, 5])
     ins = [table, indices, offsets]
     if form != "no_weights":
         ins.append(c.index(1 if form == "default_index" else -1))
@@ -536,24 +541,26 @@ def _bag_offsets(c):
 
 
 @spec("EmbeddingBagPackedSum", empty_invalid=ROWS_OF_NOTHING,
-      grid={"$weights": [True, False]}, types={"T": FLOATS + INTEGERS, "I": INDEX})
+      grid={"$weights": [True, False], "$indices_at": INDICES_AT}, cover=("$indices_at",),
+      types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_packed_sum(c):
-    return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
+    return [c.data((5, 3)), c.indices([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
 
 
 @spec("EmbeddingBagPacked", empty_invalid=ROWS_OF_NOTHING,
-      grid={"reduction": ["sum", "mean"], "$weights": [True, False]},
-      where=lambda a, v: a["reduction"] == "sum" or not a["$weights"], types={"T": FLOATS + INTEGERS, "I": INDEX})
+      grid={"reduction": ["sum", "mean"], "$weights": [True, False], "$indices_at": INDICES_AT},
+      where=lambda a, v: a["reduction"] == "sum" or not a["$weights"], cover=("$indices_at",),
+      types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_bag_packed(c):
-    return [c.data((5, 3)), c.index([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
+    return [c.data((5, 3)), c.indices([[0, 2], [4, 1], [1, 3]])] + ([c.data((3, 2))] if c.attrs["$weights"] else [])
 
 
 @spec("EmbeddingSegmentsSum", empty_invalid=ROWS_OF_NOTHING,
-      grid={"$form": ["weights", "no_weights", "default_index", "empty_segment"]},
-      types={"T": FLOATS + INTEGERS, "I": INDEX})
+      grid={"$form": ["weights", "no_weights", "default_index", "empty_segment"], "$indices_at": INDICES_AT},
+      cover=("$indices_at",), types={"T": FLOATS + INTEGERS, "I": INDEX})
 def embedding_segments_sum(c):
     form = c.attrs["$form"]
-    ins = [c.data((5, 3)), c.index([0, 2, 4, 1, 1, 3]), c.index([0, 0, 1, 3, 3, 3]), c.index(5 if form ==
+    ins = [c.data((5, 3)), c.indices([0, 2, 4, 1, 1, 3]), c.indices([0, 0, 1, 3, 3, 3]), c.index(5 if form ==
                                                                                              "empty_segment" else 4)]
     if form != "no_weights":
         ins.append(c.index(1 if form == "default_index" else -1))
@@ -562,11 +569,11 @@ def embedding_segments_sum(c):
     return ins
 
 
-@spec("SegmentMax", grid={"fill_mode": ["zero", "lowest"], "$num_segments": [None, 5]},
-      types={"T": NUMERIC, "I": INDEX})
+@spec("SegmentMax", grid={"fill_mode": ["zero", "lowest"], "$num_segments": [None, 5], "$indices_at": INDICES_AT},
+      cover=("$indices_at",), types={"T": NUMERIC, "I": INDEX})
 def segment_max(c):
     n = c.attrs["$num_segments"]
-    return [c.data((6, 3)), c.index([0, 0, 1, 3, 3, 3])] + ([c.index(n)] if n is not None else [])
+    return [c.data((6, 3)), c.indices([0, 0, 1, 3, 3, 3])] + ([c.index(n)] if n is not None else [])
 
 
 @spec("SparseFillEmptyRows", types={"T": ALL, "I": INDEX})
