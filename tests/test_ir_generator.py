@@ -172,7 +172,7 @@ def test_computed_modes_have_cases():
 
 @pytest.mark.parametrize("case_id", [
     'GRUSequence-5[hidden_size=3,direction=forward,clip=0.0,$lengths=full,activations_alpha=[],activations_beta=[],'
-    'activations=["sigmoid","tanh"],linear_before_reset=false]f32,I=i64:dyn_rank:loop_merged',
+    'activations=["sigmoid","tanh"],linear_before_reset=false,$weights_at=const]f32,I=i64:dyn_rank:loop_merged',
     "GatherND-5[batch_dims=0,$depth=1,$indices=fed]f32,I=i64:dyn_dims:loop_sliced",
     "Tan-1[$rank=0]f32:dyn_dims:loop_sliced",
     "Cos-1[$rank=5]f32:dyn_rank:loop_sliced",
