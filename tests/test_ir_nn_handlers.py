@@ -547,3 +547,28 @@ def test_same_padding_with_dilations_needs_a_static_kernel(tmp_path):
     conv = o1.convolution(x, w, [1, 1], [0, 0], [0, 0], [2, 2], auto_pad="same_upper")
     with pytest.raises(IRError, match=r"Convolution.*same_upper with dilations \[2, 2\] needs a static kernel"):
         convert(save_ir(M(conv, [x, w]), tmp_path))
+
+
+@pytest.mark.parametrize("group", [False, True])
+@pytest.mark.parametrize("auto_pad, output_padding", [("explicit", [1, 0]), ("valid", [0, 0]),
+                                                      ("same_lower", [0, 1])])
+def test_deconvolution_of_filters_of_unknown_dims(group, auto_pad, output_padding, tmp_path):
+    """Filters computed at run time, their dims unknown: ONNX's ConvTranspose reads the kernel off W where the
+    pads do not depend on it (was refused: "needs a static kernel"); values vs OpenVINO's CPU plugin."""
+    r = rng(4)
+    x, w = P([2, 4, 5, 6], name="x"), P([2, -1, -1, -1, -1] if group else [-1] * 4, name="w")  # (static groups)
+    args = dict(strides=[2, 3], pads_begin=[1, 0], pads_end=[0, 2], dilations=[1, 2], auto_pad=auto_pad,
+                output_padding=output_padding)
+    op = o1.group_convolution_backprop_data if group else o1.convolution_backprop_data
+    model = M(op(x, w, **args), [x, w])
+    feeds = [f32(r, 2, 4, 5, 6), f32(r, *([2, 2, 3, 3, 2] if group else [4, 3, 3, 2]))]
+    (got,), (want,) = run_onnx(convert(save_ir(model, tmp_path)), feeds), evaluate_model_cpu(model, feeds)
+    _compare(got, want, f"auto_pad {auto_pad}, group {group}")
+
+
+def test_deconvolution_output_shape_needs_a_static_kernel(tmp_path):
+    """With an output_shape the pads depend on the kernel size, and ConvTranspose's pads are attributes."""
+    x, w = P([2, 4, 5, 6], name="x"), P([-1, -1, -1, -1], name="w")
+    deconv = o1.convolution_backprop_data(x, w, [2, 2], output_shape=C([10, 12], np.int64))
+    with pytest.raises(IRError, match=r"ConvolutionBackpropData.*output_shape input needs a static kernel"):
+        convert(save_ir(M(deconv, [x, w]), tmp_path))

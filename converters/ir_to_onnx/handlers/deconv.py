@@ -14,6 +14,10 @@ convolution's) or the end (same_lower), or
 output leaves zeros at the end (same_* then pad nothing first, as OpenVINO's CPU plugin). Without one,
 same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) and
 ``valid`` is no padding.
+
+Filters of dims known at run time only: ConvTranspose reads the kernel off W, which does for every form
+whose pads do not depend on the kernel size; with an ``output_shape`` they do, and ConvTranspose's pads
+are attributes: refused.
 """
 
 from __future__ import annotations
@@ -62,8 +66,12 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
 
 
 def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int | None) -> None:
-    data, strides, dilations = conv_window(ctx, layer, kernel)
+    data, strides, dilations = conv_window(ctx, layer, kernel, unknown=True)
     n = len(kernel)
+    static = all(k is not None for k in kernel)
+    if not static and ctx.n_inputs() > 2:  # the pads would need the kernel size, ConvTranspose takes them static
+        raise ctx.error(f"an output_shape input needs a static kernel (ConvTranspose's pads are attributes), "
+                        f"got {kernel}")
     output_padding = attr.integers(ctx, layer, "output_padding", [0] * n, count=n)
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
     # onnxruntime refuses output_padding >= stride, and with dilations its shape check fails: the output
@@ -72,7 +80,7 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
     begin, end = pads[:n], pads[n:]
     more = [max(o - e, 0) for o, e in zip(output_padding, end)]
     y = ctx.emit("ConvTranspose", [data.name, filters], data.type, None if any(more) else ctx.out(0),
-                 kernel_shape=kernel, strides=strides, dilations=dilations,
+                 **({"kernel_shape": kernel} if static else {}), strides=strides, dilations=dilations,
                  pads=begin + [max(e - o, 0) for o, e in zip(output_padding, end)], group=group)
     if any(more):  # (the pads as they are, not cast with the data where it computes in a wider type)
         ctx.emit("Pad", [y], data.type, ctx.out(0), extra=[ctx.i64([0] * (n + 2) + [0, 0] + more)], mode="constant")
