@@ -17,10 +17,10 @@ from typing import Sequence
 
 import onnx
 
-from ...errors import OpInputError
 from ...types import from_onnx, from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type, require_version
 from ..multiclass_nms import INDEX_TYPES
+from ..nms_operands import check_nms_operands, nms_output_shape
 from .bodies import HELPERS, NonMaxSuppression
 from .reference import non_max_suppression_reference
 
@@ -44,39 +44,10 @@ def check_attributes(attrs: dict) -> dict:
 
 
 def check_operands(attrs: dict, operands: Sequence[Operand]) -> None:
-    boxes, scores = operands[0], operands[1]
-    for name, operand in zip(("boxes", "scores", *_SCALARS), operands):
-        if operand.type is None:
-            continue
-        integral = name == "max_output_boxes_per_class"
-        if integral and not operand.type.is_integer:
-            raise OpInputError("NonMaxSuppression", f"{name} must be an integer, got {operand.type.ov}")
-        if not integral and not operand.type.is_float:
-            raise OpInputError("NonMaxSuppression", f"{name} must be floating-point, got {operand.type.ov}")
-        if name in _SCALARS and operand.rank is not None and (operand.rank > 1 or operand.rank == 1 and isinstance(
-                operand.shape[0], int) and operand.shape[0] != 1):
-            raise OpInputError("NonMaxSuppression", f"{name} must be a scalar or hold one value, got shape "
-                                                    f"{list(operand.shape)}")
-    if None not in (boxes.type, scores.type) and boxes.type != scores.type:
-        raise OpInputError("NonMaxSuppression", f"scores must have boxes' type {boxes.type.ov}, got {scores.type.ov}")
-    if boxes.rank is not None and (boxes.rank != 3 or isinstance(boxes.shape[2], int) and boxes.shape[2] != 4):
-        raise OpInputError("NonMaxSuppression", f"boxes must be [N, M, 4], got shape {list(boxes.shape)}")
-    if scores.rank is not None and scores.rank != 3:
-        raise OpInputError("NonMaxSuppression", f"scores must be [N, C, M], got shape {list(scores.shape)}")
-    if boxes.rank == 3 and scores.rank == 3:
-        for b, s in ((0, 0), (1, 2)):
-            bd, sd = boxes.shape[b], scores.shape[s]
-            if isinstance(bd, int) and isinstance(sd, int) and bd != sd:
-                raise OpInputError("NonMaxSuppression", f"boxes {list(boxes.shape)} and scores "
-                                                        f"{list(scores.shape)} do not match")
+    check_nms_operands("NonMaxSuppression", operands, _SCALARS, 4)
 
 
-def output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
-    # R is known when nothing can be selected (an image, a class, a box or the limit is 0)
-    boxes, scores, limit = operands[0], operands[1], operands[2]
-    dims = [*(scores.shape if scores.rank == 3 else ()), *(boxes.shape[:2] if boxes.rank == 3 else ())]
-    empty = 0 in dims or (limit.value is not None and limit.value.size == 1 and int(limit.value.reshape(-1)[0]) == 0)
-    return (0 if empty else None, 3), (0 if empty else None, 3), (1,)
+output_shape = nms_output_shape
 
 
 def openvino_node(attrs: dict, inputs: list):
