@@ -1,10 +1,12 @@
-"""Operand checks and output shapes shared by the greedy NMS ops of the domain (NonMaxSuppression's soft form,
+"""Operand checks, output shapes and the reference's outputs shared by the greedy NMS ops of the domain (NonMaxSuppression's soft form,
 NMSRotated): boxes [N, M, width], scores [N, C, M], scalar limits and thresholds; their outputs are rows of
 [batch, class, box] whose count R is known only when nothing can be selected."""
 
 from __future__ import annotations
 
 from typing import Sequence
+
+import numpy as np
 
 from ..errors import OpInputError
 from .base import Operand
@@ -45,3 +47,14 @@ def nms_output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
     dims = [*(scores.shape if scores.rank == 3 else ()), *(boxes.shape[:2] if boxes.rank == 3 else ())]
     empty = 0 in dims or (limit.value is not None and limit.value.size == 1 and int(limit.value.reshape(-1)[0]) == 0)
     return (0 if empty else None, 3), (0 if empty else None, 3), (1,)
+
+
+def nms_outputs(rows: list, sort_result_descending: bool, output_type: str) -> tuple:
+    """The three outputs of a reference NMS from its selected ``rows`` of (score, batch, class, box), in selection
+    order: sorted by score (then batch, class, box) when asked, the indices and valid count in ``output_type``."""
+    if sort_result_descending:
+        rows = sorted(rows, key=lambda r: (-r[0], r[1], r[2], r[3]))
+    index_type = np.int32 if output_type == "i32" else np.int64
+    indices = np.array([r[1:] for r in rows], index_type).reshape(-1, 3)
+    selected = np.array([(r[1], r[2], r[0]) for r in rows], np.float32).reshape(-1, 3)
+    return indices, selected, np.array([len(rows)], index_type)

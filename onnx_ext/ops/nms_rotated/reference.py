@@ -10,6 +10,8 @@ import functools
 
 import numpy as np
 
+from ..nms_operands import nms_outputs
+
 _F32 = np.float32
 #: The reference's ``fabs(det) <= 1e-14`` (a float against a double): the f32 at or below 1e-14.
 PARALLEL = _F32(np.nextafter(_F32(1e-14), _F32(0)) if _F32(1e-14) > 1e-14 else _F32(1e-14))
@@ -136,9 +138,4 @@ def nms_rotated_reference(boxes, scores, max_output_boxes_per_class, iou_thresho
     for n in range(s.shape[0]):
         for c in range(s.shape[1]):
             rows += [(s[n, c, i], n, c, i) for i in class_nms(b[n], s[n, c], limit, iou, score)]
-    if sort_result_descending:
-        rows.sort(key=lambda r: (-r[0], r[1], r[2], r[3]))
-    index_type = np.int32 if output_type == "i32" else np.int64
-    indices = np.array([r[1:] for r in rows], index_type).reshape(-1, 3)
-    selected = np.array([(r[1], r[2], r[0]) for r in rows], _F32).reshape(-1, 3)
-    return indices, selected, np.array([len(rows)], index_type)
+    return nms_outputs(rows, sort_result_descending, output_type)

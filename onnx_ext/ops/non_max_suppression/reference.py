@@ -11,6 +11,8 @@ import heapq
 
 import numpy as np
 
+from ..nms_operands import nms_outputs
+
 _F32 = np.float32
 
 
@@ -83,9 +85,4 @@ def non_max_suppression_reference(boxes, scores, max_output_boxes_per_class, iou
     for n in range(s.shape[0]):
         for c in range(s.shape[1]):
             rows += [(score, n, c, i) for i, score in class_nms(b[n], s[n, c], limit, *thresholds, version)]
-    if sort_result_descending:
-        rows.sort(key=lambda r: (-r[0], r[1], r[2], r[3]))
-    index_type = np.int32 if output_type == "i32" else np.int64
-    indices = np.array([r[1:] for r in rows], index_type).reshape(-1, 3)
-    selected = np.array([(r[1], r[2], r[0]) for r in rows], _F32).reshape(-1, 3)
-    return indices, selected, np.array([len(rows)], index_type)
+    return nms_outputs(rows, sort_result_descending, output_type)
