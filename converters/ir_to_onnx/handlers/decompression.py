@@ -54,6 +54,7 @@ from ...ir_nf4 import NF4_TABLE, is_nf4_lookup
 from .. import attributes as attr
 from ..context import Context, Value, declare
 from .io import fold_convert
+from .shape import ov_reshaped
 
 _QUANT_TYPES = ("u8", "i8", "u4", "i4")
 MS_DOMAIN = "com.microsoft"
@@ -152,19 +153,6 @@ def _constant(ctx: Context, layer: Layer, index: int, producers, consumers, side
     return None
 
 
-def _reshaped(weights: np.ndarray, shape: np.ndarray | None, special_zero: bool) -> np.ndarray | None:
-    """``weights`` reshaped as OpenVINO's Reshape does to the constant ``shape``, or None."""
-    if shape is None:
-        return None
-    dims = [int(d) for d in np.asarray(shape).reshape(-1)]
-    if special_zero:
-        dims = [weights.shape[i] if d == 0 and i < weights.ndim else d for i, d in enumerate(dims)]
-    try:
-        return weights.reshape(dims)
-    except ValueError:
-        return None
-
-
 def _destination(ctx: Context, layer: Layer) -> ElementType | None:
     return attr.element(ctx, layer, "destination_type", "dynamic")
 
@@ -189,7 +177,7 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     hit = _sole_consumer(lookup[-1] if lookup else const, consumers)
     reshape = []  # Const(4-bit) -> Reshape(a Const shape) first, as OpenVINO's frontends write some weights
     if not lookup and _is(hit, "Reshape") and hit[1] == 0:
-        weights = _reshaped(weights, _constant(ctx, hit[0], 1, producers, consumers, []),
+        weights = ov_reshaped(weights, _constant(ctx, hit[0], 1, producers, consumers, []),
                             attr.boolean(hit[0], "special_zero", False))
         if weights is None:
             return None

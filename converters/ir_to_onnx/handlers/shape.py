@@ -72,15 +72,28 @@ def _packed_constant(v: Value) -> bool:
     return v.const is not None and v.type is not None and v.type.packed_bits > 0
 
 
-def _reshaped(ctx: Context, array: np.ndarray, shape, special_zero: bool) -> np.ndarray:
-    """``array`` reshaped as OpenVINO's Reshape does (``special_zero``: a 0 copies the input's dim)."""
-    dims = [int(d) for d in np.asarray(shape).reshape(-1)]
-    if special_zero:
-        dims = [array.shape[i] if d == 0 and i < array.ndim else d for i, d in enumerate(dims)]
+def ov_reshaped(array: np.ndarray, shape, special_zero: bool) -> np.ndarray | None:
+    """``array`` reshaped as OpenVINO's Reshape does to the constant ``shape`` (``special_zero``: a 0 copies the
+    input's dim), or None where it does not fit."""
+    if shape is None:
+        return None
     try:
-        return array.reshape(dims)
+        return array.reshape(_ov_dims(array, shape, special_zero))
     except ValueError:
-        raise ctx.error(f"cannot reshape the constant of shape {list(array.shape)} to {dims}") from None
+        return None
+
+
+def _ov_dims(array: np.ndarray, shape, special_zero: bool) -> list[int]:
+    dims = [int(d) for d in np.asarray(shape).reshape(-1)]
+    return [array.shape[i] if special_zero and d == 0 and i < array.ndim else d for i, d in enumerate(dims)]
+
+
+def _reshaped(ctx: Context, array: np.ndarray, shape, special_zero: bool) -> np.ndarray:
+    reshaped = ov_reshaped(array, shape, special_zero)
+    if reshaped is None:
+        raise ctx.error(f"cannot reshape the constant of shape {list(array.shape)} to "
+                        f"{_ov_dims(array, shape, special_zero)}")
+    return reshaped
 
 
 def _moved(ctx: Context, op: str, data: Value, extra: list[str], output: str, **attrs) -> str:
