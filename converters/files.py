@@ -21,6 +21,21 @@ def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]])
                 write(f)
 
 
+def new_folder_mode() -> int:
+    """The mode ``mkdir`` gives a new folder under the process's umask (read without a lasting change)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+def staging_folder(dst: Path) -> Path:
+    """A private folder beside ``dst`` to be renamed to ``dst`` once complete: ``mkdtemp`` makes it 0700,
+    so it is given the mode a new folder gets, which the rename keeps."""
+    stage = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", dir=dst.parent))
+    os.chmod(stage, new_folder_mode())
+    return stage
+
+
 @contextlib.contextmanager
 def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
     """Where to write ``paths``: the same file names, in a private directory beside their paths.

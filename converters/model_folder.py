@@ -22,12 +22,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
+from .files import staging_folder
 from .weight_options import WeightOptions
 
 MODEL_XML = "openvino_model.xml"
@@ -123,7 +123,7 @@ def _write(dst: Path, model, weights, genai: dict, copies: list[Path], check) ->
     from .onnx_file import write_onnx
 
     dst.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", dir=dst.parent))
+    stage = staging_folder(dst)
     try:
         for path in copies:
             shutil.copyfile(path, stage / path.name)

@@ -9,7 +9,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 
-from converters.files import write_atomically
+from converters.files import staging_folder, write_atomically
 from converters.onnx_file import write_onnx
 from converters.ir_to_onnx import convert_ir_file
 from converters.onnx_to_ir import convert_onnx_file
@@ -40,6 +40,16 @@ def test_files_get_the_umask_mode(tmp_path, umask, mask):
     write_atomically([(a, lambda f: f.write(b"1")), (b, lambda f: f.write(b"2"))])
     assert a.read_bytes() == b"1" and b.read_bytes() == b"2"
     assert _mode(a) == _mode(b) == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_a_staged_folder_renamed_into_place_gets_the_umask_mode(tmp_path, umask, mask):
+    umask(mask)
+    dst = tmp_path / "model_dir"
+    stage = staging_folder(dst)
+    (stage / "model.onnx").write_bytes(b"1")
+    os.replace(stage, dst)  # what the LLM folder conversion does when dst is new
+    assert _mode(dst) == 0o777 & ~mask, oct(_mode(dst))  # mkdtemp alone gives 0700
 
 
 def test_a_failed_write_leaves_nothing_and_keeps_old_files(tmp_path):

@@ -311,6 +311,9 @@ def test_cli_converts_a_folder(llm_cache, tmp_path):
     assert run.returncode == 0, run.stderr
     assert "openvino_tokenizer.xml" in run.stdout and "not converted" in run.stdout
     assert (out / "model.onnx").exists() and (out / "genai_config.json").exists()
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~mask  # the user's umask, not the staging folder's 0700
 
 
 def _copy(src: Path, dst: Path) -> Path:
