@@ -117,14 +117,21 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
     hard_mode = op.Not(soft)
     queued = op.Concat(op.Where(op.Greater(q, score_t), q, neg_inf), op.Expand(neg_inf, pad), axis=1)
     begin = op.Expand(op.Constant(value_ints=[0]), op.Shape(queued))
-    shape_l = op.Concat(p, cap, axis=0)
+    # sel and sel_score: L slots, then T + 1 more a step writes what it does not select to (one per column)
+    shape_l = op.Concat(p, op.Add(cap, width), axis=0)
     sel = op.Expand(op.Constant(value_ints=[0]), shape_l)
     sel_score = op.Expand(op.Constant(value_floats=[0.0]), shape_l)
     cnt = op.Expand(op.Constant(value_ints=[0]), op.Concat(p, op.Constant(value_ints=[1]), axis=0))  # [P, 1]
-    j = op.Unsqueeze(op.Range(i0, op.Squeeze(cap), i1), op.Constant(value_ints=[0, 1]))  # [1, 1, L]
-    last = op.Sub(cap, op.Constant(value_ints=[1]))
+    # the columns of the IoUs: the slots, then the block's own candidates (never selected since last popped)
+    j = op.Unsqueeze(op.Range(i0, op.Squeeze(op.Add(cap, op.Add(width, width))), i1),
+                     op.Constant(value_ints=[0, 1]))  # [1, 1, L + 2 (T + 1)]
+    own = op.Add(cap, width)
     axis1 = op.Constant(value_ints=[1])
     axis2 = op.Constant(value_ints=[2])
+    order = op.Range(i0, op.Squeeze(width), i1)
+    pos = op.Unsqueeze(order, op.Constant(value_ints=[0]))  # [1, T + 1]
+    before = op.Less(op.Unsqueeze(order, op.Constant(value_ints=[1])), pos)  # [T + 1, T + 1]: j < i
+    is_last = op.Equal(pos, op.Sub(width, op.Constant(value_ints=[1])))
     live = op.Greater(op.ReduceMax(queued, axis1, keepdims=1), neg_inf)
     active = op.And(live, op.Less(cnt, limit))
     go = op.Greater(op.ReduceSum(op.Cast(active, to=INT64.dtype), keepdims=0), i0)
@@ -133,17 +140,22 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         real = op.Greater(key, neg_inf)
         bc = op.Unsqueeze(_snms_take(begin, at), axis2)  # [P, T + 1, 1]
         # the IoU of each candidate (I) with each selected box (J), as the reference's intersectionOverUnion
-        sy0 = op.Unsqueeze(_snms_take(y0, sel), axis1)  # [P, 1, L]
-        sx0 = op.Unsqueeze(_snms_take(x0, sel), axis1)
-        sy1 = op.Unsqueeze(_snms_take(y1, sel), axis1)
-        sx1 = op.Unsqueeze(_snms_take(x1, sel), axis1)
-        h = op.Max(op.Sub(op.Min(op.Unsqueeze(_snms_take(y1, at), axis2), sy1),
-                          op.Max(op.Unsqueeze(_snms_take(y0, at), axis2), sy0)), zero)
-        w = op.Max(op.Sub(op.Min(op.Unsqueeze(_snms_take(x1, at), axis2), sx1),
-                          op.Max(op.Unsqueeze(_snms_take(x0, at), axis2), sx0)), zero)
+        # (and of each with the block's candidates: the ones after a selection whose factors against it and
+        # those selected with it are exactly 1 are selected in the same step)
+        cy0 = _snms_take(y0, at)
+        cx0 = _snms_take(x0, at)
+        cy1 = _snms_take(y1, at)
+        cx1 = _snms_take(x1, at)
+        ca = _snms_take(area, at)
+        sy0 = op.Unsqueeze(op.Concat(_snms_take(y0, sel), cy0, axis=1), axis1)  # [P, 1, L + 2 (T + 1)]
+        sx0 = op.Unsqueeze(op.Concat(_snms_take(x0, sel), cx0, axis=1), axis1)
+        sy1 = op.Unsqueeze(op.Concat(_snms_take(y1, sel), cy1, axis=1), axis1)
+        sx1 = op.Unsqueeze(op.Concat(_snms_take(x1, sel), cx1, axis=1), axis1)
+        h = op.Max(op.Sub(op.Min(op.Unsqueeze(cy1, axis2), sy1), op.Max(op.Unsqueeze(cy0, axis2), sy0)), zero)
+        w = op.Max(op.Sub(op.Min(op.Unsqueeze(cx1, axis2), sx1), op.Max(op.Unsqueeze(cx0, axis2), sx0)), zero)
         inter = op.Mul(h, w)
-        area_c = op.Unsqueeze(_snms_take(area, at), axis2)
-        area_s = op.Unsqueeze(_snms_take(area, sel), axis1)
+        area_c = op.Unsqueeze(ca, axis2)
+        area_s = op.Unsqueeze(op.Concat(_snms_take(area, sel), ca, axis=1), axis1)
         v = op.Where(op.Or(op.LessOrEqual(area_c, zero), op.LessOrEqual(area_s, zero)), zero,
                      op.Div(inter, op.Sub(op.Add(area_c, area_s), inter)))  # [P, T + 1, L]
         seg = op.And(op.GreaterOrEqual(j, bc), op.Less(j, op.Unsqueeze(cnt, axis2)))  # selected since last popped
@@ -157,8 +169,8 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         factor = op.And(seg, op.Not(op.Equal(wt, one)))
         k = op.Reshape(op.ReduceMax(op.ReduceSum(op.Cast(factor, to=INT64.dtype), axis2, keepdims=0), keepdims=1),
                        op.Constant(value_ints=[1]))
-        _, pos = op.TopK(op.Where(factor, j, op.Constant(value_int=-1)), k, axis=2, largest=1, sorted=1)
-        u = _snms_decay(key, op.GatherElements(op.Where(factor, wt, one), pos, axis=2))  # [P, T + 1]
+        _, newest = op.TopK(op.Where(factor, j, op.Constant(value_int=-1)), k, axis=2, largest=1, sorted=1)
+        u = _snms_decay(key, op.GatherElements(op.Where(factor, wt, one), newest, axis=2))  # [P, T + 1]
         ok = op.And(real, op.Not(hard))
         same = op.And(ok, op.Equal(u, key))
         back = op.And(op.And(ok, op.Not(same)), op.Greater(u, score_t))
@@ -167,15 +179,10 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         ki = op.Unsqueeze(key, axis1)  # [P, 1, T + 1] (i)
         idx_j = op.Unsqueeze(at, axis2)
         idx_i = op.Unsqueeze(at, axis1)
-        order = op.Range(i0, op.Squeeze(width), i1)
-        before = op.Less(op.Unsqueeze(order, op.Constant(value_ints=[1])), op.Unsqueeze(order, op.Constant(
-            value_ints=[0])))  # [T + 1, T + 1]: j < i
         better = op.Or(op.Greater(uj, ki), op.And(op.Equal(uj, ki), op.Less(idx_j, idx_i)))
         beaten = op.Greater(op.ReduceSum(op.Cast(op.And(op.And(before, op.Unsqueeze(back, axis2)), better),
                                                  to=INT64.dtype), axis1, keepdims=0), i0)  # [P, T + 1]
         # the last column only looks ahead (or, when the queue ends, stands for its end: every put back beats it)
-        is_last = op.Equal(op.Unsqueeze(order, op.Constant(value_ints=[0])), op.Sub(width, op.Constant(
-            value_ints=[1])))
         lookahead = op.And(is_last, real)
         beaten = op.Or(beaten, op.And(op.Not(real), op.Greater(op.ReduceSum(op.Cast(back, to=INT64.dtype), axis1,
                                                                             keepdims=1), i0)))
@@ -183,7 +190,7 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         any_stop = op.Greater(op.ReduceSum(op.Cast(stop, to=INT64.dtype), axis1, keepdims=1), i0)  # [P, 1]
         f = op.ArgMax(op.Cast(stop, to=INT64.dtype), axis=1, keepdims=1)  # the first stop
         f = op.Where(any_stop, f, op.Sub(width, op.Constant(value_ints=[1])))  # none: the T popped, no selection
-        popped = op.And(op.Less(op.Unsqueeze(order, op.Constant(value_ints=[0])), f), real)  # [P, T + 1]
+        popped = op.And(op.Less(pos, f), real)  # [P, T + 1]
         beaten_f = op.And(any_stop, op.GatherElements(beaten, f, axis=1))
         # the winner: f itself, or the best put back before it
         cands = op.And(popped, back)
@@ -193,23 +200,38 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         win_back = op.ArgMax(op.Cast(op.And(top, op.Equal(at, low)), to=INT64.dtype), axis=1, keepdims=1)
         win = op.Where(beaten_f, win_back, f)
         picked = op.And(active, any_stop)
-        # updates of the popped (and the winner): decayed scores, begin, still queued or not
-        won = op.And(picked, op.Equal(op.Unsqueeze(order, op.Constant(value_ints=[0])), win))
-        step = op.And(active, op.Or(popped, won))
+        # more selected in the same step: the candidates right after f (when f wins) that come out unchanged,
+        # are not beaten and have factors of exactly 1 (IoU 0, not suppressed) against f and the ones between
+        later = op.Greater(pos, f)
+        ones = op.Slice(op.And(op.Equal(wt, one), op.Not(hard_j)), own, op.Add(own, width), axis2)  # [P, i, j]
+        pj = op.Unsqueeze(pos, axis1)  # [1, 1, T + 1]
+        since_f = op.And(op.GreaterOrEqual(pj, op.Unsqueeze(f, axis2)), op.Less(pj, op.Unsqueeze(pos, axis2)))
+        clash = op.Greater(op.ReduceSum(op.Cast(op.And(since_f, op.Not(ones)), to=INT64.dtype), axis2, keepdims=0),
+                           i0)
+        fits = op.And(op.And(same, op.Not(beaten)), op.Not(clash))
+        end = op.ReduceMin(op.Where(op.And(later, op.Not(fits)), pos, width), axis1, keepdims=1)  # [P, 1]
+        room = op.Sub(op.Sub(op.Reshape(limit, op.Constant(value_ints=[1])), cnt), op.Constant(value_ints=[1]))
+        more = op.Where(op.And(picked, op.Not(beaten_f)), op.Min(op.Sub(op.Sub(end, f), op.Constant(
+            value_ints=[1])), room), op.Constant(value_ints=[0]))  # [P, 1]
+        extra = op.And(later, op.LessOrEqual(pos, op.Add(f, more)))
+        # updates of the popped (and the selected): decayed scores, begin, still queued or not
+        won = op.And(picked, op.Equal(pos, win))
+        step = op.And(active, op.Or(op.Or(popped, won), extra))
         stays = op.And(back, op.Not(won))
         queued = op.ScatterElements(queued, at, op.Where(step, op.Where(stays, u, neg_inf), key), axis=1)
         begin = op.ScatterElements(begin, at, op.Where(step, op.Expand(cnt, op.Shape(at)), _snms_take(begin, at)),
                                    axis=1)
-        slot = op.Min(cnt, last)
-        chosen = op.GatherElements(at, win, axis=1)
-        sel = op.ScatterElements(sel, slot, op.Where(picked, chosen, op.GatherElements(sel, slot, axis=1)), axis=1)
-        sel_score = op.ScatterElements(sel_score, slot, op.Where(picked, op.GatherElements(u, win, axis=1),
-                                                                 op.GatherElements(sel_score, slot, axis=1)), axis=1)
-        cnt = op.Add(cnt, op.Cast(picked, to=INT64.dtype))
+        # the selected into slots cnt, cnt + 1, ...; every other column into a spare slot of its own
+        slot = op.Where(won, cnt, op.Where(extra, op.Add(cnt, op.Sub(pos, f)), op.Add(cap, pos)))
+        sel = op.ScatterElements(sel, slot, at, axis=1)
+        sel_score = op.ScatterElements(sel_score, slot, u, axis=1)
+        cnt = op.Add(cnt, op.Add(op.Cast(picked, to=INT64.dtype), more))
         live = op.Greater(op.ReduceMax(queued, axis1, keepdims=1), neg_inf)
         active = op.And(live, op.Less(cnt, limit))
         go = op.Greater(op.ReduceSum(op.Cast(active, to=INT64.dtype), keepdims=0), i0)
-    return sel, sel_score, op.Less(op.Squeeze(j, axis1), cnt)
+    first = op.Constant(value_ints=[0])
+    kept = op.Less(op.Unsqueeze(op.Range(i0, op.Squeeze(cap), i1), op.Constant(value_ints=[0])), cnt)
+    return op.Slice(sel, first, cap, axis1), op.Slice(sel_score, first, cap, axis1), kept
 
 
 @script(ov_ext, default_opset=op)
