@@ -8,8 +8,10 @@ once, a block of candidates per step of a Loop: each problem's 8 best queued can
 (highest score, then lowest index) are decayed by the boxes selected since each was last taken from the queue,
 newest first (the IoUs in one vectorised step; the factors that are not exactly 1 multiplied one after the other,
 12 unrolled, more in a Loop); the first that comes out unchanged is selected unless one put back before it now
-scores above it (then that one is). Steps: about one per selected box, more where a box's selection takes more
-than 8 candidates from the queue.
+scores above it (then that one is), and with it the candidates right after it that come out unchanged too and
+whose IoU with it and with each other gives factors of exactly 1 (IoU 0: exp(0) = 1, so the products do not
+change). Steps: about one per selected box (fewer where the best candidates are disjoint), more where a box's
+selection takes more than 8 candidates from the queue.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
     # reference pops them in that order, decaying each by the boxes selected since it was last popped; the
     # first that comes out unchanged is selected, unless a decayed one put back before it now beats it (then
     # that one is); the block's candidates popped before the selection are updated (decayed and put back, or
-    # dropped). A step selects at most one box per problem.
+    # dropped); when f wins, so do the candidates right after it whose factors against it and each other are 1.
     zero = op.Constant(value_float=0.0)
     one = op.Constant(value_float=1.0)
     i0 = op.Constant(value_int=0)
