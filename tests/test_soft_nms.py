@@ -142,6 +142,22 @@ def test_a_sigma_of_zero_at_run_time_is_hard_nms():
     assert _run(_HALF, [[[0.9, 0.8, 0.3]]], iou=0.5, sigma=0.0, version=5)[0][:, 2].tolist() == [0, 2]
 
 
+# per class: every box (a twin's IoU is 0.39), no twin (NMS-5 suppresses at 0.3), one box (NMS-5 at IoU 0)
+@pytest.mark.parametrize("version, iou, sigma, kept", [(9, 0.5, 0.5, 46), (9, 0.5, 0.0, 46), (5, 0.3, 0.5, 36),
+                                                       (5, 0.0, 0.5, 1)])
+@pytest.mark.parametrize("limit", [3, 40])
+def test_disjoint_candidates_selected_together(version, iou, sigma, kept, limit):
+    # a grid of disjoint boxes, some with an overlapping twin: runs of candidates whose factors against each other
+    # are exactly 1 (selected in one Loop step), cut by a twin, by the limit, or by NMS-5 suppressing at IoU 0
+    rng = np.random.default_rng(limit + version)
+    grid = np.array([[y, x, y + 1, x + 1] for y in range(0, 12, 2) for x in range(0, 12, 2)], np.float32)
+    twins = grid[rng.choice(len(grid), 10, replace=False)] + np.float32(0.25)
+    boxes = np.concatenate([grid, twins])[rng.permutation(len(grid) + 10)][None]
+    got = _run(boxes, rng.random((1, 2, boxes.shape[1])).astype(np.float32), limit=limit, iou=iou, sigma=sigma,
+               version=version)
+    assert got[2][0] == 2 * min(limit, kept)
+
+
 def test_center_encoding_and_the_sort_across_classes():
     boxes = [[[0.5, 1.5, 1, 3], [0.5, 2.5, 1, 3], [5.5, 5.5, 1, 1]]]  # _HALF as (x_c, y_c, w, h)
     got = _run(boxes, [[[0.9, 0.8, 0.3], [0.2, 0.95, 0.5]]], iou=1.0, center_point_box=1)

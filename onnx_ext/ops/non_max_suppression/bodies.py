@@ -8,8 +8,10 @@ once, a block of candidates per step of a Loop: each problem's 8 best queued can
 (highest score, then lowest index) are decayed by the boxes selected since each was last taken from the queue,
 newest first (the IoUs in one vectorised step; the factors that are not exactly 1 multiplied one after the other,
 12 unrolled, more in a Loop); the first that comes out unchanged is selected unless one put back before it now
-scores above it (then that one is). Steps: about one per selected box, more where a box's selection takes more
-than 8 candidates from the queue.
+scores above it (then that one is), and with it the candidates right after it that come out unchanged too and
+whose IoU with it and with each other gives factors of exactly 1 (IoU 0: exp(0) = 1, so the products do not
+change). Steps: about one per selected box (fewer where the best candidates are disjoint), more where a box's
+selection takes more than 8 candidates from the queue.
 """
 
 from __future__ import annotations
@@ -54,25 +56,24 @@ def _snms_tail(score, ws):
 
 @script(ov_ext, default_opset=op)
 def _snms_decay(score, ws):
-    # score [...] times the factors ws [..., K] one after the other, in the reference's order (padded with ones,
-    # which change nothing): the first 12 unrolled (a Loop step costs more than a few Muls), the rest in a Loop
+    # score [...] times the factors ws [..., K] (K >= 12: padded with ones, which change nothing) one after the
+    # other, in the reference's order: the first 12 unrolled (a Loop step costs more than a few Muls), the rest in
+    # a Loop
     axis = op.Constant(value_ints=[-1])
-    padded = op.Concat(ws, op.Expand(op.Constant(value_floats=[1.0]), op.Concat(op.Shape(ws, start=0, end=-1),
-                                                                                 op.Constant(value_ints=[12]), axis=0)),
-                       axis=-1)
-    x = op.Unsqueeze(score, axis)
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[0]), op.Constant(value_ints=[1]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[1]), op.Constant(value_ints=[2]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[2]), op.Constant(value_ints=[3]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[3]), op.Constant(value_ints=[4]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[4]), op.Constant(value_ints=[5]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[5]), op.Constant(value_ints=[6]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[6]), op.Constant(value_ints=[7]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[7]), op.Constant(value_ints=[8]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[8]), op.Constant(value_ints=[9]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[9]), op.Constant(value_ints=[10]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[10]), op.Constant(value_ints=[11]), axis))
-    x = op.Mul(x, op.Slice(padded, op.Constant(value_ints=[11]), op.Constant(value_ints=[12]), axis))
+    w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11 = op.Split(
+        op.Slice(ws, op.Constant(value_ints=[0]), op.Constant(value_ints=[12]), axis), axis=-1, num_outputs=12)
+    x = op.Mul(op.Unsqueeze(score, axis), w0)
+    x = op.Mul(x, w1)
+    x = op.Mul(x, w2)
+    x = op.Mul(x, w3)
+    x = op.Mul(x, w4)
+    x = op.Mul(x, w5)
+    x = op.Mul(x, w6)
+    x = op.Mul(x, w7)
+    x = op.Mul(x, w8)
+    x = op.Mul(x, w9)
+    x = op.Mul(x, w10)
+    x = op.Mul(x, w11)
     if op.Greater(op.Squeeze(op.Shape(ws, start=-1)), op.Constant(value_int=12)):
         out = _snms_tail(x, ws)
     else:
@@ -95,7 +96,7 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
     # reference pops them in that order, decaying each by the boxes selected since it was last popped; the
     # first that comes out unchanged is selected, unless a decayed one put back before it now beats it (then
     # that one is); the block's candidates popped before the selection are updated (decayed and put back, or
-    # dropped). A step selects at most one box per problem.
+    # dropped); when f wins, so do the candidates right after it whose factors against it and each other are 1.
     zero = op.Constant(value_float=0.0)
     one = op.Constant(value_float=1.0)
     i0 = op.Constant(value_int=0)
@@ -106,25 +107,38 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
     cap = op.Max(op.Min(op.Reshape(limit, op.Constant(value_ints=[1])), m), op.Constant(value_ints=[1]))
     # one column more, never queued: a block that reaches it has reached the end of the queue
     pad = op.Concat(p, op.Constant(value_ints=[1]), axis=0)
-    y0 = op.Concat(y0, op.Expand(zero, pad), axis=1)
-    x0 = op.Concat(x0, op.Expand(zero, pad), axis=1)
-    y1 = op.Concat(y1, op.Expand(zero, pad), axis=1)
-    x1 = op.Concat(x1, op.Expand(zero, pad), axis=1)
-    area = op.Concat(area, op.Expand(zero, pad), axis=1)
+    # (y0, x0, y1, x1, area) per box, [P, M + 1, 5]: one gather per step
+    axis2 = op.Constant(value_ints=[2])
+    box5 = op.Concat(op.Concat(op.Unsqueeze(y0, axis2), op.Unsqueeze(x0, axis2), op.Unsqueeze(y1, axis2),
+                               op.Unsqueeze(x1, axis2), op.Unsqueeze(area, axis2), axis=2),
+                     op.Expand(zero, op.Concat(p, op.Constant(value_ints=[1, 5]), axis=0)), axis=1)
     width = op.Min(op.Constant(value_ints=[9]), op.Add(m, op.Constant(value_ints=[1])))  # T = 8 and the next
     soft = op.Greater(sigma, zero)
     scale = op.Where(soft, op.Div(op.Constant(value_float=-0.5), sigma), zero)
-    hard_mode = op.Not(soft)
+    # a factor is 0 above keep_t; a candidate is suppressed at IoU >= ge_t (NMS-5) or above gt_t (NMS-9, hard)
+    inf = op.Constant(value_float=float("inf"))
+    keep_t = op.Where(op.And(op.Not(v5), soft), inf, iou_t)
+    ge_t = op.Where(v5, iou_t, inf)
+    gt_t = op.Where(op.Or(v5, soft), inf, iou_t)
     queued = op.Concat(op.Where(op.Greater(q, score_t), q, neg_inf), op.Expand(neg_inf, pad), axis=1)
     begin = op.Expand(op.Constant(value_ints=[0]), op.Shape(queued))
-    shape_l = op.Concat(p, cap, axis=0)
+    # sel and sel_score: L slots, then 12 more a step writes what it does not select to (one per column; 12:
+    # the IoUs' columns are at least the 12 factors _snms_decay takes)
+    spare = op.Constant(value_ints=[12])
+    shape_l = op.Concat(p, op.Add(cap, spare), axis=0)
     sel = op.Expand(op.Constant(value_ints=[0]), shape_l)
     sel_score = op.Expand(op.Constant(value_floats=[0.0]), shape_l)
     cnt = op.Expand(op.Constant(value_ints=[0]), op.Concat(p, op.Constant(value_ints=[1]), axis=0))  # [P, 1]
-    j = op.Unsqueeze(op.Range(i0, op.Squeeze(cap), i1), op.Constant(value_ints=[0, 1]))  # [1, 1, L]
-    last = op.Sub(cap, op.Constant(value_ints=[1]))
+    # the columns of the IoUs: the slots, then the block's own candidates (never selected since last popped)
+    own = op.Add(cap, spare)
+    j = op.Unsqueeze(op.Range(i0, op.Squeeze(op.Add(own, width)), i1),
+                     op.Constant(value_ints=[0, 1]))  # [1, 1, L + 12 + T + 1]
     axis1 = op.Constant(value_ints=[1])
-    axis2 = op.Constant(value_ints=[2])
+    twelve = op.Constant(value_ints=[12])
+    order = op.Range(i0, op.Squeeze(width), i1)
+    pos = op.Unsqueeze(order, op.Constant(value_ints=[0]))  # [1, T + 1]
+    before = op.Less(op.Unsqueeze(order, op.Constant(value_ints=[1])), pos)  # [T + 1, T + 1]: j < i
+    is_last = op.Equal(pos, op.Sub(width, op.Constant(value_ints=[1])))
     live = op.Greater(op.ReduceMax(queued, axis1, keepdims=1), neg_inf)
     active = op.And(live, op.Less(cnt, limit))
     go = op.Greater(op.ReduceSum(op.Cast(active, to=INT64.dtype), keepdims=0), i0)
@@ -133,32 +147,30 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         real = op.Greater(key, neg_inf)
         bc = op.Unsqueeze(_snms_take(begin, at), axis2)  # [P, T + 1, 1]
         # the IoU of each candidate (I) with each selected box (J), as the reference's intersectionOverUnion
-        sy0 = op.Unsqueeze(_snms_take(y0, sel), axis1)  # [P, 1, L]
-        sx0 = op.Unsqueeze(_snms_take(x0, sel), axis1)
-        sy1 = op.Unsqueeze(_snms_take(y1, sel), axis1)
-        sx1 = op.Unsqueeze(_snms_take(x1, sel), axis1)
-        h = op.Max(op.Sub(op.Min(op.Unsqueeze(_snms_take(y1, at), axis2), sy1),
-                          op.Max(op.Unsqueeze(_snms_take(y0, at), axis2), sy0)), zero)
-        w = op.Max(op.Sub(op.Min(op.Unsqueeze(_snms_take(x1, at), axis2), sx1),
-                          op.Max(op.Unsqueeze(_snms_take(x0, at), axis2), sx0)), zero)
+        # (and of each with the block's candidates: the ones after a selection whose factors against it and
+        # those selected with it are exactly 1 are selected in the same step)
+        cb = op.GatherND(box5, op.Unsqueeze(at, axis2), batch_dims=1)  # [P, T + 1, 5]
+        cy0, cx0, cy1, cx1, area_c = op.Split(cb, axis=2, num_outputs=5)  # [P, T + 1, 1]
+        sb = op.Transpose(op.Concat(op.GatherND(box5, op.Unsqueeze(sel, axis2), batch_dims=1), cb, axis=1),
+                          perm=[0, 2, 1])
+        sy0, sx0, sy1, sx1, area_s = op.Split(sb, axis=1, num_outputs=5)  # [P, 1, L + 12 + T + 1]
+        h = op.Max(op.Sub(op.Min(cy1, sy1), op.Max(cy0, sy0)), zero)
+        w = op.Max(op.Sub(op.Min(cx1, sx1), op.Max(cx0, sx0)), zero)
         inter = op.Mul(h, w)
-        area_c = op.Unsqueeze(_snms_take(area, at), axis2)
-        area_s = op.Unsqueeze(_snms_take(area, sel), axis1)
         v = op.Where(op.Or(op.LessOrEqual(area_c, zero), op.LessOrEqual(area_s, zero)), zero,
                      op.Div(inter, op.Sub(op.Add(area_c, area_s), inter)))  # [P, T + 1, L]
         seg = op.And(op.GreaterOrEqual(j, bc), op.Less(j, op.Unsqueeze(cnt, axis2)))  # selected since last popped
         wt = op.Cast(op.Exp(op.Cast(op.Mul(op.Mul(scale, v), v), to=DOUBLE.dtype)), to=FLOAT.dtype)
-        below = op.LessOrEqual(v, iou_t)
-        wt = op.Where(op.Or(below, op.And(op.Not(v5), soft)), wt, zero)  # (onnxruntime's Where has no bool kernel)
-        hard_j = op.Or(op.And(v5, op.GreaterOrEqual(v, iou_t)), op.And(op.Not(v5), op.And(op.Not(below),
-                                                                                         hard_mode)))
+        wt = op.Where(op.Greater(v, keep_t), zero, wt)
+        hard_j = op.Or(op.GreaterOrEqual(v, ge_t), op.Greater(v, gt_t))
         hard = op.Greater(op.ReduceSum(op.Cast(op.And(seg, hard_j), to=INT64.dtype), axis2, keepdims=0), i0)
         # newest first; factors of exactly 1 change nothing and are skipped
-        factor = op.And(seg, op.Not(op.Equal(wt, one)))
-        k = op.Reshape(op.ReduceMax(op.ReduceSum(op.Cast(factor, to=INT64.dtype), axis2, keepdims=0), keepdims=1),
-                       op.Constant(value_ints=[1]))
-        _, pos = op.TopK(op.Where(factor, j, op.Constant(value_int=-1)), k, axis=2, largest=1, sorted=1)
-        u = _snms_decay(key, op.GatherElements(op.Where(factor, wt, one), pos, axis=2))  # [P, T + 1]
+        factor = op.And(seg, op.Less(wt, one))  # (wt <= 1)
+        # at least 12 (the columns that are not factors are ones): _snms_decay needs no padding
+        k = op.Max(op.Reshape(op.ReduceMax(op.ReduceSum(op.Cast(factor, to=INT64.dtype), axis2, keepdims=0),
+                                           keepdims=1), op.Constant(value_ints=[1])), twelve)
+        _, newest = op.TopK(op.Where(factor, j, op.Constant(value_int=-1)), k, axis=2, largest=1, sorted=1)
+        u = _snms_decay(key, op.GatherElements(op.Where(factor, wt, one), newest, axis=2))  # [P, T + 1]
         ok = op.And(real, op.Not(hard))
         same = op.And(ok, op.Equal(u, key))
         back = op.And(op.And(ok, op.Not(same)), op.Greater(u, score_t))
@@ -167,15 +179,10 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         ki = op.Unsqueeze(key, axis1)  # [P, 1, T + 1] (i)
         idx_j = op.Unsqueeze(at, axis2)
         idx_i = op.Unsqueeze(at, axis1)
-        order = op.Range(i0, op.Squeeze(width), i1)
-        before = op.Less(op.Unsqueeze(order, op.Constant(value_ints=[1])), op.Unsqueeze(order, op.Constant(
-            value_ints=[0])))  # [T + 1, T + 1]: j < i
         better = op.Or(op.Greater(uj, ki), op.And(op.Equal(uj, ki), op.Less(idx_j, idx_i)))
         beaten = op.Greater(op.ReduceSum(op.Cast(op.And(op.And(before, op.Unsqueeze(back, axis2)), better),
                                                  to=INT64.dtype), axis1, keepdims=0), i0)  # [P, T + 1]
         # the last column only looks ahead (or, when the queue ends, stands for its end: every put back beats it)
-        is_last = op.Equal(op.Unsqueeze(order, op.Constant(value_ints=[0])), op.Sub(width, op.Constant(
-            value_ints=[1])))
         lookahead = op.And(is_last, real)
         beaten = op.Or(beaten, op.And(op.Not(real), op.Greater(op.ReduceSum(op.Cast(back, to=INT64.dtype), axis1,
                                                                             keepdims=1), i0)))
@@ -183,7 +190,7 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         any_stop = op.Greater(op.ReduceSum(op.Cast(stop, to=INT64.dtype), axis1, keepdims=1), i0)  # [P, 1]
         f = op.ArgMax(op.Cast(stop, to=INT64.dtype), axis=1, keepdims=1)  # the first stop
         f = op.Where(any_stop, f, op.Sub(width, op.Constant(value_ints=[1])))  # none: the T popped, no selection
-        popped = op.And(op.Less(op.Unsqueeze(order, op.Constant(value_ints=[0])), f), real)  # [P, T + 1]
+        popped = op.And(op.Less(pos, f), real)  # [P, T + 1]
         beaten_f = op.And(any_stop, op.GatherElements(beaten, f, axis=1))
         # the winner: f itself, or the best put back before it
         cands = op.And(popped, back)
@@ -193,23 +200,38 @@ def _snms_select(y0, x0, y1, x1, area, q, limit, iou_t, score_t, sigma, v5):
         win_back = op.ArgMax(op.Cast(op.And(top, op.Equal(at, low)), to=INT64.dtype), axis=1, keepdims=1)
         win = op.Where(beaten_f, win_back, f)
         picked = op.And(active, any_stop)
-        # updates of the popped (and the winner): decayed scores, begin, still queued or not
-        won = op.And(picked, op.Equal(op.Unsqueeze(order, op.Constant(value_ints=[0])), win))
-        step = op.And(active, op.Or(popped, won))
+        # more selected in the same step: the candidates right after f (when f wins) that come out unchanged,
+        # are not beaten and have factors of exactly 1 (IoU 0, not suppressed) against f and the ones between
+        later = op.Greater(pos, f)
+        ones = op.Slice(op.And(op.Equal(wt, one), op.Not(hard_j)), own, op.Add(own, width), axis2)  # [P, i, j]
+        pj = op.Unsqueeze(pos, axis1)  # [1, 1, T + 1]
+        since_f = op.And(op.GreaterOrEqual(pj, op.Unsqueeze(f, axis2)), op.Less(pj, op.Unsqueeze(pos, axis2)))
+        clash = op.Greater(op.ReduceSum(op.Cast(op.And(since_f, op.Not(ones)), to=INT64.dtype), axis2, keepdims=0),
+                           i0)
+        fits = op.And(op.And(same, op.Not(beaten)), op.Not(clash))
+        end = op.ReduceMin(op.Where(op.And(later, op.Not(fits)), pos, width), axis1, keepdims=1)  # [P, 1]
+        room = op.Sub(op.Sub(op.Reshape(limit, op.Constant(value_ints=[1])), cnt), op.Constant(value_ints=[1]))
+        more = op.Where(op.And(picked, op.Not(beaten_f)), op.Min(op.Sub(op.Sub(end, f), op.Constant(
+            value_ints=[1])), room), op.Constant(value_ints=[0]))  # [P, 1]
+        extra = op.And(later, op.LessOrEqual(pos, op.Add(f, more)))
+        # updates of the popped (and the selected): decayed scores, begin, still queued or not
+        won = op.And(picked, op.Equal(pos, win))
+        step = op.And(active, op.Or(op.Or(popped, won), extra))
         stays = op.And(back, op.Not(won))
         queued = op.ScatterElements(queued, at, op.Where(step, op.Where(stays, u, neg_inf), key), axis=1)
         begin = op.ScatterElements(begin, at, op.Where(step, op.Expand(cnt, op.Shape(at)), _snms_take(begin, at)),
                                    axis=1)
-        slot = op.Min(cnt, last)
-        chosen = op.GatherElements(at, win, axis=1)
-        sel = op.ScatterElements(sel, slot, op.Where(picked, chosen, op.GatherElements(sel, slot, axis=1)), axis=1)
-        sel_score = op.ScatterElements(sel_score, slot, op.Where(picked, op.GatherElements(u, win, axis=1),
-                                                                 op.GatherElements(sel_score, slot, axis=1)), axis=1)
-        cnt = op.Add(cnt, op.Cast(picked, to=INT64.dtype))
+        # the selected into slots cnt, cnt + 1, ...; every other column into a spare slot of its own
+        slot = op.Where(won, cnt, op.Where(extra, op.Add(cnt, op.Sub(pos, f)), op.Add(cap, pos)))  # (T + 1 <= 12)
+        sel = op.ScatterElements(sel, slot, at, axis=1)
+        sel_score = op.ScatterElements(sel_score, slot, u, axis=1)
+        cnt = op.Add(cnt, op.Add(op.Cast(picked, to=INT64.dtype), more))
         live = op.Greater(op.ReduceMax(queued, axis1, keepdims=1), neg_inf)
         active = op.And(live, op.Less(cnt, limit))
         go = op.Greater(op.ReduceSum(op.Cast(active, to=INT64.dtype), keepdims=0), i0)
-    return sel, sel_score, op.Less(op.Squeeze(j, axis1), cnt)
+    first = op.Constant(value_ints=[0])
+    kept = op.Less(op.Unsqueeze(op.Range(i0, op.Squeeze(cap), i1), op.Constant(value_ints=[0])), cnt)
+    return op.Slice(sel, first, cap, axis1), op.Slice(sel_score, first, cap, axis1), kept
 
 
 @script(ov_ext, default_opset=op)
