@@ -1270,7 +1270,7 @@ def _rotary_position_tables(graph: ir.Graph, positions: int) -> int:
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
              "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity",
-             "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul")
+             "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul", "Trilu")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm, _is_residual)], commute=True),
