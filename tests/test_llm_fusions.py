@@ -195,9 +195,10 @@ def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("batch, past, new, pad", [(2, 0, 6, 2), (3, 6, 1, 3), (1, 4, 3, 0)])
 def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
-    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 15 kernels
-    shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast),
-    the same bias as the domain's (any padding) and the same attention."""
+    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 13 kernels
+    shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast; the
+    causal part a Trilu of the padding rows), the same bias as the domain's (any padding) and the same
+    attention."""
     model = _with_ir_mask(_attention_block())
     fused, _, report = fuse_for_onnxruntime(model)
     assert report.counts["attention mask"] == 5  # the padding rows, the first position, the 3 Ranges left
@@ -206,8 +207,8 @@ def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     mask_nodes = _upstream(fused, [gqa.input[5], gqa.input[6], gqa.input[10]])
     assert sorted(n.op_type for n in mask_nodes) == sorted(
-        ["Shape", "Shape", "Sub", "Range", "Range", "Unsqueeze", "LessOrEqual", "Cast", "Unsqueeze", "And", "Where",
-         "Cast", "Sub", "Shape", "Expand"])
+        ["Shape", "Shape", "Concat", "Sub", "Cast", "Unsqueeze", "Expand", "Trilu", "Where", "Cast", "Sub", "Shape",
+         "Expand"])
     feeds = _feeds(batch, past, new, pad=pad, rng=np.random.default_rng(past))
     del feeds["bias"], feeds["x"]
     feeds["input_ids"] = np.random.default_rng(past).integers(0, VOCAB, (batch, new))
@@ -350,10 +351,12 @@ def test_norm_axis_counted_from_the_front_needs_the_rank_of_its_input():
     assert not _is_last_axis(axis2, reshaped.outputs[0]) and _is_last_axis(last, reshaped.outputs[0])
 
 
-def test_residual_norm_leaves_out_its_statistics():
+@pytest.mark.parametrize("sum_read", [True, False])
+def test_residual_norm_leaves_out_its_statistics(sum_read):
     """The residual Add and the RMSNorm after it -> SkipSimplifiedLayerNormalization with its outputs 1 and 2 (mean
     and inverse standard deviation, read by nothing) left out, which onnxruntime would otherwise compute and
-    allocate: the normalised sum and the sum as before."""
+    allocate: the normalised sum and the sum as before; output 3 (the sum) too where nothing reads it (the last
+    layer's final norm)."""
     n = helper.make_node
     f32 = TensorProto.FLOAT
     inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in
@@ -363,13 +366,18 @@ def test_residual_norm_leaves_out_its_statistics():
              n("ReduceMean", ["squared", "axes"], ["mean"], keepdims=1), n("Add", ["mean", "eps"], ["var"]),
              n("Sqrt", ["var"], ["std"]), n("Div", ["one", "std"], ["inverse"]), n("Mul", ["total", "inverse"], ["x"]),
              n("Mul", ["w", "x"], ["y"]), n("Add", ["total", "y"], ["z"])]
+    if not sum_read:
+        nodes[-1] = n("Mul", ["y", "two"], ["z"])
     graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info(k, f32, [2, 3, HIDDEN]) for k in "ab"],
                               [helper.make_tensor_value_info(k, f32, None) for k in "yz"], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
     fused, _, report = fuse_for_onnxruntime(model)
     assert report.counts["SkipSimplifiedLayerNormalization"] == 1
     (norm,) = [node for node in fused.graph.node if node.op_type == "SkipSimplifiedLayerNormalization"]
-    assert norm.output[0] and list(norm.output[1:3]) == ["", ""] and norm.output[3]
+    if sum_read:
+        assert norm.output[0] and list(norm.output[1:3]) == ["", ""] and norm.output[3]
+    else:
+        assert list(norm.output) == ["y"]
     rng = np.random.default_rng(0)
     feeds = {k: rng.standard_normal((2, 3, HIDDEN)).astype(np.float32) for k in "ab"}
     for got, want in zip(_run(fused, feeds), _run(model, feeds)):
