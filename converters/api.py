@@ -27,9 +27,10 @@ class ConvertError(OnnxExtError):
     """A conversion that cannot start: unknown direction, an output path that is a directory."""
 
 
-#: The kinds of conversion (``conversion_kind``): how the messages name one, and several.
-KINDS = {"ir": ("IR -> ONNX", "IR -> ONNX"), "onnx": ("ONNX -> IR", "ONNX -> IR"),
-         "folder": ("an LLM folder", "optimum-intel LLM folders")}
+#: The kinds of conversion (``conversion_kind``): how the messages name one (``KIND_PLURALS``: several, where
+#: that differs).
+KINDS = {"ir": "IR -> ONNX", "onnx": "ONNX -> IR", "folder": "an LLM folder"}
+KIND_PLURALS = {"folder": "optimum-intel LLM folders"}
 
 #: ``convert``'s keywords that shape the ONNX written: the kinds they apply to, and what they do (the reason one
 #: given to another kind is refused rather than ignored).
@@ -58,9 +59,14 @@ def conversion_kind(src) -> str | None:
     return {".xml": "ir", ".onnx": "onnx"}.get(src.suffix.lower())
 
 
+def convert_defaults() -> dict:
+    """``convert``'s keywords and their defaults, in its order."""
+    return {p.name: p.default for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY}
+
+
 def given_options(options: Mapping) -> list[str]:
     """The keywords of ``options`` (``convert``'s) whose values differ from its defaults, in its order."""
-    defaults = {p.name: p.default for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY}
+    defaults = convert_defaults()
     return [k for k in defaults if k in options and not _same(options[k], defaults[k])]
 
 
@@ -80,8 +86,8 @@ def option_refusal(given: Sequence[str], kinds: set[str], where: str, names: Map
         applies, why = APPLIES[key]
         if not kinds & set(applies):
             shown = names.get(key, "contrib=False" if key == "contrib" else key)
-            return (f"{shown} applies to {' and '.join(KINDS[k][1] for k in applies)}, not to {where} "
-                    f"({' and '.join(KINDS[k][0] for k in sorted(kinds))}): {why}")
+            return (f"{shown} applies to {' and '.join(KIND_PLURALS.get(k, KINDS[k]) for k in applies)}, not to "
+                    f"{where} ({' and '.join(KINDS[k] for k in sorted(kinds))}): {why}")
     return None
 
 
@@ -135,11 +141,13 @@ def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress:
     from . import batch
 
     try:
-        inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
+        bound = inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
     except TypeError as e:
         keywords = [p.name for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY]
         raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(keywords)})") from None
-    _check_verify_options(given_options(options), options.get("verify", False))
+    bound.apply_defaults()
+    options = {k: v for k, v in bound.arguments.items() if k not in ("src", "dst")}
+    _check_options(options)  # once for all files: batch.convert_job calls convert_checked
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     planned = batch.plan(paths, Path(dst), to)
     kinds = {conversion_kind(job.src) for job in planned}
@@ -188,26 +196,47 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     nothing is a ConvertError (a ValueError). Raises OnnxExtError (one line; ``IRError`` is one),
     FileNotFoundError or another OSError.
     """
+    options = dict(inline=inline, verify=verify, external_data=external_data, inputs=inputs, seed=seed,
+                   dynamic_size=dynamic_size, dims=dims, shapes=shapes, float_range=float_range,
+                   int_range=int_range, backend=backend, policy=policy, contrib=contrib,
+                   int8_activations=int8_activations, requantize_int4=requantize_int4,
+                   rope_in_attention=rope_in_attention)
+    _check_options(options)
+    return convert_checked(src, dst, options)
+
+
+def _check_options(options: Mapping) -> None:
+    """What ``options`` (every keyword of ``convert``) cannot be, whatever the source: weight options that
+    conflict, verification options without ``verify``."""
+    conflict = WeightOptions(options["contrib"], options["int8_activations"], options["requantize_int4"],
+                             options["rope_in_attention"]).conflict()
+    if conflict:
+        raise ConvertError(conflict)
+    _check_verify_options(given_options(options), options["verify"])
+
+
+def convert_checked(src, dst, options: Mapping) -> Conversion:
+    """``convert`` with ``options`` (every one of its keywords) checked by ``_check_options`` already (by
+    ``convert``, or once for all files by ``convert_all``)."""
     dst = Path(dst)
-    weight_options = WeightOptions(contrib, int8_activations, requantize_int4, rope_in_attention)
-    if weight_options.conflict():
-        raise ConvertError(weight_options.conflict())
-    given = given_options({k: v for k, v in locals().items() if k not in ("src", "dst")})
-    _check_verify_options(given, verify)
+    inline, verify, external_data, inputs = (options[k] for k in ("inline", "verify", "external_data", "inputs"))
+    weight_options = WeightOptions(options["contrib"], options["int8_activations"], options["requantize_int4"],
+                                   options["rope_in_attention"])
+    given = given_options(options)
     kind = conversion_kind(src)
     if kind is not None:
         shown = "the openvino.Model" if is_ov_model(src) else str(src)
         refusal = option_refusal(given, {kind}, f"{shown} -> {dst.name}" if kind != "folder" else shown)
         if refusal:
             raise ConvertError(refusal)
-    policy = policy or make_policy(seed=seed, dynamic_size=dynamic_size, dims=dims, shapes=shapes,
-                                   float_range=float_range, int_range=int_range)
+    policy = options["policy"] or make_policy(**{k: options[k] for k in ("seed", "dynamic_size", "dims", "shapes",
+                                                                         "float_range", "int_range")})
     if verify and inputs is not None and isinstance(src, (str, Path)):
         inputs = _inputs_for(Path(src), inputs)  # a bad .npz fails before anything is written
     named = {} if policy.skip_unknown else policy.shapes or {}
     if verify and named and isinstance(src, (str, Path)):
         _check_input_names(Path(src), named, "shapes")  # a misspelt name, before anything is written
-    options = dict(inputs=inputs, policy=policy, backend=backend)
+    options = dict(inputs=inputs, policy=policy, backend=options["backend"])
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
             _check_dst(dst, ".onnx", "an openvino.Model")

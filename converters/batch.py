@@ -75,16 +75,17 @@ def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
 
 def convert_job(job: Job, settings: dict, details: bool = False) -> Outcome:
     """Convert one file (in a worker process); every failure becomes one line."""
-    from .api import APPLIES, conversion_kind, convert
+    from .api import APPLIES, conversion_kind, convert_checked, convert_defaults
 
     start = time.perf_counter()
     _busy[0] = True
     try:
-        # an option of the ONNX written (--inline, --no-contrib ...) goes to the files it applies to (convert_all
-        # refused one that applies to none)
+        # settings: every keyword of convert, checked once by convert_all. An option of the ONNX written (--inline,
+        # --no-contrib ...) goes to the files it applies to (convert_all refused one that applies to none).
         kind = conversion_kind(job.src)
-        result = convert(job.src, job.dst, **{k: v for k, v in settings.items()
-                                              if k not in APPLIES or kind in APPLIES[k][0]})
+        defaults = convert_defaults()
+        result = convert_checked(job.src, job.dst, {k: v if k not in APPLIES or kind in APPLIES[k][0] else defaults[k]
+                                                    for k, v in settings.items()})
     except (OnnxExtError, OSError) as e:
         return Outcome("failed", time.perf_counter() - start, _naming(job, one_line(e)))
     except Exception as e:  # a bug: report it and go on with the other files

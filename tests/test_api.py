@@ -195,6 +195,39 @@ def test_convert_all_refuses_a_keyword_no_file_takes_and_gives_one_to_those_that
     assert not onnx.load(str(tmp_path / "out" / "embedding_block.onnx")).functions
 
 
+def test_convert_all_checks_its_options_once_and_gives_each_file_all_of_them(tmp_path, monkeypatch):
+    """The file-independent checks run once for the batch (were: again in every file's convert), before anything
+    is converted; each file gets every keyword of convert, the ONNX options only where they apply."""
+    api = converters.api
+    (tmp_path / "src").mkdir()
+    converters.convert(EXAMPLE, tmp_path / "src" / "m.onnx")
+    checks, calls = [], []
+    real_check, real_convert = api._check_options, api.convert_checked
+    monkeypatch.setattr(api, "_check_options", lambda options: checks.append(dict(options)) or real_check(options))
+    monkeypatch.setattr(api, "convert_checked", lambda src, dst, options: calls.append((Path(src).name, dict(options)))
+                        or real_convert(src, dst, options))
+    results = converters.convert_all([tmp_path / "src", EXAMPLE], tmp_path / "out", inline=True, verify=True, seed=2)
+    assert [r.status for r in results] == ["ok", "ok"] and len(checks) == 1
+    assert [name for name, _ in calls] == ["m.onnx", "embedding_block.xml"]
+    for name, options in calls:
+        assert list(options) == list(api.convert_defaults()) and options["seed"] == 2 and options["verify"] is True
+        assert options["inline"] is (name == "embedding_block.xml")  # inline applies to IR -> ONNX only
+    with pytest.raises(ConvertError, match=r"^requantize_int4 goes with int8_activations"):
+        converters.convert_all(tmp_path / "src", tmp_path / "out2", requantize_int4=True)
+    with pytest.raises(ConvertError, match=r"^seed: verification option given without verify=True"):
+        converters.convert_all(tmp_path / "src", tmp_path / "out2", seed=1)
+    assert not (tmp_path / "out2").exists() and len(calls) == 2
+
+
+def test_convert_passes_every_keyword_it_was_given(tmp_path, monkeypatch):
+    """convert's options are its keywords by name (were: ``locals()``, which a new local would have joined)."""
+    seen = []
+    monkeypatch.setattr(converters.api, "convert_checked", lambda src, dst, options: seen.append(options))
+    converters.convert(EXAMPLE, tmp_path / "b.onnx", inline=True, verify=True, seed=5, int_range=(1, 3))
+    assert list(seen[0]) == list(converters.api.convert_defaults())
+    assert converters.api.given_options(seen[0]) == ["inline", "verify", "seed", "int_range"]
+
+
 def test_errors_are_the_package_errors(tmp_path):
     assert issubclass(VerifyError, OnnxExtError) and issubclass(ConvertError, OnnxExtError)
     bad = tmp_path / "bad.xml"

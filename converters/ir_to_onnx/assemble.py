@@ -20,7 +20,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
-from .loadable import REPORT, check_loadable, check_session
+from .loadable import REPORT, check_loadable, check_session, schema_refusal
 from .shape_hints import HintsContradicted, check_hints
 
 PRODUCER = "onnx-ext"
@@ -56,7 +56,8 @@ def assemble(ctx: Context, inline: bool, session_check: bool = True) -> tuple[on
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
-        fix = "" if isinstance(e, OnnxExtError) else f"; {REPORT}"  # the domain's checks name the input at fault
+        # the domain's checks name the input at fault; an op's schema lacking a type is ONNX's limitation
+        fix = "" if isinstance(e, OnnxExtError) else f"; {schema_refusal(str(e)) or REPORT}"
         raise IRError(" ".join(f"{ctx.ir.source}: {_owner(ctx, str(e))}the converted model is invalid: {e}{fix}"
                                .split())) from None
     if session_check:

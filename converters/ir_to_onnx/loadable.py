@@ -19,15 +19,54 @@ import re
 
 import onnx
 
+import onnx_ext
 from onnx_ext.ops.base import graphs as _graphs
 from onnx_ext.types import UnknownElementType, from_onnx
 
 from ..ir import IRError
+from ..verify.runners import onnxruntime_name as ort_name
 from .kernels import has_kernel, refused_at_run, run_refusals, table
 
 #: What the user can do about a model the converter made and would not load: the IR is not at fault
 #: (its declared types and dims were checked before, shape_hints.py), the translation is.
 REPORT = "a bug of the converter, not of the IR: please report it with this line and the IR (.xml and .bin)"
+
+
+def limitation(of: str, fix: str = "export the source model with this layer in other types") -> str:
+    """The end of a refusal where ONNX's schema or onnxruntime's kernels lack an op's type: no fault of the
+    IR nor of the translation (which takes the types it is given)."""
+    return f"a limitation of {of}, not a bug of the converter or the IR; {fix}"
+
+
+#: onnx's words for an input type its schema does not allow: "(op_type:Abs, node name: n): X typestr: T, has
+#: unsupported type: tensor(float8e4m3fn)"; onnxruntime's: "Type 'tensor(int32)' of input parameter (x) of
+#: operator (Round) in node (n) is invalid".
+_ONNX_TYPE = re.compile(r"op_type:(?P<op>\w+), node name: [^)]*\): (?P<param>\w+) typestr: \w+, has unsupported "
+                        r"type: tensor\((?P<type>\w+)\)")
+_ORT_TYPE = re.compile(r"Type '?tensor\((?P<type>\w+)\)'? of (?:input|output) parameter \((?P<param>[^)]*)\) of "
+                       r"operator \((?P<op>\w+)\)")
+#: onnxruntime's words for an op it has no kernel for with the node's types.
+_ORT_NO_KERNEL = re.compile(r"Could not find an implementation for (?P<op>\w+)\((?P<version>\d+)\) node with "
+                            r"name '(?P<node>[^']*)'")
+
+
+def schema_refusal(message: str) -> str | None:
+    """For onnx's or onnxruntime's ``message`` that an op's ONNX schema has not the type it is given: that in
+    one clause, naming the op and the type, and that it is a limitation of ONNX; else None."""
+    found = _ONNX_TYPE.search(message) or _ORT_TYPE.search(message)
+    if found is None:
+        return None
+    et = _ov_name(_onnx_type_code(found["type"]))
+    # onnx names the schema's input (X), onnxruntime the value
+    value = f"its input {found['param']}" if found.re is _ONNX_TYPE else f"value {found['param']!r}"
+    return f"ONNX's {found['op']} has no {et} type ({value}, opset {onnx_ext.ONNX_OPSET}): {limitation('ONNX')}"
+
+
+def _onnx_type_code(name: str) -> int:
+    try:
+        return onnx.TensorProto.DataType.Value(name.upper())
+    except ValueError:
+        return 0
 
 
 def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: dict) -> None:
@@ -84,7 +123,7 @@ def _what_runs(op: str, k, attrs: dict) -> str:
     where it could do so losslessly), or report a bug when the kernel takes none."""
     combos = sorted(c for c in k.types if not (c and refused_at_run(op, c[0], attrs)))
     if not combos:
-        return REPORT
+        return limitation(ort_name(), f"it runs {op}{_attributes_said(op, attrs)} on no type")
     shown = ", ".join("/".join(c) for c in combos)
     return f"export the source model with {'/'.join(k.params)} in {shown} (what the kernel takes)"
 
@@ -132,8 +171,31 @@ def check_session(model: str | bytes, owners: dict, source: str) -> None:
     except Exception as e:  # onnxruntime's Fail, InvalidGraph, NotImplemented, RuntimeError ...
         message = ort_message(e).rstrip(".")
         owner = _ort_owner(message, owners) or "the model"
+        why = schema_refusal(message) or _no_kernel(message, model) or REPORT
         raise IRError(" ".join(f"{source}: {owner}: onnxruntime refuses the converted model: {message}; "
-                               f"{REPORT}".split())) from None
+                               f"{why}".split())) from None
+
+
+def _no_kernel(message: str, model: str | bytes) -> str | None:
+    """For onnxruntime's "Could not find an implementation" (an op outside the kernel table, whose types were not
+    checked: random ops, control flow): the op and the node's types, a limitation of onnxruntime; else None."""
+    found = _ORT_NO_KERNEL.search(message)
+    if found is None:
+        return None
+    loaded = onnx.load_from_string(model) if isinstance(model, bytes) else onnx.load(model, load_external_data=False)
+    inferred = onnx.shape_inference.infer_shapes(loaded)
+    types = {}
+    for graph in _graphs(inferred.graph):
+        for v in (*graph.input, *graph.output, *graph.value_info):
+            types[v.name] = v.type.tensor_type.elem_type
+        types.update((t.name, t.data_type) for t in graph.initializer)
+    node = next((n for g in _graphs(inferred.graph) for n in g.node if n.name == found["node"]), None)
+    shown = ""
+    if node is not None:
+        ins = "/".join(_ov_name(types[n]) if types.get(n) else "?" for n in node.input if n)
+        outs = "/".join(_ov_name(types[n]) if types.get(n) else "?" for n in node.output if n)
+        shown = f" for {ins or 'no inputs'} -> {outs}"
+    return f"{ort_name()} has no {found['op']}-{found['version']} kernel{shown}: {limitation(ort_name())}"
 
 
 #: How onnxruntime's messages name a node: "node (NAME)", "node with name 'NAME'", "Node:NAME", "Name:'NAME'".

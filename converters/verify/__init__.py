@@ -24,6 +24,7 @@ import onnx
 from ..ir_reader import read_ir
 from .compare import OutputReport, compare, quantized_tolerance
 from .errors import VerifyError, ov_message
+from .levels import judge, localise
 from .inputs import InputPolicy, check_dims, check_feeds, load_inputs, make_inputs
 from .runners import BACKENDS, _have_openvino, onnxruntime_name, run_ir, run_onnx
 from .signature import check_pair, ir_signature
@@ -42,6 +43,7 @@ class VerifyReport:
     note: str = ""  # e.g. why the reference gave way to the CPU plugin
     inputs: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     onnx_backend: str = "onnxruntime"  # the ONNX side, with its version
+    levels: str = ""  # a quantized model's differences followed to their FakeQuantizes (levels.py)
 
     @property
     def ok(self) -> bool:
@@ -52,9 +54,10 @@ class VerifyReport:
         return [r.name for r in self.rows if not r.ok]
 
     def summary(self) -> str:
+        levels = f"; {self.levels}" if self.levels else ""
         if self.ok:
-            return f"all {len(self.rows)} outputs match ({BACKENDS[self.backend]})"
-        return f"{len(self.differing)} of {len(self.rows)} outputs differ: {', '.join(self.differing)}"
+            return f"all {len(self.rows)} outputs match ({BACKENDS[self.backend]}){levels}"
+        return f"{len(self.differing)} of {len(self.rows)} outputs differ: {', '.join(self.differing)}{levels}"
 
     def sides(self) -> str:
         """Which backend ran each side (and why the IR side's is not the one asked for)."""
@@ -154,8 +157,17 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
         ir_out, used, note = run_ir(xml, ir_model, feeds, backend, label)
     except VerifyError as e:
         raise VerifyError(f"{e}{_random_hint(feeds, policy) if inputs is None else ''}") from None
-    rows = tuple(compare(onnx_out, ir_out, quantized=quantized_tolerance(model)))
-    return VerifyReport(rows, used, note, feeds, onnx_backend=onnxruntime_name())
+    quantized = quantized_tolerance(model)
+    rows = compare(onnx_out, ir_out, quantized=quantized)
+    levels = ""
+    if used != "numpy" and any(not r.ok and r.note in ("", "quantized") for r in rows):
+        try:
+            found = localise(xml, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
+        except VerifyError as e:  # the rows stand as compared
+            found, levels = None, f"the levels could not be followed: {e}"
+        if found is not None:
+            rows, levels = judge(rows, found)
+    return VerifyReport(tuple(rows), used, note, feeds, onnx_backend=onnxruntime_name(), levels=levels)
 
 
 def prepare_inputs(model: onnx.ModelProto, inputs, policy: InputPolicy) -> dict[str, np.ndarray]:

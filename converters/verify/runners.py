@@ -139,6 +139,17 @@ def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutput
     return outs, "cpu", f"the reference: {reason}"
 
 
+def run_openvino_model(model, feeds: Mapping[str, np.ndarray], backend: str, label: str) -> IROutputs:
+    """An ``openvino.Model`` run on ``backend`` ("reference" or "cpu"), as ``run_ir`` runs it, no fallback."""
+    import openvino as ov
+
+    values = _ov_feed_order(model, feeds, label)
+    with native_logs():
+        if backend == "cpu":
+            return _guard(_run_cpu, ov.Core(), model, values, label, "cpu")
+        return _guard(lambda core, m, v: _run_reference(m, v), None, model, values, label, "reference")
+
+
 def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
     try:
         return run(core, model, values)
