@@ -566,9 +566,61 @@ def test_deconvolution_of_filters_of_unknown_dims(group, auto_pad, output_paddin
     _compare(got, want, f"auto_pad {auto_pad}, group {group}")
 
 
-def test_deconvolution_output_shape_needs_a_static_kernel(tmp_path):
-    """With an output_shape the pads depend on the kernel size, and ConvTranspose's pads are attributes."""
-    x, w = P([2, 4, 5, 6], name="x"), P([-1, -1, -1, -1], name="w")
-    deconv = o1.convolution_backprop_data(x, w, [2, 2], output_shape=C([10, 12], np.int64))
-    with pytest.raises(IRError, match=r"ConvolutionBackpropData.*output_shape input needs a static kernel"):
-        convert(save_ir(M(deconv, [x, w]), tmp_path))
+#: (spatial dims, kernel, strides, dilations, output_padding, pads_begin, output_shape) per spatial rank: output
+#: shapes below and beyond the full output stride * (in - 1) + (k - 1) * dilation + 1 (1-D 11, 2-D 11 x 18)
+_DECONV_WINDOWS = {1: ([5], [3], [2], [1], [1], [1], [12]),
+                   2: ([5, 6], [3, 2], [2, 3], [1, 2], [1, 2], [1, 0], [10, 19]),
+                   3: ([4, 5, 3], [3, 2, 2], [2, 1, 3], [2, 1, 1], [1, 0, 2], [0, 1, 1], [9, 7, 8])}
+
+
+@pytest.mark.parametrize("auto_pad", ["explicit", "valid", "same_upper", "same_lower"])
+@pytest.mark.parametrize("rank, groups, kernel_at, shape_at", [
+    (2, None, "parameter", "const"), (2, 2, "parameter", "runtime"), (1, None, "computed", "runtime"),
+    (3, 2, "computed", "const"), (2, 2, "const", "runtime"), (3, None, "const", "dynamic_data"),
+    (1, 2, "parameter", "const")])
+def test_deconvolution_output_shape_at_run_time(auto_pad, rank, groups, kernel_at, shape_at, tmp_path):
+    """An output_shape input with filters of unknown dims (a Parameter of dynamic dims, or sliced to an end
+    fed at run time), an output_shape fed at run time (i32 in the 1-D case) or data of dynamic spatial dims:
+    the pads depend on dims known at run time only; ConvTranspose unpadded, then one Pad of pads computed at
+    run time (was refused: "needs a static kernel"). Against OpenVINO's CPU plugin on the same layer with
+    Constant filters and output_shape and static data, as its plugin cannot compile a deconvolution of
+    run-time filters or output_shape (nor has its reference an evaluate for it)."""
+    r = rng(rank)
+    spatial, kernel, strides, dilations, output_padding, pads_begin, out = _DECONV_WINDOWS[rank]
+    w_shape = ([groups, 4 // groups, 6 // groups] if groups else [4, 6]) + kernel
+    data, filters = f32(r, 2, 4, *spatial), f32(r, *w_shape)
+    shape_type = np.int32 if rank == 1 else np.int64
+    args = dict(strides=strides, dilations=dilations, pads_begin=pads_begin, pads_end=[0] * rank,
+                auto_pad=auto_pad, output_padding=output_padding)
+    op = o1.group_convolution_backprop_data if groups else o1.convolution_backprop_data
+
+    def model(x_shape, w_form, shape_form):
+        x, params, feeds = P(x_shape, name="x"), [], [data]
+        if w_form == "const":
+            w = C(filters)
+        elif w_form == "parameter":  # (static groups)
+            w = P([groups] + [-1] * (rank + 2) if groups else [-1] * (rank + 2), name="w")
+            params, feeds = [w], [data, filters]
+        else:  # computed: sliced to an end fed at run time (its shape: the groups kept, ONNX needs them static)
+            w, end = P(w_shape, name="w"), P([len(w_shape)], "i64", name="w_end")
+            params, feeds = [w, end], [data, filters, np.array(w_shape, np.int64)]
+            w = o1.strided_slice(w, C([0] * len(w_shape), np.int64), end, C([1] * len(w_shape), np.int64),
+                                 begin_mask=[0] * len(w_shape), end_mask=[int(bool(groups))] + [0] * (len(w_shape) - 1))
+        if shape_form == "runtime":
+            shape = P([rank], "i32" if shape_type == np.int32 else "i64", name="output_shape")
+            params, feeds = params + [shape], feeds + [np.array(out, shape_type)]
+        else:
+            shape = C(out, shape_type)
+        return M(op(x, w, output_shape=shape, **args), [x] + params), feeds
+
+    dynamic = [2, 4] + [-1] * rank if shape_at == "dynamic_data" else list(data.shape)
+    converted, feeds = model(dynamic, kernel_at, shape_at)
+    onnx_model = convert(save_ir(converted, tmp_path))
+    pads = [n.input[1] for n in onnx_model.graph.node if n.op_type == "Pad"]
+    initializers = {i.name for i in onnx_model.graph.initializer}
+    assert len(pads) == 1 and pads[0] not in initializers, "the window's pads are computed at run time"
+    (got,) = run_onnx(onnx_model, feeds)
+    (want,) = evaluate_model_cpu(model(list(data.shape), "const", "const")[0], [data])
+    assert want.shape == (2, 6, *out)
+    _compare(got, want, f"auto_pad {auto_pad}, {rank}-D, groups {groups}, kernel {kernel_at}, shape {shape_at}")
+

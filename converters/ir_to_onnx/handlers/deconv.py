@@ -10,14 +10,17 @@ With an ``output_shape`` input OpenVINO derives the pads from static spatial dim
 total = stride * (in - 1) + (k - 1) * dilation + 1 + output_padding - out, split
 evenly with the odd one at the beginning (same_upper: the mirror image of a
 convolution's) or the end (same_lower), or
-(explicit) ``pads_begin`` as written and the rest at the end; an output shape beyond the full
+(explicit) ``pads_begin`` as written and the rest at the end (valid: none first, the output still
+``output_shape``, as OpenVINO's CPU plugin); an output shape beyond the full
 output leaves zeros at the end (same_* then pad nothing first, as OpenVINO's CPU plugin). Without one,
 same_upper/same_lower pad nothing (OpenVINO's shape inference and CPU plugin) and
 ``valid`` is no padding.
 
-Filters of dims known at run time only: ConvTranspose reads the kernel off W, which does for every form
-whose pads do not depend on the kernel size; with an ``output_shape`` they do, and ConvTranspose's pads
-are attributes: refused.
+Filters of dims known at run time only, an ``output_shape`` computed at run time or data of dynamic spatial
+dims with an ``output_shape``: ConvTranspose's pads are attributes, so it runs unpadded (reading the kernel
+off W) and the window [begin, begin + output_shape) of its full output is cut out by one Pad whose begin
+pads are the negated begin (onnxruntime's Pad crops where pads are negative) and whose end pads give the
+zeros past the full output; begin is the formula above on the dims at run time.
 """
 
 from __future__ import annotations
@@ -33,8 +36,6 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
           output_padding: list[int]) -> list[int]:
     n = len(kernel)
     mode = attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit")
-    if mode == "valid":
-        return [0] * (2 * n)
     out_shape = None
     if ctx.n_inputs() > 2:
         out_shape = const_ints(ctx, ctx.input(2), "the output_shape input")
@@ -42,12 +43,10 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
             raise ctx.error(f"output_shape {out_shape} has {len(out_shape)} entries, the layer has {n} spatial dims")
     elif mode == "explicit":
         return explicit_pads(ctx, layer, n)
-    else:  # same_* without an output shape: OpenVINO pads nothing
+    else:  # valid, or same_* without an output shape: OpenVINO pads nothing
         return [0] * (2 * n)
-    spatial = data.shape[2:]
-    if any(d is None for d in spatial):
-        raise ctx.error(f"needs static spatial dims to place the padding for output_shape, got {data.shape}")
-    given_begin = explicit_pads(ctx, layer, n)[:n]
+    spatial = data.shape[2:]  # static: _conv_transpose sends the other cases to _window_at_run_time
+    given_begin = explicit_pads(ctx, layer, n)[:n] if mode == "explicit" else [0] * n
     begin, end = [], []
     for i, (size, k, s, d, op, out) in enumerate(zip(spatial, kernel, strides, dilations, output_padding, out_shape)):
         total = s * (size - 1) + (k - 1) * d + 1 + op - out
@@ -56,7 +55,7 @@ def _pads(ctx: Context, layer, data: Value, kernel: list[int], strides: list[int
             b = big
         elif mode == "same_lower":
             b = small
-        else:  # explicit: pads_begin as written, the rest at the end
+        else:  # explicit: pads_begin as written (valid: none), the rest at the end
             b = given_begin[i]
         begin.append(b)
         end.append(total - b)
@@ -69,10 +68,12 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
     data, strides, dilations = conv_window(ctx, layer, kernel, unknown=True)
     n = len(kernel)
     static = all(k is not None for k in kernel)
-    if not static and ctx.n_inputs() > 2:  # the pads would need the kernel size, ConvTranspose takes them static
-        raise ctx.error(f"an output_shape input needs a static kernel (ConvTranspose's pads are attributes), "
-                        f"got {kernel}")
     output_padding = attr.integers(ctx, layer, "output_padding", [0] * n, count=n)
+    mode = attr.choice(ctx, layer, "auto_pad", AUTO_PAD, "explicit")
+    if ctx.n_inputs() > 2 and not (static and ctx.input(2).const is not None
+                                   and all(d is not None for d in data.shape[2:])):  # pads known at run time
+        _window_at_run_time(ctx, layer, data, filters, strides, dilations, output_padding, mode, group)
+        return
     pads = _pads(ctx, layer, data, kernel, strides, dilations, output_padding)
     # onnxruntime refuses output_padding >= stride, and with dilations its shape check fails: the output
     # padding is taken from the end padding instead, and where it is larger, zeros are padded after (so too
@@ -86,11 +87,39 @@ def _conv_transpose(ctx: Context, layer, filters: str, kernel: list, group: int 
         ctx.emit("Pad", [y], data.type, ctx.out(0), extra=[ctx.i64([0] * (n + 2) + [0, 0] + more)], mode="constant")
 
 
-@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose", "Pad"))
+def _window_at_run_time(ctx: Context, layer, data: Value, filters: str, strides: list[int], dilations: list[int],
+                        output_padding: list[int], mode: str, group: int | None) -> None:
+    """An ``output_shape`` whose pads are known at run time only: the unpadded ConvTranspose, then one Pad
+    of pads [-begin, output_shape + begin - full] (negative: a crop) over the spatial dims."""
+    n = len(strides)
+    shape = ctx.input(2)
+    if shape.rank not in (None, 1) or (shape.shape and shape.shape[0] not in (None, n)):
+        raise ctx.error(f"output_shape of shape {shape.shape} must be [{n}], one entry per spatial dim")
+    out = ctx.as_i64(shape, flat=True)
+    full = ctx.emit("ConvTranspose", [data.name, filters], data.type, strides=strides, dilations=dilations,
+                    pads=[0] * (2 * n), group=group)
+    size = ctx.one("Shape", [full], start=2)  # stride * (in - 1) + (k - 1) * dilation + 1
+    total = ctx.one("Sub", [ctx.one("Add", [size, ctx.i64(output_padding)]), out])
+    if mode in ("explicit", "valid"):
+        begin = ctx.i64(explicit_pads(ctx, layer, n)[:n] if mode == "explicit" else [0] * n)
+    else:  # same_*: split max(total, 0), the odd one first for same_upper (mirroring a convolution's)
+        split = ctx.one("Max", [total, ctx.i64(0)])
+        half = ctx.one("Div", [split, ctx.i64(2)])
+        begin = ctx.one("Sub", [split, half]) if mode == "same_upper" else half
+    end = ctx.one("Sub", [ctx.one("Add", [out, begin]), size])
+    pads = ctx.one("Concat", [ctx.i64([0, 0]), ctx.one("Neg", [begin]), ctx.i64([0, 0]), end], axis=0)
+    ctx.emit("Pad", [full], data.type, ctx.out(0), extra=[pads], mode="constant")
+
+
+#: What the translators may emit (_window_at_run_time: an output_shape known at run time only).
+_EMITS = ("Add", "Cast", "ConvTranspose", "Concat", "Div", "Max", "Neg", "Pad", "Reshape", "Shape", "Sub")
+
+
+@translator("ConvolutionBackpropData", since=1, emits=_EMITS)
 def convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT"))
 
 
-@translator("GroupConvolutionBackpropData", since=1, emits=("Concat", "ConvTranspose", "Pad", "Reshape", "Shape"))
+@translator("GroupConvolutionBackpropData", since=1, emits=_EMITS)
 def group_convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT", grouped_op="GroupConvolutionBackpropData"))

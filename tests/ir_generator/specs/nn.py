@@ -3,6 +3,8 @@ Window attributes are given per spatial dim count (``$rank``): ``strides`` 2 mea
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from ..spec import AXES_AT, FLOATS, INDEX, NUMERIC, WEIGHTS_AT, spec
@@ -57,26 +59,59 @@ def group_convolution(c):
     return [c.data((2, 6) + (7, 6, 5)[:r]), c.weight((g, 2, 6 // g) + (3, 2, 2)[:r])]
 
 
+#: ``$output_shape``: none, a Constant (true) or a Parameter fed it (``runtime``); ``$kernel``: the filters as they
+#: come (``static``) or sliced to an end fed at run time (``computed``: their dims unknown, as a graph computing
+#: them gives them), crossed with ``$output_shape``, whose pads depend on the kernel size
 _DECONV = {"strides": [1, 2], "dilations": [1, 2], "$pads": [(0, 0), (1, 0)], "auto_pad": _PAD,
-           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True], "$aniso": _ANISO_PADS,
-           "$weights_at": WEIGHTS_AT}
+           "output_padding": [0, 1], "$rank": [2, 1, 3], "$output_shape": [False, True, "runtime"],
+           "$kernel": ["static", "computed"], "$aniso": _ANISO_PADS, "$weights_at": WEIGHTS_AT}
+_DECONV_WINDOW = ("strides", "dilations", "output_padding")
 
 
-def _deconv_ok(a, v):
+def _deconv_ok(a, v):  # (filters of unknown dims without an output_shape: $weights_at runtime, dynamic dims)
     return _conv_ok(a, v) and (a["output_padding"] == 0 or a["strides"] == 2) and \
-        not (a["$output_shape"] and a["output_padding"])
+        (a["$kernel"] == "static" or bool(a["$output_shape"]))
 
 
 def _deconv_inputs(c, data, weights):
-    r = _window(c, ("strides", "dilations", "output_padding"))
-    ins = [c.data(data[:2] + (4, 5, 3)[:r]), c.weight(weights + (3, 2, 2)[:r])]
+    r = _window(c, _DECONV_WINDOW)
+    kernel = weights + (3, 2, 2)[:r]
+    ins = [c.data(data[:2] + (4, 5, 3)[:r]), c.weight(kernel)]
     if c.attrs["$output_shape"]:
-        ins.append(c.index([9, 10, 6][:r]))
+        out = [9, 10, 6][:r]
+        ins.append(c.feed(out, c.types.get("I", "i64")) if c.attrs["$output_shape"] == "runtime" else c.index(out))
+    if c.attrs["$kernel"] == "computed":  # the end of a slice of the filters: all of them
+        ins.append(c.feed(kernel, "i64"))
     return ins
 
 
-@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok,
-      cover=("$rank", "$output_shape", "$aniso", "$weights_at"),
+def _deconv_empty(a) -> str:
+    """(the ``empty`` mode empties every data input whose first dim is the batch's, 2)"""
+    return "its run-time output_shape, of 2 spatial dims, would be emptied" \
+        if a["$output_shape"] == "runtime" and a["$rank"] == 2 else ""
+
+
+def _deconv_make(op: str):
+    """The layer, its filters sliced to the last input where ``$kernel`` is ``computed``."""
+    def make(args: list, attrs: dict):
+        import openvino.opset1 as o1
+        from openvino.utils.node_factory import NodeFactory
+
+        window = SimpleNamespace(attrs=dict(attrs))
+        _window(window, _DECONV_WINDOW)
+        if attrs["$kernel"] == "computed":  # (the groups' dim kept by the end mask: ONNX needs it static)
+            n = args[1].get_partial_shape().rank.get_length()
+            zeros, ones = (o1.constant(np.full(n, v, np.int64)) for v in (0, 1))
+            sliced = o1.strided_slice(args[1], zeros, args[-1], ones, begin_mask=[0] * n,
+                                      end_mask=[int("$groups" in attrs)] + [0] * (n - 1))
+            args = [args[0], sliced.output(0)] + args[2:-1]
+        return NodeFactory("opset1").create(op, args, {k: v for k, v in window.attrs.items() if k[0] != "$"})
+    return make
+
+
+@spec("ConvolutionBackpropData", grid=_DECONV, where=_deconv_ok, make=_deconv_make("ConvolutionBackpropData"),
+      empty_invalid=_deconv_empty,
+      cover=("$rank", "$aniso", "$weights_at"),
       types={"T": NUMERIC, "I": INDEX},
       fixed=_CONV_FIXED, rtol=8)
 def convolution_backprop_data(c):
@@ -86,7 +121,8 @@ def convolution_backprop_data(c):
 # (groups 1 first, crossed with the rest, made nearly every case ov-rejects: OpenVINO's reference has no
 # evaluate for this op and its CPU plugin cannot make a deconvolution primitive for a single group)
 @spec("GroupConvolutionBackpropData", grid={**_DECONV, "$groups": [3, 1]}, where=_deconv_ok,
-      cover=("$rank", "$output_shape", "$groups", "$aniso", "$weights_at"),
+      make=_deconv_make("GroupConvolutionBackpropData"), empty_invalid=_deconv_empty,
+      cover=("$rank", "$groups", "$aniso", "$weights_at"),
       types={"T": NUMERIC, "I": INDEX}, fixed=_CONV_FIXED, rtol=8)
 def group_convolution_backprop_data(c):
     g = c.attrs["$groups"]
