@@ -8,7 +8,7 @@ import numpy as np
 
 from ..spec import FLOATS, INDEX, INTEGERS, ROIS_OF_NOTHING, spec
 
-TWO_FLOATS = ("f32", "f16")
+NMS_FLOATS = ("f32", "f16", "bf16")  # MatrixNms, MulticlassNms: OpenVINO refuses f64
 
 
 def _distinct(c, shape, lo=0.01, hi=0.99):
@@ -70,19 +70,22 @@ def psroi_pooling(c):
 
 @spec("DeformablePSROIPooling", empty_invalid=ROIS_OF_NOTHING,
       grid={"group_size": [3, 2], "spatial_bins_x": [2, 1], "spatial_bins_y": [2, 3],
-            "trans_std": [0.1, 0.0], "$offsets": [True, False]},
-      where=lambda a, v: a["$offsets"] or a["trans_std"] == 0.0, cover=("spatial_bins_y",),
+            "trans_std": [0.1, 0.0], "$offsets": [True, False], "$part": ["group", 4], "$offset_classes": [1, 2],
+            "spatial_scale": [0.0625, 0.125]},
+      where=lambda a, v: (a["$offsets"] or a["trans_std"] == 0.0) and (a["$offsets"] or a["$offset_classes"] == 1),
+      cover=("spatial_bins_y", "$part", "$offset_classes", "spatial_scale"),
       fixed={"mode": "bilinear_deformable is the only mode OpenVINO implements",
-             "output_dim": "2 (the input's channels are output_dim * group_size^2)",
-             "part_size": "the group size (the offsets' spatial size)", "spatial_scale": "0.0625, rois in pixels"},
+             "output_dim": "2 (the input's channels are output_dim * group_size^2; offsets per 1 or 2 classes)",
+             "part_size": "$part: the group size or 4 (the offsets' spatial size)"},
       types={"T": FLOATS}, rtol=16, atol=1e-5)
 def deformable_psroi_pooling(c):
     g = c.attrs["group_size"]
-    c.attrs.update(mode="bilinear_deformable", output_dim=2, part_size=g, spatial_scale=0.0625)
+    part = g if c.attrs["$part"] == "group" else c.attrs["$part"]
+    c.attrs.update(mode="bilinear_deformable", output_dim=2, part_size=part)
     rois = [[0, 10, 20, 200, 150], [1, 0, 0, 319, 191], [0, 40, 40, 40, 40]]
     inputs = [c.data((2, 2 * g * g, 12, 20)), c.feed(rois)]
     if c.attrs["$offsets"]:
-        inputs.append(c.data((3, 2, g, g), lo=-1, hi=1))
+        inputs.append(c.data((3, 2 * c.attrs["$offset_classes"], part, part), lo=-1, hi=1))
     return inputs
 
 
@@ -121,14 +124,22 @@ def ed_top_k_rois(c):
 
 
 @spec("ExperimentalDetectronROIFeatureExtractor", grid={"aligned": [False, True], "sampling_ratio": [2, 0],
-                                                        "output_size": [3, 2]},
-      cover=("output_size",), fixed={"pyramid_scales": "[4, 8]: two levels (inputs follow it)"},
+                                                        "output_size": [3, 2], "$levels": [2, 4]},
+      cover=("output_size", "$levels"),
+      fixed={"pyramid_scales": "$levels: [4, 8] or [4, 8, 16, 32] (one feature map per level; boxes up to 700 "
+                               "px with 4, so that every level has ROIs)"},
       types={"T": FLOATS}, rtol=16, atol=1e-5)
 def ed_roi_feature_extractor(c):
-    c.attrs["pyramid_scales"] = [4, 8]
+    levels = c.attrs["$levels"]
+    c.attrs["pyramid_scales"] = [4, 8, 16, 32][:levels]
     start = c.rng.uniform(0, 40, (8, 2))
-    boxes = np.concatenate([start, start + np.exp(c.rng.uniform(1, 4.5, (8, 2)))], 1)
-    return [c.feed(boxes), c.data((1, 3, 16, 12)), c.data((1, 3, 8, 6))]
+    if levels == 2:
+        size = np.exp(c.rng.uniform(1, 4.5, (8, 2)))
+    else:  # sides of 20 to 600 px, near square: the levels are floor(log2(sqrt(area) / 224)) + 2, all four used
+        size = c.rng.uniform(20, 600, (8, 1)) * c.rng.uniform(0.8, 1.25, (8, 2))
+    boxes = np.concatenate([start, start + size], 1)
+    maps = [(16, 12), (8, 6), (4, 3), (2, 2)][:levels]
+    return [c.feed(boxes)] + [c.data((1, 3) + hw) for hw in maps]
 
 
 @spec("ExperimentalDetectronDetectionOutput", grid={"$nms": [0.5, 0.2], "post_nms_count": [2, 100],
@@ -138,7 +149,7 @@ def ed_roi_feature_extractor(c):
       cover=("class_agnostic_box_regression", "score_threshold"),
       fixed={"num_classes": "4 (the inputs follow it)", "max_delta_log_wh": "2.0",
              "deltas_weights": "[10, 10, 5, 5] (Mask R-CNN's)", "nms_threshold": "$nms"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5,
+      types={"T": FLOATS}, rtol=16, atol=1e-5,
       no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders the M best's ties as std::partial_sort leaves them)")
 def ed_detection_output(c):
@@ -169,7 +180,7 @@ _CORNER, _CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CE
       where=lambda a, v: a["$classes"] > 1 or a["background_label_id"] in (0, -1),
       fixed={"input_width": "input_height's value (a 30 x 30 image for unnormalized boxes)",
              "num_classes": "$classes (version 1; version 8 reads it from the inputs)"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       note="no evaluate: the CPU plugin, whose ties across classes follow its threads: scores 1/64 apart per class")
 def detection_output(c):
     n, p, k = c.attrs["$batch"], 5, c.attrs["$classes"]
@@ -217,7 +228,7 @@ def _proposal_canon(outputs, attrs):
              "feat_stride", "box_size_scale", "box_coordinate_scale", "$anchors", "$batch"),
       fixed={"min_size": "0 (no box under it: their zero scores would tie)",
              "ratio": "$anchors", "scale": "$anchors"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       note="the CPU plugin (no evaluate): distinct scores, maps of 6 x 6 or more (it crashes on some smaller)")
 def proposal(c):
     ratio, scale = ([0.5, 1.0], [2.0, 4.0]) if c.attrs["$anchors"] == "2x2" else ([0.5, 1.0, 2.0], [8.0])
@@ -299,7 +310,7 @@ def _nms_inputs(c, per_class_rois):
                          "gaussian_sigma": [2.0, 0.5], "$batch": [2, 1, 3]},
       cover=("output_type", "keep_top_k", "nms_top_k", "post_threshold", "background_class", "score_threshold",
              "gaussian_sigma", "$batch"),
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False)
+      types={"T": NMS_FLOATS}, rtol=16, atol=1e-5, bodies=False)
 def matrix_nms(c):
     return _nms_inputs(c, False)
 
@@ -312,7 +323,7 @@ def matrix_nms(c):
       where=lambda a, v: v >= 9 or not a["$rois"],
       cover=("output_type", "keep_top_k", "nms_top_k", "nms_eta", "background_class", "iou_threshold",
              "score_threshold", "$batch"),
-      types={"T": TWO_FLOATS, "I": INDEX}, rtol=16, atol=1e-5, bodies=False)
+      types={"T": NMS_FLOATS, "I": INDEX}, rtol=16, atol=1e-5, bodies=False)
 def multiclass_nms(c):
     return _nms_inputs(c, c.attrs["$rois"])
 
@@ -332,7 +343,7 @@ def _rotated_boxes(c, n, m, scale=10.0):
 @spec("NMSRotated", grid={"sort_result_descending": [True, False], "clockwise": [True, False],
                           "output_type": ["i64", "i32"], "$iou": [0.3, 0.0, 1.0], "$score": [0.1, 0.0, 0.995],
                           "$max": [5, 0, 100], "$batch": [2, 1]},
-      cover=("output_type", "$score", "$max", "$batch"), types={"T": TWO_FLOATS, "I": INDEX}, bodies=False)
+      cover=("output_type", "$score", "$max", "$batch"), types={"T": FLOATS, "I": INDEX}, bodies=False)
 def nms_rotated(c):
     n, m, k = c.attrs["$batch"], 8, 3
     return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), c.index(c.attrs["$max"]),
@@ -440,7 +451,7 @@ _PROPOSALS_FIXED = {"min_size": "0 (no box under it: their zero scores would tie
       cover=("roi_num_type", "$batch", "pre_nms_count", "post_nms_count"),
       fixed={"min_size": _PROPOSALS_FIXED["min_size"], "nms_threshold": "$nms",
              "nms_eta": "1.0 (OpenVINO accepts no other)"},
-      types={"T": ("f32", "f16")}, rtol=16, atol=1e-5, bodies=False,
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       no_evaluate="OpenVINO's reference has no evaluate for GenerateProposals-9 (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
 def generate_proposals(c):
@@ -456,7 +467,7 @@ def generate_proposals(c):
       cover=("pre_nms_count",),
       fixed={"min_size": _PROPOSALS_FIXED["min_size"], "nms_threshold": "$nms",
              "post_nms_count": "$post (50: more than the boxes kept, rows of zeros)"},
-      types={"T": ("f32", "f16")}, rtol=16, atol=1e-5, bodies=False,
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
 def ed_generate_proposals(c):
