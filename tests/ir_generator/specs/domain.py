@@ -173,8 +173,8 @@ _CORNER, _CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CE
                                "background_label_id": [0, -1, 2], "decrease_label_id": [False, True],
                                "confidence_threshold": [0.01, 0.95], "nms_threshold": [0.45, 0.0, 1.0],
                                "input_height": [1, 30], "objectness_score": [0.5, 0.0], "$batch": [2, 1],
-                               "$classes": [3, 1]},
-      cover=("top_k", "keep_top_k", "clip_before_nms", "clip_after_nms", "$extra", "background_label_id",
+                               "$classes": [3, 1], "$priors_at": ["const", "runtime"]},
+      cover=("$priors_at", "top_k", "keep_top_k", "clip_before_nms", "clip_after_nms", "$extra", "background_label_id",
              "decrease_label_id", "confidence_threshold", "nms_threshold", "input_height", "objectness_score",
              "$batch", "$classes"),
       where=lambda a, v: a["$classes"] > 1 or a["background_label_id"] in (0, -1),
@@ -200,7 +200,8 @@ def detection_output(c):
         variances = np.zeros((1, 1, p * prior_size))
         variances[..., :p * 4] = np.tile([0.1, 0.1, 0.2, 0.2], p)
         rows.append(variances)
-    inputs = [c.feed(loc), c.feed(conf), c.const(np.concatenate(rows, 1))]
+    priors = (c.feed if c.attrs["$priors_at"] == "runtime" else c.const)(np.concatenate(rows, 1))  # e.g. PriorBox's
+    inputs = [c.feed(loc), c.feed(conf), priors]
     if c.attrs["$extra"]:
         inputs += [c.feed(c.rng.random((n, p * 2))), c.feed(c.rng.standard_normal((n, p * loc_classes * 4)) * 0.3)]
     return inputs
@@ -223,8 +224,9 @@ def _proposal_canon(outputs, attrs):
                         "clip_after_nms": [False, True], "normalize": [False, True], "$image": [3, 4],
                         "base_size": [16, 8], "pre_nms_topn": [30, 1000], "post_nms_topn": [10, 300],
                         "nms_thresh": [0.7, 0.4], "feat_stride": [8, 16], "box_size_scale": [1.0, 2.0],
-                        "box_coordinate_scale": [1.0, 0.5], "$anchors": ["2x2", "3x1"], "$batch": [1, 2]},
-      cover=("clip_after_nms", "normalize", "$image", "base_size", "pre_nms_topn", "post_nms_topn", "nms_thresh",
+                        "box_coordinate_scale": [1.0, 0.5], "$anchors": ["2x2", "3x1"], "$batch": [1, 2],
+                        "$image_at": ["const", "runtime"]},
+      cover=("$image_at", "clip_after_nms", "normalize", "$image", "base_size", "pre_nms_topn", "post_nms_topn", "nms_thresh",
              "feat_stride", "box_size_scale", "box_coordinate_scale", "$anchors", "$batch"),
       fixed={"min_size": "0 (no box under it: their zero scores would tie)",
              "ratio": "$anchors", "scale": "$anchors"},
@@ -237,7 +239,7 @@ def proposal(c):
     fg = _distinct(c, (n, a, h, w))
     image = [h * stride * 1.5, w * stride, 1.0] + ([0.5] if c.attrs["$image"] == 4 else [])
     return [c.feed(np.concatenate([1 - fg, fg], 1)), c.feed(c.rng.standard_normal((n, 4 * a, h, w)) * 0.3),
-            c.const(image)]
+            (c.feed if c.attrs["$image_at"] == "runtime" else c.const)(image)]
 
 
 @spec("RegionYolo", grid={"do_softmax": [True, False], "$classes": [3, 1], "$batch": [1, 2], "axis": [1, 2, 0],
@@ -256,6 +258,7 @@ def region_yolo(c):
 
 # --- priors -----------------------------------------------------------------------------------------------
 
+_PRIORS_EMPTY = "its inputs are the layer's and the image's sizes: emptied, they name no grid (OpenVINO crashes)"
 _PRIORS_CRASH = "Model.evaluate kills the process when the shapes are Parameters (OpenVINO 2026.4)"
 
 
@@ -263,11 +266,11 @@ _PRIORS_CRASH = "Model.evaluate kills the process when the shapes are Parameters
                         "clip": [False, True], "scale_all_sizes": [True, False],
                         "min_max_aspect_ratios_order": [True, False], "step": [16.0, 0.0, 5.5], "offset": [0.5, 0.0],
                         "$ratios": [[2.0, 3.0], [1.0, 0.5, 2.0, 2.0]],
-                        "variance": [[0.1, 0.1, 0.2, 0.2], [0.1], []]},
-      cover=("clip", "scale_all_sizes", "min_max_aspect_ratios_order", "step", "offset", "$ratios", "variance"),
+                        "variance": [[0.1, 0.1, 0.2, 0.2], [0.1], []], "$shapes_at": ["runtime", "const"]},
+      cover=("$shapes_at", "clip", "scale_all_sizes", "min_max_aspect_ratios_order", "step", "offset", "$ratios", "variance"),
       fixed={"min_size": "$sizes", "max_size": "$sizes", "fixed_size": "$sizes", "density": "with fixed_size",
              "fixed_ratio": "$sizes (fixed_ratio: fixed sizes of given ratios)", "aspect_ratio": "$ratios"},
-      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH, empty_invalid=_PRIORS_EMPTY)
 def prior_box(c):
     sizes = c.attrs["$sizes"]
     fixed, ratios = sizes.startswith("fixed"), c.attrs["$ratios"]
@@ -277,7 +280,8 @@ def prior_box(c):
                    min_size={"min": [8.0], "min_max": [8.0], "two_min_max": [8.0, 16.0]}.get(sizes, []),
                    max_size={"min_max": [20.0], "two_min_max": [20.0, 30.0]}.get(sizes, []),
                    fixed_size=[12.0] if fixed else [], density=[2.0] if sizes == "fixed" else [1.0] if fixed else [])
-    return [c.feed([3, 4]), c.feed([48, 64])]
+    at = c.feed if c.attrs["$shapes_at"] == "runtime" else c.const
+    return [at([3, 4]), at([48, 64])]
 
 
 @spec("PriorBoxClustered", grid={"clip": [True, False], "$step": ["step", "step_wh", "none"],
@@ -285,7 +289,7 @@ def prior_box(c):
       cover=("variance", "offset"),
       fixed={"width": "[86, 13, 57]", "height": "[44, 10, 30]", "step": "$step", "step_w": "$step",
              "step_h": "$step"},
-      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH, empty_invalid=_PRIORS_EMPTY)
 def prior_box_clustered(c):
     step = {"step": (16.0, 0.0, 0.0), "step_wh": (0.0, 12.0, 8.0), "none": (0.0, 0.0, 0.0)}[c.attrs["$step"]]
     c.attrs.update(width=[86.0, 13.0, 57.0], height=[44.0, 10.0, 30.0], step=step[0], step_w=step[1], step_h=step[2])
@@ -342,12 +346,14 @@ def _rotated_boxes(c, n, m, scale=10.0):
 
 @spec("NMSRotated", grid={"sort_result_descending": [True, False], "clockwise": [True, False],
                           "output_type": ["i64", "i32"], "$iou": [0.3, 0.0, 1.0], "$score": [0.1, 0.0, 0.995],
-                          "$max": [5, 0, 100], "$batch": [2, 1]},
-      cover=("output_type", "$score", "$max", "$batch"), types={"T": FLOATS, "I": INDEX}, bodies=False)
+                          "$max": [5, 0, 100], "$batch": [2, 1],
+                          "$scalars_at": ["const", "runtime"]},
+      cover=("$scalars_at", "output_type", "$score", "$max", "$batch"), types={"T": FLOATS, "I": INDEX}, bodies=False)
 def nms_rotated(c):
     n, m, k = c.attrs["$batch"], 8, 3
-    return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), c.index(c.attrs["$max"]),
-            c.const(c.attrs["$iou"], "f32"), c.const(c.attrs["$score"], "f32")]
+    at = c.feed if c.attrs["$scalars_at"] == "runtime" else c.const  # the limits computed, or given
+    return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), at(c.attrs["$max"], c.types["I"]),
+            at(c.attrs["$iou"], "f32"), at(c.attrs["$score"], "f32")]
 
 # --- element-wise and decoding ------------------------------------------------------------------------------
 
