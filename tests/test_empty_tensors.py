@@ -98,11 +98,17 @@ def test_pad_with_crops_deeper_than_the_data(batch, pads, tmp_path):
 _EMPTY_DETECTION = [
     "DetectionOutput-1[code_type=caffe.PriorBoxParameter.CENTER_SIZE,share_location=false,normalized=false,"
     "variance_encoded_in_target=true,top_k=-1,keep_top_k=[-1],clip_before_nms=false,clip_after_nms=false,"
-    "$extra=false]f32:empty:plain",
+    "$extra=false,"
+    "background_label_id=0,decrease_label_id=false,confidence_threshold=0.01,nms_threshold=0.45,input_height=1,"
+    "objectness_score=0.5,$batch=2,$classes=3,$priors_at=const]f32:empty:plain",
     "DetectionOutput-8[code_type=caffe.PriorBoxParameter.CORNER,share_location=true,normalized=true,"
     "variance_encoded_in_target=false,top_k=-1,keep_top_k=[-1],clip_before_nms=false,clip_after_nms=false,"
-    "$extra=true]f32:empty:plain",
-    "Proposal-4[framework=tensorflow,clip_before_nms=false,clip_after_nms=false,normalize=false,$image=3]f32:empty:plain",
+    "$extra=true,"
+    "background_label_id=0,decrease_label_id=false,confidence_threshold=0.01,nms_threshold=0.45,input_height=1,"
+    "objectness_score=0.5,$batch=2,$classes=3,$priors_at=const]f32:empty:plain",
+    "Proposal-4[framework=tensorflow,clip_before_nms=false,clip_after_nms=false,normalize=false,$image=3,base_size=16,"
+    "pre_nms_topn=30,post_nms_topn=10,nms_thresh=0.7,feat_stride=8,box_size_scale=1.0,box_coordinate_scale=1.0,"
+    "$anchors=2x2,$batch=1,$image_at=const]f32:empty:plain",
 ]
 
 

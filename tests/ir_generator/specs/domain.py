@@ -8,7 +8,7 @@ import numpy as np
 
 from ..spec import FLOATS, INDEX, INTEGERS, ROIS_OF_NOTHING, spec
 
-TWO_FLOATS = ("f32", "f16")
+NMS_FLOATS = ("f32", "f16", "bf16")  # MatrixNms, MulticlassNms: OpenVINO refuses f64
 
 
 def _distinct(c, shape, lo=0.01, hi=0.99):
@@ -50,15 +50,15 @@ def ctc_greedy_decoder_seq_len(c):
 
 @spec("PSROIPooling", empty_invalid=ROIS_OF_NOTHING,
       grid={"mode": ["average", "bilinear"], "spatial_bins_x": [1, 2], "spatial_bins_y": [1, 3],
-            "group_size": [2, 3]},
+            "group_size": [2, 3], "output_dim": [2, 1, 3]},
       where=lambda a, v: a["mode"] == "bilinear" or (a["spatial_bins_x"] == a["spatial_bins_y"] == 1),
-      fixed={"output_dim": "from the input's channels and group_size",
+      cover=("output_dim",),
+      fixed={
              "spatial_scale": "set with the rois (1 for bilinear's normalized rois, 1/16 for average's)"},
       types={"T": FLOATS}, rtol=16, atol=1e-5)
 def psroi_pooling(c):
-    g, bilinear = c.attrs["group_size"], c.attrs["mode"] == "bilinear"
-    c.attrs["output_dim"] = 2
-    channels = 2 * g * g if not bilinear else 2 * c.attrs["spatial_bins_x"] * c.attrs["spatial_bins_y"]
+    g, bilinear, d = c.attrs["group_size"], c.attrs["mode"] == "bilinear", c.attrs["output_dim"]
+    channels = d * g * g if not bilinear else d * c.attrs["spatial_bins_x"] * c.attrs["spatial_bins_y"]
     if bilinear:
         c.attrs["spatial_scale"] = 1.0
         rois = [[1, 0.1, 0.2, 0.7, 0.9], [0, 0.0, 0.0, 1.0, 1.0], [1, 0.5, 0.5, 0.6, 0.55]]
@@ -70,26 +70,29 @@ def psroi_pooling(c):
 
 @spec("DeformablePSROIPooling", empty_invalid=ROIS_OF_NOTHING,
       grid={"group_size": [3, 2], "spatial_bins_x": [2, 1], "spatial_bins_y": [2, 3],
-            "trans_std": [0.1, 0.0], "$offsets": [True, False]},
-      where=lambda a, v: a["$offsets"] or a["trans_std"] == 0.0, cover=("spatial_bins_y",),
+            "trans_std": [0.1, 0.0], "$offsets": [True, False], "$part": ["group", 4], "$offset_classes": [1, 2],
+            "spatial_scale": [0.0625, 0.125]},
+      where=lambda a, v: (a["$offsets"] or a["trans_std"] == 0.0) and (a["$offsets"] or a["$offset_classes"] == 1),
+      cover=("spatial_bins_y", "$part", "$offset_classes", "spatial_scale"),
       fixed={"mode": "bilinear_deformable is the only mode OpenVINO implements",
-             "output_dim": "2 (the input's channels are output_dim * group_size^2)",
-             "part_size": "the group size (the offsets' spatial size)", "spatial_scale": "0.0625, rois in pixels"},
+             "output_dim": "2 (the input's channels are output_dim * group_size^2; offsets per 1 or 2 classes)",
+             "part_size": "$part: the group size or 4 (the offsets' spatial size)"},
       types={"T": FLOATS}, rtol=16, atol=1e-5)
 def deformable_psroi_pooling(c):
     g = c.attrs["group_size"]
-    c.attrs.update(mode="bilinear_deformable", output_dim=2, part_size=g, spatial_scale=0.0625)
+    part = g if c.attrs["$part"] == "group" else c.attrs["$part"]
+    c.attrs.update(mode="bilinear_deformable", output_dim=2, part_size=part)
     rois = [[0, 10, 20, 200, 150], [1, 0, 0, 319, 191], [0, 40, 40, 40, 40]]
     inputs = [c.data((2, 2 * g * g, 12, 20)), c.feed(rois)]
     if c.attrs["$offsets"]:
-        inputs.append(c.data((3, 2, g, g), lo=-1, hi=1))
+        inputs.append(c.data((3, 2 * c.attrs["$offset_classes"], part, part), lo=-1, hi=1))
     return inputs
 
 
 @spec("ROIAlignRotated", empty_invalid=ROIS_OF_NOTHING,
       grid={"clockwise_mode": [True, False], "sampling_ratio": [2, 0], "spatial_scale": [0.5, 1.0],
-            "pooled_h": [3, 2], "pooled_w": [4]},
-      cover=("pooled_h", "spatial_scale"), types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-5)
+            "pooled_h": [3, 2], "pooled_w": [4, 1]},
+      cover=("pooled_h", "spatial_scale", "pooled_w"), types={"T": FLOATS, "I": INDEX}, rtol=16, atol=1e-5)
 def roi_align_rotated(c):
     rois = [[10, 8, 5, 3, 0.5], [20, 15, 10, 6, -1.2], [0, 0, 4, 4, 3.0]]
     return [c.data((2, 3, 20, 24)), c.feed(rois), c.feed([1, 0, 1], c.types["I"])]
@@ -115,33 +118,42 @@ def _top_rois(outputs, attrs):
     return [o[:20] for o in outputs]
 
 
-@spec("ExperimentalDetectronTopKROIs", grid={"max_rois": [5, 100]}, types={"T": FLOATS}, canon=_top_rois)
+@spec("ExperimentalDetectronTopKROIs", grid={"max_rois": [5, 100, 20, 1]}, types={"T": FLOATS}, canon=_top_rois)
 def ed_top_k_rois(c):
     return [c.data((20, 4), lo=0, hi=100), c.feed(_distinct(c, (20,)))]
 
 
 @spec("ExperimentalDetectronROIFeatureExtractor", grid={"aligned": [False, True], "sampling_ratio": [2, 0],
-                                                        "output_size": [3, 2]},
-      cover=("output_size",), fixed={"pyramid_scales": "[4, 8]: two levels (inputs follow it)"},
+                                                        "output_size": [3, 2], "$levels": [2, 4]},
+      cover=("output_size", "$levels"),
+      fixed={"pyramid_scales": "$levels: [4, 8] or [4, 8, 16, 32] (one feature map per level; boxes up to 700 "
+                               "px with 4, so that every level has ROIs)"},
       types={"T": FLOATS}, rtol=16, atol=1e-5)
 def ed_roi_feature_extractor(c):
-    c.attrs["pyramid_scales"] = [4, 8]
+    levels = c.attrs["$levels"]
+    c.attrs["pyramid_scales"] = [4, 8, 16, 32][:levels]
     start = c.rng.uniform(0, 40, (8, 2))
-    boxes = np.concatenate([start, start + np.exp(c.rng.uniform(1, 4.5, (8, 2)))], 1)
-    return [c.feed(boxes), c.data((1, 3, 16, 12)), c.data((1, 3, 8, 6))]
+    if levels == 2:
+        size = np.exp(c.rng.uniform(1, 4.5, (8, 2)))
+    else:  # sides of 20 to 600 px, near square: the levels are floor(log2(sqrt(area) / 224)) + 2, all four used
+        size = c.rng.uniform(20, 600, (8, 1)) * c.rng.uniform(0.8, 1.25, (8, 2))
+    boxes = np.concatenate([start, start + size], 1)
+    maps = [(16, 12), (8, 6), (4, 3), (2, 2)][:levels]
+    return [c.feed(boxes)] + [c.data((1, 3) + hw) for hw in maps]
 
 
 @spec("ExperimentalDetectronDetectionOutput", grid={"$nms": [0.5, 0.2], "post_nms_count": [2, 100],
                                                     "max_detections_per_image": [6, 40],
-                                                    "class_agnostic_box_regression": [False, True]},
-      cover=("class_agnostic_box_regression",),
-      fixed={"num_classes": "4 (the inputs follow it)", "score_threshold": "0.3", "max_delta_log_wh": "2.0",
+                                                    "class_agnostic_box_regression": [False, True],
+                                                    "score_threshold": [0.3, 0.05, 0.999]},
+      cover=("class_agnostic_box_regression", "score_threshold"),
+      fixed={"num_classes": "4 (the inputs follow it)", "max_delta_log_wh": "2.0",
              "deltas_weights": "[10, 10, 5, 5] (Mask R-CNN's)", "nms_threshold": "$nms"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5,
+      types={"T": FLOATS}, rtol=16, atol=1e-5,
       no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders the M best's ties as std::partial_sort leaves them)")
 def ed_detection_output(c):
-    c.attrs.update(num_classes=4, score_threshold=0.3, nms_threshold=c.attrs["$nms"], max_delta_log_wh=2.0,
+    c.attrs.update(num_classes=4, nms_threshold=c.attrs["$nms"], max_delta_log_wh=2.0,
                    deltas_weights=[10.0, 10.0, 5.0, 5.0])
     start = c.rng.uniform(0, 40, (12, 2))
     rois = np.concatenate([start, start + c.rng.uniform(4, 30, (12, 2))], 1)
@@ -157,18 +169,22 @@ _CORNER, _CENTER = "caffe.PriorBoxParameter.CORNER", "caffe.PriorBoxParameter.CE
 @spec("DetectionOutput", grid={"code_type": [_CORNER, _CENTER], "share_location": [True, False],
                                "normalized": [True, False], "variance_encoded_in_target": [False, True],
                                "top_k": [-1, 3], "keep_top_k": [[-1], [4]], "clip_before_nms": [False, True],
-                               "clip_after_nms": [False, True], "$extra": [False, True]},
-      cover=("top_k", "keep_top_k", "clip_before_nms", "clip_after_nms", "$extra"),
-      fixed={"background_label_id": "0", "nms_threshold": "0.45", "confidence_threshold": "0.01",
-             "decrease_label_id": "false (the MXNet style with background 0 is tests/test_detection_output.py's)",
-             "input_height": "1", "input_width": "1", "objectness_score": "0.5 (read with the extra inputs)",
-             "num_classes": "3 (version 1; version 8 reads it from the inputs)"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+                               "clip_after_nms": [False, True], "$extra": [False, True],
+                               "background_label_id": [0, -1, 2], "decrease_label_id": [False, True],
+                               "confidence_threshold": [0.01, 0.95], "nms_threshold": [0.45, 0.0, 1.0],
+                               "input_height": [1, 30], "objectness_score": [0.5, 0.0], "$batch": [2, 1],
+                               "$classes": [3, 1], "$priors_at": ["const", "runtime"]},
+      cover=("$priors_at", "top_k", "keep_top_k", "clip_before_nms", "clip_after_nms", "$extra", "background_label_id",
+             "decrease_label_id", "confidence_threshold", "nms_threshold", "input_height", "objectness_score",
+             "$batch", "$classes"),
+      where=lambda a, v: a["$classes"] > 1 or a["background_label_id"] in (0, -1),
+      fixed={"input_width": "input_height's value (a 30 x 30 image for unnormalized boxes)",
+             "num_classes": "$classes (version 1; version 8 reads it from the inputs)"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       note="no evaluate: the CPU plugin, whose ties across classes follow its threads: scores 1/64 apart per class")
 def detection_output(c):
-    n, p, k = 2, 5, 3
-    c.attrs.update(background_label_id=0, nms_threshold=0.45, confidence_threshold=0.01, decrease_label_id=False,
-                   input_height=1, input_width=1, objectness_score=0.5)
+    n, p, k = c.attrs["$batch"], 5, c.attrs["$classes"]
+    c.attrs["input_width"] = c.attrs["input_height"]
     if c.version == 1:
         c.attrs["num_classes"] = k
     loc_classes = 1 if c.attrs["share_location"] else k
@@ -184,61 +200,88 @@ def detection_output(c):
         variances = np.zeros((1, 1, p * prior_size))
         variances[..., :p * 4] = np.tile([0.1, 0.1, 0.2, 0.2], p)
         rows.append(variances)
-    inputs = [c.feed(loc), c.feed(conf), c.const(np.concatenate(rows, 1))]
+    priors = (c.feed if c.attrs["$priors_at"] == "runtime" else c.const)(np.concatenate(rows, 1))  # e.g. PriorBox's
+    inputs = [c.feed(loc), c.feed(conf), priors]
     if c.attrs["$extra"]:
         inputs += [c.feed(c.rng.random((n, p * 2))), c.feed(c.rng.standard_normal((n, p * loc_classes * 4)) * 0.3)]
     return inputs
 
 
-@spec("Proposal", grid={"framework": ["", "tensorflow"], "clip_before_nms": [True, False],
-                        "clip_after_nms": [False, True], "normalize": [False, True], "$image": [3, 4]},
-      cover=("clip_after_nms", "normalize", "$image"),
-      fixed={"base_size": "16", "pre_nms_topn": "30", "post_nms_topn": "10", "nms_thresh": "0.7",
-             "feat_stride": "8", "min_size": "0 (no box under it: their zero scores would tie)",
-             "ratio": "[0.5, 1.0]", "scale": "[2.0, 4.0]", "box_size_scale": "1.0", "box_coordinate_scale": "1.0"},
-      types={"T": TWO_FLOATS}, rtol=16, atol=1e-5, bodies=False,
+def _proposal_canon(outputs, attrs):
+    """Proposal-4's probabilities past each image's end row (the row after the kept boxes, -1 first): OpenVINO's
+    CPU plugin leaves them unset, ours are zeros (docs/spec-corrections.md)."""
+    if len(outputs) == 1:
+        return outputs
+    rois, probs, post = np.asarray(outputs[0]), np.array(outputs[1]), attrs["post_nms_topn"]
+    for start in range(0, len(rois), post):
+        ends = np.flatnonzero(rois[start:start + post, 0] == -1)
+        if len(ends):
+            probs[start + ends[0] + 1:start + post] = 0
+    return [rois, probs]
+
+
+@spec("Proposal", canon=_proposal_canon, grid={"framework": ["", "tensorflow"], "clip_before_nms": [True, False],
+                        "clip_after_nms": [False, True], "normalize": [False, True], "$image": [3, 4],
+                        "base_size": [16, 8], "pre_nms_topn": [30, 1000], "post_nms_topn": [10, 300],
+                        "nms_thresh": [0.7, 0.4], "feat_stride": [8, 16], "box_size_scale": [1.0, 2.0],
+                        "box_coordinate_scale": [1.0, 0.5], "$anchors": ["2x2", "3x1"], "$batch": [1, 2],
+                        "$image_at": ["const", "runtime"]},
+      cover=("$image_at", "clip_after_nms", "normalize", "$image", "base_size", "pre_nms_topn", "post_nms_topn", "nms_thresh",
+             "feat_stride", "box_size_scale", "box_coordinate_scale", "$anchors", "$batch"),
+      fixed={"min_size": "0 (no box under it: their zero scores would tie)",
+             "ratio": "$anchors", "scale": "$anchors"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       note="the CPU plugin (no evaluate): distinct scores, maps of 6 x 6 or more (it crashes on some smaller)")
 def proposal(c):
-    c.attrs.update(base_size=16, pre_nms_topn=30, post_nms_topn=10, nms_thresh=0.7, feat_stride=8, min_size=0,
-                   ratio=[0.5, 1.0], scale=[2.0, 4.0], box_size_scale=1.0, box_coordinate_scale=1.0)
-    a, h, w = 4, 6, 7
-    fg = _distinct(c, (1, a, h, w))
-    image = [h * 8 * 1.5, w * 8, 1.0] + ([0.5] if c.attrs["$image"] == 4 else [])
-    return [c.feed(np.concatenate([1 - fg, fg], 1)), c.feed(c.rng.standard_normal((1, 4 * a, h, w)) * 0.3),
-            c.const(image)]
+    ratio, scale = ([0.5, 1.0], [2.0, 4.0]) if c.attrs["$anchors"] == "2x2" else ([0.5, 1.0, 2.0], [8.0])
+    c.attrs.update(min_size=0, ratio=ratio, scale=scale)
+    n, a, h, w, stride = c.attrs["$batch"], len(ratio) * len(scale), 6, 7, c.attrs["feat_stride"]
+    fg = _distinct(c, (n, a, h, w))
+    image = [h * stride * 1.5, w * stride, 1.0] + ([0.5] if c.attrs["$image"] == 4 else [])
+    return [c.feed(np.concatenate([1 - fg, fg], 1)), c.feed(c.rng.standard_normal((n, 4 * a, h, w)) * 0.3),
+            (c.feed if c.attrs["$image_at"] == "runtime" else c.const)(image)]
 
 
-@spec("RegionYolo", grid={"do_softmax": [True, False], "$classes": [3, 1]},
+@spec("RegionYolo", grid={"do_softmax": [True, False], "$classes": [3, 1], "$batch": [1, 2], "axis": [1, 2, 0],
+                          "end_axis": [3, -1, 2, 1]},
+      cover=("$batch", "axis", "end_axis"),
+      where=lambda a, v: a["axis"] <= a["end_axis"] % 4 and (a["do_softmax"] or (a["axis"], a["end_axis"]) == (1, 3)),
       fixed={"anchors": "YOLO v2's first", "coords": "4", "classes": "$classes", "num": "2 (or 3 with a mask)",
-             "mask": "[] with do_softmax, else [0, 2]", "axis": "1", "end_axis": "3 (softmax flattens 1..3)"},
+             "mask": "[] with do_softmax, else [0, 2]"},
       types={"T": FLOATS}, rtol=8, atol=1e-6)
 def region_yolo(c):
     classes, softmax = c.attrs["$classes"], c.attrs["do_softmax"]
     num, mask = (2, []) if softmax else (3, [0, 2])
-    c.attrs.update(coords=4, classes=classes, num=num, mask=mask, axis=1, end_axis=3,
-                   anchors=[1.08, 1.19, 3.42, 4.41, 6.63, 11.38])
-    return [c.data((1, (num if softmax else len(mask)) * (5 + classes), 3, 4))]
+    c.attrs.update(coords=4, classes=classes, num=num, mask=mask, anchors=[1.08, 1.19, 3.42, 4.41, 6.63, 11.38])
+    return [c.data((c.attrs["$batch"], (num if softmax else len(mask)) * (5 + classes), 3, 4))]
 
 
 # --- priors -----------------------------------------------------------------------------------------------
 
+_PRIORS_EMPTY = "its inputs are the layer's and the image's sizes: emptied, they name no grid (OpenVINO crashes)"
 _PRIORS_CRASH = "Model.evaluate kills the process when the shapes are Parameters (OpenVINO 2026.4)"
 
 
-@spec("PriorBox", grid={"$sizes": ["min", "min_max", "fixed"], "flip": [True, False], "clip": [False, True],
-                        "scale_all_sizes": [True, False], "min_max_aspect_ratios_order": [True, False],
-                        "step": [16.0, 0.0], "offset": [0.5, 0.0]},
-      cover=("clip", "scale_all_sizes", "min_max_aspect_ratios_order", "step", "offset"),
+@spec("PriorBox", grid={"$sizes": ["min", "min_max", "fixed", "two_min_max", "fixed_ratio"], "flip": [True, False],
+                        "clip": [False, True], "scale_all_sizes": [True, False],
+                        "min_max_aspect_ratios_order": [True, False], "step": [16.0, 0.0, 5.5], "offset": [0.5, 0.0],
+                        "$ratios": [[2.0, 3.0], [1.0, 0.5, 2.0, 2.0]],
+                        "variance": [[0.1, 0.1, 0.2, 0.2], [0.1], []], "$shapes_at": ["runtime", "const"]},
+      cover=("$shapes_at", "clip", "scale_all_sizes", "min_max_aspect_ratios_order", "step", "offset", "$ratios", "variance"),
       fixed={"min_size": "$sizes", "max_size": "$sizes", "fixed_size": "$sizes", "density": "with fixed_size",
-             "fixed_ratio": "[] (the aspect ratios are crossed instead)", "aspect_ratio": "[2.0, 3.0]",
-             "variance": "[0.1, 0.1, 0.2, 0.2]"},
-      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+             "fixed_ratio": "$sizes (fixed_ratio: fixed sizes of given ratios)", "aspect_ratio": "$ratios"},
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH, empty_invalid=_PRIORS_EMPTY)
 def prior_box(c):
     sizes = c.attrs["$sizes"]
-    c.attrs.update(aspect_ratio=[2.0, 3.0], variance=[0.1, 0.1, 0.2, 0.2], fixed_ratio=[],
-                   min_size=[8.0] if sizes != "fixed" else [], max_size=[20.0] if sizes == "min_max" else [],
-                   fixed_size=[12.0] if sizes == "fixed" else [], density=[2.0] if sizes == "fixed" else [])
-    return [c.feed([3, 4]), c.feed([48, 64])]
+    fixed, ratios = sizes.startswith("fixed"), c.attrs["$ratios"]
+    if sizes == "fixed_ratio":  # OpenVINO's shape counts the aspect ratios, its boxes the fixed ratios: as many
+        ratios = [] if c.attrs["flip"] else [3.0]
+    c.attrs.update(aspect_ratio=ratios, fixed_ratio=([2.0] if c.attrs["flip"] else [2.0, 0.5]) if sizes == "fixed_ratio" else [],
+                   min_size={"min": [8.0], "min_max": [8.0], "two_min_max": [8.0, 16.0]}.get(sizes, []),
+                   max_size={"min_max": [20.0], "two_min_max": [20.0, 30.0]}.get(sizes, []),
+                   fixed_size=[12.0] if fixed else [], density=[2.0] if sizes == "fixed" else [1.0] if fixed else [])
+    at = c.feed if c.attrs["$shapes_at"] == "runtime" else c.const
+    return [at([3, 4]), at([48, 64])]
 
 
 @spec("PriorBoxClustered", grid={"clip": [True, False], "$step": ["step", "step_wh", "none"],
@@ -246,7 +289,7 @@ def prior_box(c):
       cover=("variance", "offset"),
       fixed={"width": "[86, 13, 57]", "height": "[44, 10, 30]", "step": "$step", "step_w": "$step",
              "step_h": "$step"},
-      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH)
+      types={"T": INDEX + ("u32", "u64")}, bodies=False, no_evaluate=_PRIORS_CRASH, empty_invalid=_PRIORS_EMPTY)
 def prior_box_clustered(c):
     step = {"step": (16.0, 0.0, 0.0), "step_wh": (0.0, 12.0, 8.0), "none": (0.0, 0.0, 0.0)}[c.attrs["$step"]]
     c.attrs.update(width=[86.0, 13.0, 57.0], height=[44.0, 10.0, 30.0], step=step[0], step_w=step[1], step_h=step[2])
@@ -256,34 +299,36 @@ def prior_box_clustered(c):
 # --- NMS --------------------------------------------------------------------------------------------------
 
 def _nms_inputs(c, per_class_rois):
-    n, m, k = 2, 6, 3
+    n, m, k = c.attrs["$batch"], 6, 3
     scale = 1.0 if c.attrs["normalized"] else 30.0
     if per_class_rois:  # version 9: boxes [C, M, 4] split by image with roisnum
-        return [c.feed(_boxes(c, (k,), m, scale)), c.feed(_distinct(c, (k, m))), c.feed([2, 4], c.types["I"])]
+        counts = [2, 4] if n == 2 else [6] if n == 1 else [1, 0, 5]  # an image of no boxes
+        return [c.feed(_boxes(c, (k,), m, scale)), c.feed(_distinct(c, (k, m))), c.feed(counts, c.types["I"])]
     return [c.feed(_boxes(c, (n,), m, scale)), c.feed(_distinct(c, (n, k, m)))]
 
 
 @spec("MatrixNms", grid={"sort_result_type": ["none", "score", "classid"], "decay_function": ["linear", "gaussian"],
                          "normalized": [True, False], "sort_result_across_batch": [False, True],
                          "background_class": [-1, 0], "output_type": ["i64", "i32"], "keep_top_k": [-1, 4],
-                         "nms_top_k": [-1, 3], "post_threshold": [0.0, 0.3]},
-      cover=("output_type", "keep_top_k", "nms_top_k", "post_threshold", "background_class"),
-      fixed={"score_threshold": "0.0", "gaussian_sigma": "2.0"}, types={"T": TWO_FLOATS}, rtol=16, atol=1e-5,
-      bodies=False)
+                         "nms_top_k": [-1, 3], "post_threshold": [0.0, 0.3], "score_threshold": [0.0, 0.5, 1.0],
+                         "gaussian_sigma": [2.0, 0.5], "$batch": [2, 1, 3]},
+      cover=("output_type", "keep_top_k", "nms_top_k", "post_threshold", "background_class", "score_threshold",
+             "gaussian_sigma", "$batch"),
+      types={"T": NMS_FLOATS}, rtol=16, atol=1e-5, bodies=False)
 def matrix_nms(c):
-    c.attrs.update(score_threshold=0.0, gaussian_sigma=2.0)
     return _nms_inputs(c, False)
 
 
 @spec("MulticlassNms", grid={"sort_result_type": ["none", "score", "classid"], "iou_threshold": [0.5, 0.0],
                              "normalized": [True, False], "sort_result_across_batch": [False, True],
                              "background_class": [-1, 0], "output_type": ["i64", "i32"], "keep_top_k": [-1, 4],
-                             "nms_top_k": [-1, 3], "nms_eta": [1.0, 0.5], "$rois": [False, True]},
+                             "nms_top_k": [-1, 3], "nms_eta": [1.0, 0.5], "$rois": [False, True],
+                             "score_threshold": [0.0, 0.5, 1.0], "$batch": [2, 1, 3]},
       where=lambda a, v: v >= 9 or not a["$rois"],
-      cover=("output_type", "keep_top_k", "nms_top_k", "nms_eta", "background_class", "iou_threshold"),
-      fixed={"score_threshold": "0.0"}, types={"T": TWO_FLOATS, "I": INDEX}, rtol=16, atol=1e-5, bodies=False)
+      cover=("output_type", "keep_top_k", "nms_top_k", "nms_eta", "background_class", "iou_threshold",
+             "score_threshold", "$batch"),
+      types={"T": NMS_FLOATS, "I": INDEX}, rtol=16, atol=1e-5, bodies=False)
 def multiclass_nms(c):
-    c.attrs["score_threshold"] = 0.0
     return _nms_inputs(c, c.attrs["$rois"])
 
 
@@ -300,12 +345,15 @@ def _rotated_boxes(c, n, m, scale=10.0):
 
 
 @spec("NMSRotated", grid={"sort_result_descending": [True, False], "clockwise": [True, False],
-                          "output_type": ["i64", "i32"], "$iou": [0.3, 0.0]},
-      cover=("output_type",), types={"T": TWO_FLOATS, "I": INDEX}, bodies=False)
+                          "output_type": ["i64", "i32"], "$iou": [0.3, 0.0, 1.0], "$score": [0.1, 0.0, 0.995],
+                          "$max": [5, 0, 100], "$batch": [2, 1],
+                          "$scalars_at": ["const", "runtime"]},
+      cover=("$scalars_at", "output_type", "$score", "$max", "$batch"), types={"T": FLOATS, "I": INDEX}, bodies=False)
 def nms_rotated(c):
-    n, m, k = 2, 8, 3
-    return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), c.index(5),
-            c.const(c.attrs["$iou"], "f32"), c.const(0.1, "f32")]
+    n, m, k = c.attrs["$batch"], 8, 3
+    at = c.feed if c.attrs["$scalars_at"] == "runtime" else c.const  # the limits computed, or given
+    return [c.feed(_rotated_boxes(c, n, m)), c.feed(_distinct(c, (n, k, m))), at(c.attrs["$max"], c.types["I"]),
+            at(c.attrs["$iou"], "f32"), at(c.attrs["$score"], "f32")]
 
 # --- element-wise and decoding ------------------------------------------------------------------------------
 
@@ -404,26 +452,32 @@ _PROPOSALS_FIXED = {"min_size": "0 (no box under it: their zero scores would tie
 
 
 @spec("GenerateProposals", grid={"normalized": [False, True], "roi_num_type": ["i32", "i64"], "$nms": [0.7, 0.3],
-                                 "$image": [3, 4]},
-      cover=("roi_num_type",), fixed={**_PROPOSALS_FIXED, "nms_eta": "1.0 (OpenVINO accepts no other)"},
-      types={"T": ("f32",)}, rtol=16, atol=1e-5, bodies=False,
+                                 "$image": [3, 4], "$batch": [2, 1, 3], "pre_nms_count": [30, 1000],
+                                 "post_nms_count": [10, 200]},
+      cover=("roi_num_type", "$batch", "pre_nms_count", "post_nms_count"),
+      fixed={"min_size": _PROPOSALS_FIXED["min_size"], "nms_threshold": "$nms",
+             "nms_eta": "1.0 (OpenVINO accepts no other)"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       no_evaluate="OpenVINO's reference has no evaluate for GenerateProposals-9 (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
 def generate_proposals(c):
-    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], pre_nms_count=30, post_nms_count=10, nms_eta=1.0)
-    n, h, w, a = 2, 5, 6, 3
+    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], nms_eta=1.0)
+    n, h, w, a = c.attrs["$batch"], 5, 6, 3
     info = np.tile([h * 8, w * 8 * 1.5, 1.0] + ([0.5] if c.attrs["$image"] == 4 else []), (n, 1))
     return [c.feed(info), c.feed(_anchors(c, h, w, a)), c.feed(c.rng.standard_normal((n, 4 * a, h, w)) * 0.5),
             c.feed(_distinct(c, (n, a, h, w)))]
 
 
-@spec("ExperimentalDetectronGenerateProposalsSingleImage", grid={"$nms": [0.7, 0.3], "$post": [10, 50]},
-      fixed={**_PROPOSALS_FIXED, "post_nms_count": "$post (50: more than the boxes kept, rows of zeros)"},
-      types={"T": ("f32",)}, rtol=16, atol=1e-5, bodies=False,
+@spec("ExperimentalDetectronGenerateProposalsSingleImage", grid={"$nms": [0.7, 0.3], "$post": [10, 50],
+                                                                  "pre_nms_count": [30, 1000]},
+      cover=("pre_nms_count",),
+      fixed={"min_size": _PROPOSALS_FIXED["min_size"], "nms_threshold": "$nms",
+             "post_nms_count": "$post (50: more than the boxes kept, rows of zeros)"},
+      types={"T": FLOATS}, rtol=16, atol=1e-5, bodies=False,
       no_evaluate="OpenVINO's reference has no evaluate for this op (its CPU plugin is the oracle)",
       note="distinct scores (OpenVINO orders ties as std::partial_sort leaves them)")
 def ed_generate_proposals(c):
-    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], pre_nms_count=30, post_nms_count=c.attrs["$post"])
+    c.attrs.update(min_size=0.0, nms_threshold=c.attrs["$nms"], post_nms_count=c.attrs["$post"])
     h, w, a = 5, 6, 3
     return [c.feed([h * 8, w * 8, 1.0]), c.feed(_anchors(c, h, w, a).reshape(-1, 4)),
             c.feed(c.rng.standard_normal((4 * a, h, w)) * 0.5), c.feed(_distinct(c, (a, h, w)))]

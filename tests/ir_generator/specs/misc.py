@@ -24,20 +24,25 @@ def _boxes(c, batches, n, encoding):
 
 @spec("NonMaxSuppression", grid={"box_encoding": ["corner", "center"], "sort_result_descending": [True, False],
                                  "output_type": ["i64", "i32"], "$max": [2, 0, 100], "$thresholds": ["both", "iou",
-                                                                                                    "none", "soft"]},
-      where=lambda a, v: a["$thresholds"] != "soft" or v >= 5, cover=("output_type",), types={"T": FLOATS, "I": INDEX},
+                                                                                                    "none", "soft",
+                                                                                                    "soft_low", "soft_hard",
+                                                                                                    "soft_fed"]},
+      where=lambda a, v: not a["$thresholds"].startswith("soft") or v >= 5, cover=("output_type",), types={"T": FLOATS, "I": INDEX},
       rtol=16)
 def non_max_suppression(c):
     boxes = _boxes(c, 2, 6, c.attrs["box_encoding"])
     scores = c.rng.permutation(2 * 3 * 6).reshape(2, 3, 6) / 36.0  # distinct: the order of ties is the op's own
     ins = [c.feed(boxes), c.feed(scores), c.index(c.attrs["$max"])]
     form = c.attrs["$thresholds"]
+    # soft_low: no score threshold, a narrow Gaussian (scores decay below each other); soft_hard: sigma 0, hard NMS
+    iou, score, sigma = {"soft_low": (0.9, 0.0, 0.1), "soft_hard": (0.3, 0.1, 0.0)}.get(form, (0.4, 0.2, 0.5))
+    at = c.feed if form == "soft_fed" else c.const  # soft_fed: soft's thresholds computed in the graph
     if form != "none":
-        ins.append(c.const(np.array(0.4)))
-    if form in ("both", "soft"):
-        ins.append(c.const(np.array(0.2)))
-    if form == "soft":
-        ins.append(c.const(np.array(0.5)))
+        ins.append(at(np.array(iou)))
+    if form in ("both", "soft", "soft_low", "soft_hard", "soft_fed"):
+        ins.append(at(np.array(score)))
+    if form.startswith("soft"):
+        ins.append(at(np.array(sigma)))
     return ins
 
 
