@@ -206,3 +206,9 @@ def build_retinanet_resnet50_fpn():
     # weights nothing would be detected.
     return _detection("retinanet_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160,
                       score_thresh=0.001)
+
+
+def build_fcos_resnet50_fpn():
+    # Anchor-free (per-pixel boxes, centerness); like RetinaNet its head starts at the prior score 0.01
+    return _detection("fcos_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160,
+                      score_thresh=0.001)
