@@ -389,6 +389,9 @@ _MATRIX = [
                  tv.detection_inputs, shapes=1, detections=True, atol=1e-3, slow=True),
     matrix_model("tv_fcos_resnet50_fpn", "torchvision: detection", _NEEDS_TV, tv.build_fcos_resnet50_fpn,
                  tv.detection_inputs, shapes=1, detections=True, atol=1e-3, slow=True),
+    # torchvision optical flow: static 128x128 pairs
+    matrix_model("tv_raft_small", "torchvision: optical flow", _NEEDS_TV, tv.build_raft_small, tv.flow_inputs,
+                 atol=1e-4, slow=True),
     # transformers
     matrix_model("hf_llama", "transformers: decoder", _NEEDS_HF, hf.build_llama, hf.text_inputs),
     matrix_model("hf_qwen2", "transformers: decoder", _NEEDS_HF, hf.build_qwen2, hf.text_inputs, slow=True),
