@@ -241,6 +241,45 @@ def resnet_inputs(size: str, index: int) -> dict[str, np.ndarray]:
     return {"x": rng.standard_normal(_IMAGE_SHAPES[size][index]).astype(np.float32)}
 
 
+# --------------------------------------------------------------------------- torch sequence layers
+
+_SEQ_FEATURES = 8
+_RNN_SHAPES = [(2, 5), (3, 9)]  # (batch, time)
+
+
+def build_torch_seq():
+    """torch.nn layers users write: a 2-layer bidirectional LSTM and a GRU (batch_first), a
+    TransformerDecoder layer with a causal mask over the RNN's output; dynamic batch and time.
+    OpenVINO makes them LSTMSequence-5 / GRUSequence-5 and scaled_dot_product_attention (2026-11-28 hunt)."""
+    ov = _ov()
+    torch = import_torch()
+    nn = torch.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(_SEQ_FEATURES, 12, num_layers=2, bidirectional=True, batch_first=True)
+            self.gru = nn.GRU(24, 16, batch_first=True)
+            self.decoder = nn.TransformerDecoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+
+        def forward(self, x):
+            seq, (h, _) = self.lstm(x)
+            seq, _ = self.gru(seq)
+            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+            return self.decoder(seq, seq, tgt_mask=mask, tgt_is_causal=True), h
+
+    torch.manual_seed(0)
+    model = Net().eval()
+    with torch.no_grad():
+        example = torch.from_numpy(torch_seq_inputs(0)["x"])
+        return ov.convert_model(model, example_input=example, input=[("x", [-1, -1, _SEQ_FEATURES], ov.Type.f32)])
+
+
+def torch_seq_inputs(index: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(300 + index)
+    return {"x": rng.standard_normal((*_RNN_SHAPES[index], _SEQ_FEATURES)).astype(np.float32)}
+
+
 # --------------------------------------------------------------------------- TensorFlow
 
 _TF = {
@@ -313,6 +352,7 @@ MODELS: dict[str, ModelInfo] = {
 
 # The matrix (issue 10): the default set covers every family; the rest is marked slow.
 _MATRIX = [
+    matrix_model("torch_seq", "torch: sequence layers", _NEEDS_TORCH, build_torch_seq, torch_seq_inputs, slow=True),
     # torchvision classification
     matrix_model("tv_mobilenet_v3_small", "torchvision: classification", _NEEDS_TV, tv.build_mobilenet_v3_small,
                  tv.image_inputs),
@@ -347,6 +387,11 @@ _MATRIX = [
                  atol=1e-3, slow=True),
     matrix_model("tv_retinanet_resnet50_fpn", "torchvision: detection", _NEEDS_TV, tv.build_retinanet_resnet50_fpn,
                  tv.detection_inputs, shapes=1, detections=True, atol=1e-3, slow=True),
+    matrix_model("tv_fcos_resnet50_fpn", "torchvision: detection", _NEEDS_TV, tv.build_fcos_resnet50_fpn,
+                 tv.detection_inputs, shapes=1, detections=True, atol=1e-3, slow=True),
+    # torchvision optical flow: static 128x128 pairs
+    matrix_model("tv_raft_small", "torchvision: optical flow", _NEEDS_TV, tv.build_raft_small, tv.flow_inputs,
+                 atol=1e-4, slow=True),
     # transformers
     matrix_model("hf_llama", "transformers: decoder", _NEEDS_HF, hf.build_llama, hf.text_inputs),
     matrix_model("hf_qwen2", "transformers: decoder", _NEEDS_HF, hf.build_qwen2, hf.text_inputs, slow=True),

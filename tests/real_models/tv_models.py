@@ -206,3 +206,45 @@ def build_retinanet_resnet50_fpn():
     # weights nothing would be detected.
     return _detection("retinanet_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160,
                       score_thresh=0.001)
+
+
+def build_fcos_resnet50_fpn():
+    # Anchor-free (per-pixel boxes, centerness); like RetinaNet its head starts at the prior score 0.01
+    return _detection("fcos_resnet50_fpn", detections_per_img=50, topk_candidates=100, min_size=128, max_size=160,
+                      score_thresh=0.001)
+
+
+FLOW_SHAPE = (1, 3, 128, 128)  # RAFT's correlation pyramid needs H, W >= 128
+
+
+def flow_inputs(index: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(97 + index)
+    return {name: rng.standard_normal(FLOW_SHAPE).astype(np.float32) for name in ("image1", "image2")}
+
+
+def build_raft_small():
+    """Optical flow: a correlation volume, grid_sample lookups and 3 refinement iterations (the last flow out)."""
+    import openvino as ov
+
+    import_torchvision()
+    torch = import_torch()
+    from torchvision.models import optical_flow
+
+    class Flow(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, image1, image2):
+            return self.inner(image1, image2, num_flow_updates=3)[-1]
+
+    torch.manual_seed(0)
+    model = optical_flow.raft_small(weights=None).eval()
+    _randomise_batch_norm(model)
+    feeds = flow_inputs(0)
+    with torch.no_grad():
+        converted = ov.convert_model(Flow(model), example_input=tuple(torch.from_numpy(feeds[n]) for n in feeds),
+                                     input=[(n, list(FLOW_SHAPE), ov.Type.f32) for n in feeds])
+    for port, name in zip(converted.inputs, feeds):
+        port.get_tensor().set_names({name})
+    return converted
