@@ -62,7 +62,8 @@ def test_outcomes_of_known_cases():
     """The harness tells a match, a refusal and a case OpenVINO rejects apart."""
     assert run_case(find("Add-1[auto_broadcast=numpy,$shapes=numpy]f32:static:plain"))["outcome"] == "match"
     assert run_case(find("Sqrt-1[$rank=3]boolean:static:plain"))["outcome"] == "ov-rejects"
-    refused = run_case(find("Gather-8[batch_dims=0,$axis=0,$indices=in_range,$rank=3]f32,I=i64:dyn_rank:plain"))
+    refused = run_case(find("Gather-8[batch_dims=0,$axis=0,$indices=in_range,$rank=3,$axes_at=const]f32,I=i64"
+                            ":dyn_rank:plain"))
     assert refused["outcome"] in ("match", "refused"), refused
 
 
@@ -149,7 +150,7 @@ def test_axes_computed_at_run_time(case_id):
     "Split-1[num_splits=1,$axis=0]f32,I=i64:from_static_dims:plain",
     "Roll-7[$form=one,$axes_at=const]f32,I=i64:from_static_dims:plain",
     "VariadicSplit-1[$axis=0,$lengths=fixed]f32,I=i64:from_static_dims:plain",
-    "Transpose-1[$order=rotate,$rank=3]f32,I=i64:from_rank:plain",
+    "Transpose-1[$order=rotate,$rank=3,$axes_at=const]f32,I=i64:from_rank:plain",
     "Reshape-1[special_zero=false,$target=flat]f32,I=i64:from_dynamic_dims:plain",
 ])
 def test_shape_like_inputs_computed_in_the_graph(case_id):

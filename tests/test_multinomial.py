@@ -114,6 +114,20 @@ def test_a_row_left_all_nan_draws_nothing_more(known):
         assert_same(got, want, how)
 
 
+@pytest.mark.parametrize("known", [True, False])
+@pytest.mark.parametrize("replacement", [0, 1])
+def test_a_batch_of_no_rows_draws_no_rows(known, replacement):
+    # [0, C] probabilities (the ir generator's `empty` mode): a [0, n] output (was: without replacement the
+    # search's Reshape to [0, -1, BLOCK] made onnxruntime refuse the model)
+    inputs = [np.zeros((0, 5), np.float32), np.array(3, np.int64)]
+    attrs = {"convert_type": I64, "with_replacement": replacement, "log_probs": 1, "global_seed": 3, "op_seed": 4}
+    want = multinomial_reference(*inputs, **attrs)
+    assert want.shape == (0, 3) and want.dtype == np.int64
+    model = node_model("Multinomial", inputs, attrs, [(want.dtype, 2)], [False, known])
+    for how, (got,) in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_draws_beyond_the_bodys_table_are_computed_exactly(dtype):
     # more words of the Philox stream than the body keeps (TABLE_WORDS; f64: two a value): the computed branch

@@ -72,8 +72,8 @@ CASES = [
     # an output of a rank known only at run time (RandomUniform to a shape of unknown length), which the IR
     # writes with no <dim>, inside an If body: of unknown rank, not a scalar (was: onnxruntime's If refused
     # the body's output, declared a scalar); in the main graph too (declared as the IR writes it)
-    "RandomUniform-8[alignment=tensorflow,$seeds=[150,10]]i32,I=i64:dyn_dims:if",
-    "RandomUniform-8[alignment=pytorch,$seeds=[80,0]]f32,I=i64:dyn_dims:loop",
+    "RandomUniform-8[alignment=tensorflow,$seeds=[150,10],$shape=two,$operands_at=shape]i32,I=i64:dyn_dims:if",
+    "RandomUniform-8[alignment=pytorch,$seeds=[80,0],$shape=two,$operands_at=shape]f32,I=i64:dyn_dims:loop",
     "Concat-1[axis=0,$n=2,$sizes=same,$rank=3]f32:dyn_rank:plain",
     # GatherND whose indices' last dim (the depth) is known at run time only: its output's rank too (was: the If
     # body's output declared a scalar, which onnxruntime refused at run time)

@@ -203,7 +203,10 @@ def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
     ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose maximum is >= u holds the first
     hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and ArgMax over it), then the first
     hit within that block."""
-    blocks = b("Reshape", cdf, b.const([0, -1, BLOCK]))  # [B, C / BLOCK, BLOCK]
+    # [B, C / BLOCK, BLOCK], every dim written: onnxruntime cannot resolve a -1 beside a batch of 0
+    count = b("Div", b("Shape", cdf, start=1, end=2), b.const([BLOCK]))
+    blocks = b("Reshape", cdf, b("Concat", b("Shape", cdf, start=0, end=1), count, b.const([BLOCK]), axis=0),
+               allowzero=1)
     top = b("ReduceMax", blocks, b.const([2]), keepdims=0)
     kb, hits = _first_hit(b, uj, top)
     k, _ = _first_hit(b, uj, b("GatherND", blocks, kb, batch_dims=1))  # (no hit: block 0, class 0)

@@ -27,22 +27,32 @@ def _boxes(c, lead, m, scale=1.0):
 
 # --- CTC greedy decoders ----------------------------------------------------------------------------------
 
-@spec("CTCGreedyDecoder", grid={"ctc_merge_repeated": [True, False]}, types={"T": FLOATS})
+#: Decoder logits [T, N, C] and masks per ``$form``: ``batch`` more sequences, one of them whole, one empty;
+#: ``one`` a single step of a single sequence
+_CTC_GREEDY = {"plain": ((4, 2, 3), [[1, 1], [1, 1], [1, 0], [0, 0]]),
+               "batch": ((3, 4, 5), [[1, 1, 1, 0], [1, 1, 0, 0], [1, 0, 0, 0]]), "one": ((1, 1, 2), [[1]])}
+
+
+@spec("CTCGreedyDecoder", grid={"ctc_merge_repeated": [True, False], "$form": list(_CTC_GREEDY)},
+      types={"T": FLOATS})
 def ctc_greedy_decoder(c):
-    logits = c.rng.permutation(np.arange(4 * 2 * 3)).reshape(4, 2, 3) % 5  # argmax repeats: merging matters
+    shape, mask = _CTC_GREEDY[c.attrs["$form"]]
+    logits = c.rng.permutation(np.arange(int(np.prod(shape)))).reshape(shape) % 5  # argmax repeats: merging matters
     logits = logits + c.rng.uniform(0, 0.4, logits.shape)  # no ties
-    mask = np.array([[1, 1], [1, 1], [1, 0], [0, 0]])  # a 0 ends the sequence
-    return [c.feed(logits), c.feed(mask)]
+    return [c.feed(logits), c.feed(mask)]  # a 0 in the mask ends the sequence
 
 
 @spec("CTCGreedyDecoderSeqLen", grid={"merge_repeated": [True, False], "classes_index_type": ["i32", "i64"],
-                                      "sequence_length_type": ["i32", "i64"], "$blank": ["last", "given"]},
-      cover=("classes_index_type", "sequence_length_type"), types={"T": FLOATS, "I": INDEX})
+                                      "sequence_length_type": ["i32", "i64"],
+                                      "$blank": ["last", "given", "first", "fed"], "$batch": [2, 3]},
+      cover=("classes_index_type", "sequence_length_type", "$batch"), types={"T": FLOATS, "I": INDEX})
 def ctc_greedy_decoder_seq_len(c):
-    logits = (c.rng.permutation(np.arange(2 * 5 * 4)).reshape(2, 5, 4) % 6) + c.rng.uniform(0, 0.4, (2, 5, 4))
-    inputs = [c.feed(logits), c.feed([5, 3], c.types["I"])]
-    if c.attrs["$blank"] == "given":
-        inputs.append(c.index(1))
+    n = c.attrs["$batch"]
+    logits = (c.rng.permutation(np.arange(n * 5 * 4)).reshape(n, 5, 4) % 6) + c.rng.uniform(0, 0.4, (n, 5, 4))
+    inputs = [c.feed(logits), c.feed([5, 3, 1][:n], c.types["I"])]
+    blank = c.attrs["$blank"]
+    if blank != "last":  # the blank index a Constant (1 or 0) or a Parameter fed 2 (a class in the middle)
+        inputs.append(c.feed(2, c.types["I"]) if blank == "fed" else c.index(1 if blank == "given" else 0))
     return inputs
 
 
@@ -357,13 +367,19 @@ def nms_rotated(c):
 
 # --- element-wise and decoding ------------------------------------------------------------------------------
 
-@spec("GatherTree", types={"T": ("i32", "f32", "i64", "f16", "f64", "bf16") + tuple(t for t in INTEGERS
-                                                                                      if t not in ("i32", "i64"))})
+#: GatherTree's [steps, batch, beam] and max_seq_len per ``$form``: ``ragged`` lengths of 0 and past the steps and
+#: the end token among the ids (the rest of a beam after it is the end token); ``one`` one step, one beam
+_GATHER_TREE = {"plain": ((4, 2, 3), [4, 3]), "ragged": ((5, 3, 2), [5, 0, 2]), "one": ((1, 1, 1), [1])}
+
+
+@spec("GatherTree", grid={"$form": list(_GATHER_TREE)},
+      types={"T": ("i32", "f32", "i64", "f16", "f64", "bf16") + tuple(t for t in INTEGERS if t not in ("i32", "i64"))})
 def gather_tree(c):
-    steps, batch, beam = 4, 2, 3
-    step_ids = c.rng.integers(1, 9, (steps, batch, beam))
+    (steps, batch, beam), lengths = _GATHER_TREE[c.attrs["$form"]]
+    ragged = c.attrs["$form"] == "ragged"
+    step_ids = c.rng.integers(1, 10 if ragged else 9, (steps, batch, beam))  # (ragged: 9, the end token, among them)
     parents = c.rng.integers(0, beam, (steps, batch, beam))
-    return [c.feed(step_ids), c.feed(parents), c.feed([4, 3]), c.const(9)]
+    return [c.feed(step_ids), c.feed(parents), c.feed(lengths), c.const(9)]
 
 
 def _magnitudes(c, shape, lo, hi):
@@ -372,24 +388,45 @@ def _magnitudes(c, shape, lo, hi):
     return c.rng.choice([-1.0, 1.0], shape) * np.exp2(c.rng.uniform(lo, hi, shape))
 
 
-@spec("FakeConvert", grid={"destination_type": ["f8e4m3", "f8e5m2"], "$shift": [False, True]},
-      types={"T": ("f32", "f16", "bf16")}, rtol=1, atol=0.0)
+#: FakeConvert's scale (and shift) shape per ``$scale``: per channel, one value ([1]: per tensor), a scalar, per
+#: channel fed as Parameters (computed scales)
+_FAKE_SCALES = {"channel": (1, 3, 1), "tensor": (1,), "scalar": (), "fed": (1, 3, 1)}
+
+
+@spec("FakeConvert", grid={"destination_type": ["f8e4m3", "f8e5m2"], "$shift": [False, True],
+                           "$scale": list(_FAKE_SCALES), "$values": ["normal", "beyond"]},
+      cover=("$values",), types={"T": ("f32", "f16", "bf16")}, rtol=1, atol=0.0)
 def fake_convert(c):
-    inputs = [c.feed(_magnitudes(c, (2, 3, 4), -2, 6)), c.const(np.exp2(c.rng.integers(-2, 3, (1, 3, 1))))]
+    shape = _FAKE_SCALES[c.attrs["$scale"]]
+    # ``beyond``: magnitudes past the f8 type's largest (448, 57344) once scaled: saturated
+    hi = 6 if c.attrs["$values"] == "normal" else (12 if c.attrs["destination_type"] == "f8e4m3" else 14)
+    operand = c.feed if c.attrs["$scale"] == "fed" else c.const
+    inputs = [c.feed(_magnitudes(c, (2, 3, 4), -2, hi)), operand(np.exp2(c.rng.integers(-2, 3, shape)))]
     if c.attrs["$shift"]:
-        inputs.append(c.const(c.rng.integers(-2, 3, (1, 3, 1)) * 0.25))
+        inputs.append(operand(c.rng.integers(-2, 3, shape) * 0.25))
     return inputs
 
 
-@spec("RandomUniform", grid={"alignment": ["tensorflow", "pytorch"], "$seeds": [[150, 10], [80, 0]]},
+#: RandomUniform's output shape per ``$shape`` (a scalar, no values, rank 3)
+_RANDOM_SHAPES = {"two": [3, 5], "scalar": [], "none": [2, 0], "three": [2, 3, 7]}
+
+
+@spec("RandomUniform", grid={"alignment": ["tensorflow", "pytorch"],
+                             "$seeds": [[150, 10], [80, 0], [0, 7], [2**40 + 3, 2**35]],
+                             "$shape": list(_RANDOM_SHAPES), "$operands_at": ["shape", "const", "bounds"]},
+      cover=("$shape", "$operands_at"),
       fixed={"output_type": "the case's element type", "global_seed": "$seeds (non-zero: a known sequence)",
              "op_seed": "$seeds"},
       types={"T": ("f32", "f16", "bf16", "f64", "i32", "i64"), "I": INDEX}, rtol=2,
       note="bit-exact to OpenVINO's reference for given seeds (tests/test_random_uniform.py)")
 def random_uniform(c):
+    """``$operands_at``: ``shape`` the shape a Parameter, ``const`` a Constant, ``bounds`` min and max Parameters too"""
     c.attrs.update(output_type=c.t, global_seed=c.attrs["$seeds"][0], op_seed=c.attrs["$seeds"][1])
     bounds = (-100, 1000) if c.t in ("i32", "i64") else (-2.5, 4.5)
-    return [c.feed([3, 5], c.types["I"]), c.const(bounds[0]), c.const(bounds[1])]
+    at, shape = c.attrs["$operands_at"], _RANDOM_SHAPES[c.attrs["$shape"]]
+    bound = c.feed if at == "bounds" else c.const
+    return [c.index(shape) if at == "const" else c.feed(shape, c.types["I"]), bound(np.array(bounds[0])),
+            bound(np.array(bounds[1]))]
 
 
 def _multinomial_canon(outputs, attrs):
@@ -398,8 +435,8 @@ def _multinomial_canon(outputs, attrs):
 
 
 @spec("Multinomial", grid={"with_replacement": [True, False], "log_probs": [False, True],
-                           "convert_type": ["i64", "i32"]},
-      cover=("convert_type",), fixed={"global_seed": "3", "op_seed": "4"},
+                           "convert_type": ["i64", "i32"], "$samples_at": ["const", "runtime"]},
+      cover=("convert_type", "$samples_at"), fixed={"global_seed": "3", "op_seed": "4"},
       types={"T": FLOATS, "I": INDEX}, canon=_multinomial_canon,
       note="only samples the draws cannot change (tests/test_multinomial.py compares the draws): one class with "
            "all the probability (with replacement), every class once (without)")
@@ -413,26 +450,27 @@ def multinomial(c):
         n = 4
     if c.attrs["log_probs"]:
         probs = np.log(np.maximum(probs, 1e-30))
-    return [c.feed(probs), c.index(n, c.types["I"])]
+    samples = c.feed(n, c.types["I"]) if c.attrs["$samples_at"] == "runtime" else c.index(n, c.types["I"])
+    return [c.feed(probs), samples]
 
 
 # --- CTC loss ---------------------------------------------------------------------------------------------
 
 @spec("CTCLoss", grid={"preprocess_collapse_repeated": [False, True], "ctc_merge_repeated": [True, False],
-                       "unique": [False, True], "$blank": ["last", "given"]},
-      types={"T": ("f32",), "I": INDEX}, rtol=64, atol=1e-5,
+                       "unique": [False, True], "$blank": ["last", "given", "middle"]},
+      types={"T": ("f32", "f16", "f64"), "I": INDEX}, rtol=64, atol=1e-5,
       no_evaluate="OpenVINO's reference has no evaluate for CTCLoss-4 (its CPU plugin is the oracle here)",
       note="labels of length >= 1 without the blank (OpenVINO's CPU plugin crashes on a label_length of 0 and "
            "counts a target label equal to the blank otherwise); the corners against the reference's "
            "transcription in tests/test_ctc_loss.py")
 def ctc_loss(c):
     n, steps, classes = 2, 6, 4
-    blank = classes - 1 if c.attrs["$blank"] == "last" else 0
+    blank = {"last": classes - 1, "given": 0, "middle": 2}[c.attrs["$blank"]]
     labels = c.rng.choice([k for k in range(classes) if k != blank], (n, steps))
     labels[0, 1] = labels[0, 0]  # a repeated label: collapsing and merging matter
     inputs = [c.feed(c.rng.uniform(-2, 2, (n, steps, classes))), c.feed([6, 5], c.types["I"]),
               c.feed(labels, c.types["I"]), c.feed([3, 2], c.types["I"])]
-    if c.attrs["$blank"] == "given":
+    if c.attrs["$blank"] != "last":
         inputs.append(c.feed(blank, c.types["I"]))
     return inputs
 

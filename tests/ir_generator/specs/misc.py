@@ -74,37 +74,53 @@ def roi_pooling(c):
 
 # --- spectral ---------------------------------------------------------------------------------------
 
-_DFT = {"last": ([-1], None), "two": ([1, 2], None), "sized": ([1], [6]), "cut": ([2], [3]), "keep": ([1, 2], [-1, 4])}
+_DFT = {"last": ([-1], None), "two": ([1, 2], None), "sized": ([1], [6]), "cut": ([2], [3]), "keep": ([1, 2], [-1, 4]),
+        # negative axes, axes out of order (RDFT/IRDFT: the last listed is the one-sided axis), all of them, padded
+        # on two axes with one cut
+        "negative": ([-2, -1], None), "unsorted": ([2, 0], [3, -1]), "all": ([0, 1, 2], None),
+        "pad_cut": ([0, 2], [3, 8])}
+_DFT_GRID = {"$axes": list(_DFT), "$axes_at": ["const", "runtime", "sizes"]}
 
 
-@spec("DFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+def _dft_operands(c, axes, size):
+    """The axes and signal_size: Constants; ``runtime`` both Parameters; ``sizes`` the signal_size alone a
+    Parameter (a model that computes the length: torch.fft.rfft(x, n=x.size(1)))."""
+    at = c.attrs["$axes_at"]
+    ins = [c.axes(axes) if at == "runtime" else c.index(axes)]
+    if size is not None:
+        ins.append(c.feed(size, c.types["I"]) if at in ("runtime", "sizes") else c.index(size))
+    return ins
+
+
+def _dft_where(a, v):
+    return a["$axes_at"] != "sizes" or _DFT[a["$axes"]][1] is not None
+
+
+@spec("DFT", grid=_DFT_GRID, where=_dft_where, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
 def dft(c):
     return _complex(c)
 
 
-@spec("IDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+@spec("IDFT", grid=_DFT_GRID, where=_dft_where, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
 def idft(c):
     return _complex(c)
 
 
 def _complex(c):
     axes, size = _DFT[c.attrs["$axes"]]
-    ins = [c.data((2, 4, 5, 2)), c.index(axes)]
-    return ins + ([c.index(size)] if size is not None else [])
+    return [c.data((2, 4, 5, 2))] + _dft_operands(c, axes, size)
 
 
-@spec("RDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+@spec("RDFT", grid=_DFT_GRID, where=_dft_where, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
 def rdft(c):
     axes, size = _DFT[c.attrs["$axes"]]
-    ins = [c.data((2, 4, 5)), c.index(axes)]
-    return ins + ([c.index(size)] if size is not None else [])
+    return [c.data((2, 4, 5))] + _dft_operands(c, axes, size)
 
 
-@spec("IRDFT", grid={"$axes": list(_DFT)}, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
+@spec("IRDFT", grid=_DFT_GRID, where=_dft_where, types={"T": FLOATS, "I": INDEX}, rtol=64, atol=1e-6)
 def irdft(c):
     axes, size = _DFT[c.attrs["$axes"]]
-    ins = [c.data((2, 4, 5, 2)), c.index(axes)]
-    return ins + ([c.index(size)] if size is not None else [])
+    return [c.data((2, 4, 5, 2))] + _dft_operands(c, axes, size)
 
 
 @spec("STFT", grid={"transpose_frames": [False, True], "$form": ["batched", "single", "short_window"]},

@@ -61,14 +61,20 @@ def unsqueeze(c):
     return [c.data(X3), c.axes(axes)]
 
 
-@spec("Transpose", grid={"$order": ["rotate", "empty", "same", "swap"], "$rank": list(RANKS)}, cover=("$rank",),
+#: Transpose orders: ``random`` a permutation drawn by the case's seed (``$axes_at=runtime``: the order a
+#: Parameter, as a model that computes it gives the layer; the domain's Transpose picks the permutation at run time)
+_ORDERS = ["rotate", "empty", "same", "swap", "random"]
+
+
+@spec("Transpose", grid={"$order": _ORDERS, "$rank": list(RANKS), "$axes_at": AXES_AT}, cover=("$rank",),
       where=lambda a, v: a["$rank"] >= 2 or a["$order"] in ("rotate", "empty"), types={"T": ALL, "I": INDEX})
 def transpose(c):
     r = c.attrs["$rank"]
     same = list(range(r))
-    order = {"rotate": same[-1:] + same[:-1], "empty": [], "same": same,
+    order = {"rotate": same[-1:] + same[:-1], "empty": [], "same": same, "random": list(c.rng.permutation(r)),
              "swap": same[:-2] + same[-1:] + same[-2:-1]}[c.attrs["$order"]]
-    return [c.data(RANKS[r]), c.index(order)]
+    shape = RANKS[r] if r != 3 else (2, 3, 4) if c.attrs["$order"] != "random" else (3, 1, 2)
+    return [c.data(shape), c.axes(order)]
 
 
 @spec("Concat", grid={"axis": [0, 1, -1], "$n": [2, 3], "$sizes": ["same", "differ"], "$rank": [3, 1, 5, 6]},
@@ -104,16 +110,34 @@ _BROADCASTS = {  # mode -> (data shape, target shape, axes_mapping or None)
     "numpy": ((3, 1), [2, 3, 4], None), "explicit": ((3,), [2, 3, 4], [1]),
     "none": ((3,), [2, 3, 4], [1]), "bidirectional": ((3, 1), [2, 1, 4], None), "pdpd": ((3, 1), [2, 3, 4], None),
 }
+#: Other data and targets per mode (``$form``): ``scalar`` data (explicit: axes_mapping empty), ``two`` a mapping
+#: of two axes / a target of lower rank than the data (bidirectional) / the same rank
+_BROADCAST_FORMS = {
+    "scalar": {"numpy": ((), [2, 3], None), "explicit": ((), [2, 3], []), "none": ((), [2, 3], []),
+               "bidirectional": ((), [2, 3], None), "pdpd": ((), [2, 3], None)},
+    "two": {"numpy": ((2, 1, 4), [3, 2, 5, 4], None), "explicit": ((3, 4), [2, 3, 1, 4], [1, 3]),
+            "none": ((3, 4), [2, 3, 1, 4], [1, 3]), "bidirectional": ((2, 1, 4), [3, 1], None),
+            "pdpd": ((2, 1, 4), [2, 5, 4], None)},
+}
 
 
-@spec("Broadcast", grid={"mode": list(_BROADCASTS)},
+def _operand(c, values):
+    """A shape, begin/end/stride or axis operand: a Constant, or a Parameter fed it when ``$operands_at`` is
+    ``runtime`` (as a graph that computes it gives the layer)."""
+    if c.attrs.get("$operands_at") == "runtime":
+        return c.feed(values, c.types.get("I", "i64"))
+    return c.index(values)
+
+
+@spec("Broadcast", grid={"mode": list(_BROADCASTS), "$form": ["base"] + list(_BROADCAST_FORMS),
+                         "$operands_at": AXES_AT},
       where=lambda a, v: (a["mode"] in ("numpy", "none", "pdpd", "explicit")) if v == 1 else a["mode"] != "none",
       types={"T": ALL, "I": INDEX})
 def broadcast(c):
-    data, target, axes = _BROADCASTS[c.attrs["mode"]]
+    data, target, axes = {"base": _BROADCASTS, **_BROADCAST_FORMS}[c.attrs["$form"]][c.attrs["mode"]]
     if axes is None and c.version == 1:  # Broadcast-1 reads a third input in every mode (and ignores it)
         axes = 0
-    return [c.data(data), c.index(target)] + ([c.index(axes)] if axes is not None else [])
+    return [c.data(data), _operand(c, target)] + ([_operand(c, axes)] if axes is not None else [])
 
 
 @spec("ShapeOf", grid={"output_type": ["i64", "i32"]})
@@ -199,17 +223,19 @@ _GATHER_DATA = {3: (3, 3, 4), 1: (4,), 5: (3, 3, 2, 1, 4), 6: (3, 3, 1, 2, 1, 4)
 def _gather_ok(attrs, version):
     if attrs["$indices"] == "scalar" and attrs["batch_dims"]:
         return False
+    if attrs["$axes_at"] == "runtime" and (attrs.get("batch_dims", 0) or attrs["$rank"] != 3):
+        return False  # a run-time axis with batch_dims: OpenVINO's reference aborts the process (SEMANTICS.md)
     return attrs["$rank"] > 1 or (not attrs["batch_dims"] and attrs["$axis"] != 1)
 
 
 @spec("Gather", grid={"batch_dims": [0, 1, -1], "$axis": [0, 1, -1], "$indices": _GATHER_INDICES,
-                      "$rank": list(_GATHER_DATA)},
+                      "$rank": list(_GATHER_DATA), "$axes_at": AXES_AT},
       cover=("$rank",), where=_gather_ok, types={"T": ALL, "I": INDEX})
 def gather(c):
     form = c.attrs["$indices"]
     if c.version == 1:
         c.attrs.pop("batch_dims", None)
-    axis = c.index(c.attrs["$axis"])
+    axis = c.axes(c.attrs["$axis"])
     data = _GATHER_DATA[c.attrs["$rank"]]
     if form == "scalar":
         return [c.data(data), c.index(-1), axis]
@@ -263,13 +289,17 @@ _STRIDED = {  # begin, end, stride, begin_mask, end_mask, new_axis, shrink, elli
 }
 
 
-@spec("StridedSlice", grid={"$form": list(_STRIDED)}, types={"T": ALL, "I": INDEX},
+@spec("StridedSlice", grid={"$form": list(_STRIDED), "$operands_at": AXES_AT, "$stride": ["given", "absent"]},
+      where=lambda a, v: a["$stride"] == "given" or a["$form"] in ("plain", "ellipsis", "new_shrink", "masks"),
+      types={"T": ALL, "I": INDEX},
       fixed={"begin_mask": "set by $form", "end_mask": "set by $form", "new_axis_mask": "set by $form",
              "shrink_axis_mask": "set by $form", "ellipsis_mask": "set by $form"})
 def strided_slice(c):
     b, e, s, bm, em, na, sh, el = _STRIDED[c.attrs["$form"]]
     c.attrs.update(begin_mask=bm, end_mask=em, new_axis_mask=na, shrink_axis_mask=sh, ellipsis_mask=el)
-    return [c.data(X3), c.index(b), c.index(e), c.index(s)]
+    if c.attrs["$stride"] == "absent":  # every stride 1
+        return [c.data(X3), _operand(c, b), _operand(c, e)]
+    return [c.data(X3), _operand(c, b), _operand(c, e), _operand(c, s)]
 
 
 _SLICES = {  # start, stop, step, axes
@@ -387,15 +417,30 @@ def eye(c):
     return ins + ([c.const(batch)] if batch else [])
 
 
-@spec("Range", grid={"output_type": ["f32", "i32", "i64", "f16", "u8"], "$form": ["const", "param", "float_step"]},
+#: Range's start, stop, step per form: ``down`` a negative step, ``away`` a step pointing away from stop (empty),
+#: ``fraction`` fractional bounds and step (truncated toward zero for an integer output_type), ``one`` one value
+_RANGES = {"const": (1, 11, 3), "param": (-2, 7, 2), "float_step": (0.5, 4, 0.75), "down": (9, -3, -2),
+           "away": (5, 1, 1), "fraction": (-1.5, 7.9, 1.7), "one": (3, 4, 5)}
+_UNSIGNED_DOWN = (1, 9, 3)  # unsigned data holds no negative step
+
+
+@spec("Range", grid={"output_type": ["f32", "i32", "i64", "f16", "u8", "f64", "bf16", "i8", "u64"],
+                     "$form": list(_RANGES), "$operands_at": ["const", "runtime", "mixed"]},
+      cover=("output_type",), where=lambda a, v: a["$form"] != "param" or a["$operands_at"] == "runtime",
       types={"T": NUMERIC})
 def range_(c):
-    start, stop, step = {"const": (1, 11, 3), "param": (-2, 7, 2), "float_step": (0.5, 4, 0.75)}[c.attrs["$form"]]
-    if c.t not in FLOATS and c.attrs["$form"] == "float_step":
+    form = c.attrs["$form"]
+    start, stop, step = _RANGES[form]
+    if c.t not in FLOATS and form in ("float_step", "fraction"):
         start, stop, step = 1, 8, 2
-    make = c.feed if c.attrs["$form"] == "param" else c.const
+    if c.t[0] == "u" and form == "down":
+        start, stop, step = _UNSIGNED_DOWN
+    at = c.attrs["$operands_at"]
     if c.version == 1:
         c.attrs.pop("output_type", None)
+    if at == "mixed":  # start and step computed, stop a Constant (torch.arange(x.size(0), 10, s))
+        return [c.feed(np.array(start)), c.const(np.array(stop)), c.feed(np.array(step))]
+    make = c.feed if at == "runtime" else c.const
     return [make(np.array(start)), make(np.array(stop)), make(np.array(step))]
 
 
