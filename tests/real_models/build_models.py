@@ -405,6 +405,8 @@ _MATRIX = [
     matrix_model("hf_vit", "transformers: vision", _NEEDS_HF, hf.build_vit, hf.image_inputs),
     matrix_model("hf_clip", "transformers: text + vision", _NEEDS_HF, hf.build_clip, hf.clip_inputs),
     matrix_model("hf_distilbert", "transformers: encoder", _NEEDS_HF, hf.build_distilbert, hf.text_inputs, slow=True),
+    matrix_model("hf_deberta_v2", "transformers: encoder", _NEEDS_HF, hf.build_deberta_v2, hf.text_inputs, slow=True),
+    matrix_model("hf_bloom", "transformers: decoder", _NEEDS_HF, hf.build_bloom, hf.text_inputs, slow=True),
     # Keras
     matrix_model("keras_mobilenet_v3_small", "Keras applications", _NEEDS_TF, keras.build_keras_mobilenet_v3_small,
                  keras.image_inputs),

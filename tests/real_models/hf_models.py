@@ -208,3 +208,20 @@ def build_distilbert():
     cfg = _config("DistilBertConfig", vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
                   max_position_embeddings=64, attn_implementation="sdpa")
     return _convert(_model("DistilBertModel", cfg), text_inputs(0), ["last_hidden_state"], _TEXT_DYN)
+
+
+def build_deberta_v2():
+    """DeBERTa-v2: disentangled relative attention (log position buckets, c2p/p2c scores gathered by
+    GatherElements), eager attention written out (no SDPA)."""
+    cfg = _config("DebertaV2Config", vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                  intermediate_size=64, max_position_embeddings=64, relative_attention=True, position_buckets=8,
+                  max_relative_positions=16, pos_att_type=["p2c", "c2p"], position_biased_input=False,
+                  norm_rel_ebd="layer_norm", share_att_key=True, pad_token_id=0)
+    return _convert(_model("DebertaV2Model", cfg), text_inputs(0), ["last_hidden_state"], _TEXT_DYN)
+
+
+def build_bloom():
+    """BLOOM: ALiBi (per-head slopes times the cumulative sum of the mask) instead of position embeddings."""
+    cfg = _config("BloomConfig", vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=4, use_cache=False,
+                  attn_implementation="eager", bos_token_id=0, eos_token_id=0, pad_token_id=0)
+    return _convert(_model("BloomForCausalLM", cfg), text_inputs(0), ["logits"], _TEXT_DYN)
