@@ -361,5 +361,5 @@ def test_tensor_iterator_concatenating_an_empty_batch():
     from ir_generator.cases import find
     from ir_generator.run import run_case
 
-    result = run_case(find("TensorIterator-1[$direction=reverse,$output=all]f32:empty:plain"))
+    result = run_case(find("TensorIterator-1[$direction=reverse,$output=all,$form=two_inputs]f32:empty:plain"))
     assert result["outcome"] == "match", result

@@ -27,15 +27,15 @@ _SCATTER_EL = ("ScatterElementsUpdate-12[reduction={},use_init_val={},$axis={},$
 
 CASES = [
     # LogicalNot on numeric data keeps the element type (was: a bool output, dtype mismatch)
-    "LogicalNot-1[]i32:static:plain",
-    "LogicalNot-1[]f32:static:plain",
+    "LogicalNot-1[$rank=3]i32:static:plain",
+    "LogicalNot-1[$rank=3]f32:static:plain",
     # Clamp on integers with no integer between min and max: OpenVINO gives min below it, else max
     # (was: Clip, always max)
-    "Clamp-1[$bounds=[0.2,0.7]]i8:static:plain",
-    "Clamp-1[$bounds=[0.2,0.7]]u8:static:plain",
+    "Clamp-1[$bounds=[0.2,0.7],$rank=3]i8:static:plain",
+    "Clamp-1[$bounds=[0.2,0.7],$rank=3]u8:static:plain",
     # Clamp on i16 and bf16: Clip has no kernel there (was: a model that did not load)
-    "Clamp-1[$bounds=[-1.0,1.5]]i16:static:plain",
-    "Clamp-1[$bounds=[-1.0,1.5]]bf16:static:plain",
+    "Clamp-1[$bounds=[-1.0,1.5],$rank=3]i16:static:plain",
+    "Clamp-1[$bounds=[-1.0,1.5],$rank=3]bf16:static:plain",
     # scatter reductions on f16/bf16 run in f32 (was: onnxruntime refused to run them), on booleans in u8
     # with or for sum and and for prod (was: refused)
     _SCATTER_ND.format("sum", 2, "true", "f16"),

@@ -49,9 +49,9 @@ EMPTY = "empty"
 #: builds the model), ``from_dynamic_dims`` from dims known at run time only. The covering set at the primary
 #: type, alone, where the layer has such an input (``build.COMPUTED``, ``build.has_shape_like``).
 #: Translators that every case exercises (a case is Parameters -> the layer -> Results) or that are
-#: the If and Loop bodies cases are put into.
+#: the If bodies cases are put into (Loop has a spec of its own: specs/loops.py).
 WRAPPERS = {"parameter": "every case", "const": "every case with a constant input",
-            "result": "every case", "if": "the cases in If bodies", "loop": "the cases in Loop bodies"}
+            "result": "every case", "if": "the cases in If bodies"}
 
 
 @dataclass(frozen=True)

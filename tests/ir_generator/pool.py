@@ -19,7 +19,6 @@ def _worker(conn, keep, log, load_only) -> None:
     import os
     import traceback
 
-    from .cases import all_cases
     from .run import outcome, run_case
 
     if log is not None:  # native libraries' messages (onnxruntime's errors, a crash's last words)
@@ -27,18 +26,19 @@ def _worker(conn, keep, log, load_only) -> None:
         os.dup2(fd, 2)
         os.close(fd)
     logging.getLogger("converters").setLevel(logging.ERROR)  # hints replaced: reported by the outcome
-    by_id = {c.id: c for c in all_cases()}
     conn.send(("ready", None))
     while True:
         try:
-            case_id = conn.recv()
+            case = conn.recv()  # the Case itself: a worker (replaced after every crash) lists no cases
         except EOFError:
             return
+        cpu = time.process_time()  # the case's CPU seconds, every thread's (what a sample costs under load)
         try:
-            result = run_case(by_id[case_id], keep, progress=lambda stage: conn.send(("stage", stage)),
+            result = run_case(case, keep, progress=lambda stage: conn.send(("stage", stage)),
                               load_only=load_only)
         except Exception:  # noqa: BLE001 - the harness's own failure: shown as a crash to be fixed
             result = outcome("crash", f"the harness failed: {traceback.format_exc(limit=-2)}")
+        result["cpu"] = round(time.process_time() - cpu, 3)
         conn.send(("done", result))
 
 
@@ -80,7 +80,7 @@ def run_cases(cases: list, jobs: int = 2, keep: Path | None = None, timeout: flo
                     slot.case, slot.stage, slot.started = todo.popleft(), "queued", time.monotonic()
                     busy += 1
                     try:
-                        slot.conn.send(slot.case.id)
+                        slot.conn.send(slot.case)
                     except OSError:  # died since: the receiving loop below reports it
                         pass
             ready = wait([s.conn for s in slots], timeout=1.0)

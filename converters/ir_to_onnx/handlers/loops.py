@@ -9,20 +9,24 @@ outputs). From the port map and back edges:
   and, when an output port maps it, its final value;
 - the ``current_iteration`` Parameter (Loop) is ONNX's iteration number, cast and
   shaped as the Parameter is;
-- a sliced input (``axis``, ``stride``, ``part_size``) is a Slice of the outer value at
-  iteration i: [i * p, (i + 1) * p) along the axis, counted from the end when the stride
-  is negative; the number of iterations is the dim over p (a Loop's: at most its trip
+- a sliced input (``axis``, ``stride``, ``part_size``, ``start``, ``end``) is a Slice of the
+  outer value at iteration i: [start + i * p, start + (i + 1) * p) along the axis, or down
+  from start when the stride is negative; the number of iterations is the dim over p (a Loop's: at most its trip
   count, as OpenVINO's CPU plugin counts them; its reference would repeat the last part);
 - any other Parameter is the outer value itself (ONNX bodies see the outer scope);
 - an output with ``axis`` concatenates the per-iteration values along that axis (ONNX
   stacks them on a new first axis: moved to the axis and merged; a negative stride
-  reverses the order first); an output without one is the last iteration's value;
+  reverses the order first); an output without one is the last iteration's value: a
+  loop-carried value from an empty initial one where its rank is known (its shape may
+  change across iterations, which ONNX's scan outputs refuse), else the last of the
+  stacked values;
 - the ``execution_condition`` Result (Loop) is ONNX's condition output; without one the
   condition is passed through. A trip count of -1 is no trip count.
 
-Slices must cover the whole axis (start 0 and end -1, or the reverse for
-a negative stride) in parts with |stride| = part_size. ONNX's Slice has no 8-bit float type:
-an f8e4m3/f8e5m2 value the plumbing slices (a sliced input, a last-iteration output, a
+A slice runs over [start, end], both included, a negative bound counted from the dim's end (OpenVINO's
+shape inference: (|end - start| + 1) / part_size iterations), in parts with |stride| = part_size.
+ONNX's Slice has no 8-bit float type:
+an f8e4m3/f8e5m2 value the plumbing slices (a sliced input, a last-iteration output of unknown rank, a
 reversed concatenation) is refused as a limitation of ONNX.
 """
 
@@ -33,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx_ir as ir
 
-from onnx_ext.types import from_ov
+from onnx_ext.types import from_onnx, from_ov
 
 from ..context import Context, Value, attribute, declare
 from ..convert import translate_body
@@ -143,6 +147,15 @@ def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
         result.type, result.shape = None, None  # not an output of the body: nothing to declare
         _plain(sub, "Reshape", [result.name, ctx.i64([])], cond_out)
     body_outputs = [declare(sub.value(cond_out), _BOOL, ())]
+    # a last iteration's value of a known rank is carried too (from an empty initial value), not stacked: ONNX's
+    # Loop refuses scan outputs whose shape changes across iterations (a nested Loop's output ended by its values)
+    scan_outs = outs[len(carried):]
+    lasts = [k for k, e in enumerate(scans)
+             if e.axis is None and scan_outs[k].shape is not None and scan_outs[k].dtype is not None]
+    initial = [_empty_like(ctx, sub, layer, scan_outs[k]) for k in lasts]
+    scans = [scans[k] for k in lasts] + [e for k, e in enumerate(scans) if k not in lasts]
+    outs = outs[:len(carried)] + [scan_outs[k] for k in lasts] + \
+        [v for k, v in enumerate(scan_outs) if k not in lasts]
     seen = set()
     for value in outs:  # a Result that is both carried and scanned is output twice: copy it
         if value.name in seen:
@@ -153,16 +166,18 @@ def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
         seen.add(value.name)
         body_outputs.append(value)
     graph = sub.graph(f"{layer.name}/body", sub.inputs, body_outputs)
-    loop_outs = ctx.node("Loop", [trip, cond] + [v.name for _, v in carried], len(carried) + len(scans), body=graph)
+    loop_outs = ctx.node("Loop", [trip, cond] + [v.name for _, v in carried] + initial, len(carried) + len(scans),
+                         body=graph)
     finals = {back[p]: loop_outs[i] for i, (p, _) in enumerate(carried)}
+    last_values = {id(e): loop_outs[len(carried) + i] for i, e in enumerate(scans[:len(lasts)])}
     for e in mapped:
         if e.port < 0:
             continue
         if e.axis is None:
             _rank_from_body(ctx, layer, e.port, body_outputs[1 + len(carried) + scans.index(e)]
                             if e.layer_id not in finals else None)
-        if e.axis is None and e.layer_id in finals:
-            ctx.one("Identity", [finals[e.layer_id]], ctx.out(e.port))
+        if e.axis is None and (e.layer_id in finals or id(e) in last_values):
+            ctx.one("Identity", [finals.get(e.layer_id) or last_values[id(e)]], ctx.out(e.port))
             continue
         stacked = loop_outs[len(carried) + scans.index(e)]
         if e.axis is None:  # the last iteration's value
@@ -181,6 +196,14 @@ def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
                 _check_sliceable(ctx, f"output port {layer.outputs[e.port].id}", layer.outputs[e.port].element_type,
                                  "a negative stride reverses the ONNX Loop's stacked outputs with a Slice")
             _concatenate(ctx, stacked, e, rank, ctx.out(e.port))
+
+
+def _empty_like(ctx: Context, sub: Context, layer, value) -> str:
+    """An empty initial value of ``value``'s type and rank for a carried last-iteration value, and the body's
+    input it feeds (unread: the body computes the value anew every iteration)."""
+    et = from_onnx(int(value.dtype))
+    sub.graph_input(ctx.unique(f"{layer.name}/last_in"), et, tuple(None for _ in value.shape))
+    return ctx.const(np.zeros((0,) * len(value.shape), et.numpy), hint="empty")
 
 
 def _check_sliceable(ctx: Context, port: str, et, why: str) -> None:
@@ -211,28 +234,42 @@ def _slice_input(ctx: Context, sub: Context, layer, e: _Entry, outer: Value, ite
     """The body's part of ``outer`` at the iteration (see the module doc), made in ``sub``, and its number
     of parts (a scalar)."""
     forward = e.stride > 0
-    if abs(e.stride) != e.part or (e.start, e.end) != ((0, -1) if forward else (-1, 0)):
-        raise ctx.error(f"{layer.type} slicing with start {e.start}, end {e.end}, stride {e.stride}, part_size "
-                        f"{e.part} is not translated (whole axis, |stride| = part_size)")
+    if abs(e.stride) != e.part:
+        raise ctx.error(f"{layer.type} slicing with stride {e.stride} and part_size {e.part} is not translated "
+                        "(|stride| = part_size only)")
     if outer.rank is None and e.axis < 0:
         raise ctx.error(f"a {layer.type} input sliced on axis {e.axis} needs a known rank")
     _check_sliceable(ctx, f"input port {layer.inputs[e.port].id}", outer.type, "each iteration's part is a Slice")
     axis = e.axis + outer.rank if e.axis < 0 else e.axis
     dim = ctx.one("Shape", [outer.name], start=axis, end=axis + 1)
-    parts = ctx.one("Squeeze", [ctx.one("Div", [dim, ctx.i64([e.part])])])
+    whole = (e.start, e.end) == ((0, -1) if forward else (-1, 0))
+    # [start, end], both included, a negative one counted from the dim (OpenVINO's shape inference: iterations
+    # (|end - start| + 1) / part_size); forwards from start, backwards from start down
+    first, last = (None, None) if whole else (_index(ctx, dim, e.start), _index(ctx, dim, e.end))
+    span = dim if whole else ctx.one("Add", [ctx.one("Sub", [last, first] if forward else [first, last]),
+                                            ctx.i64([1])])
+    parts = ctx.one("Squeeze", [ctx.one("Div", [span, ctx.i64([e.part])])])
     name = ctx.unique(f"{layer.name}/part")
     part = ctx.i64([e.part])
     i = name + "/i"
     _plain(sub, "Unsqueeze", [iteration, ctx.i64([0])], i)
-    if forward:
-        _plain(sub, "Mul", [i, part], name + "/begin")
-    else:  # dim - (i + 1) * p
+    if forward:  # start + i * p
+        _plain(sub, "Mul", [i, part], name + ("/begin" if whole else "/step"))
+        if not whole:
+            _plain(sub, "Add", [first, name + "/step"], name + "/begin")
+    else:  # start + 1 - (i + 1) * p (start: the dim's last index when whole)
         _plain(sub, "Add", [i, ctx.i64([1])], name + "/i1")
         _plain(sub, "Mul", [name + "/i1", part], name + "/back")
-        _plain(sub, "Sub", [dim, name + "/back"], name + "/begin")
+        top = dim if whole else ctx.one("Add", [first, ctx.i64([1])])
+        _plain(sub, "Sub", [top, name + "/back"], name + "/begin")
     _plain(sub, "Add", [name + "/begin", part], name + "/end")
     _plain(sub, "Slice", [outer.name, name + "/begin", name + "/end", ctx.i64([axis])], name)
     return name, parts
+
+
+def _index(ctx: Context, dim: str, index: int) -> str:
+    """A slicing bound as a 1-D index: counted from ``dim`` when negative."""
+    return ctx.i64([index]) if index >= 0 else ctx.one("Add", [dim, ctx.i64([index])])
 
 
 def _concatenate(ctx: Context, stacked: str, e: _Entry, rank: int | None, output: str) -> None:

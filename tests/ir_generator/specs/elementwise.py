@@ -10,9 +10,9 @@ from ..spec import ALL, FLOATS, INTEGERS, spec
 from ..spec import WEIGHTS_AT
 
 SHAPE = (2, 3, 4)
-#: The data's shape per rank (``$rank``: 3, the first, then a scalar, a vector and ranks 5-6); each rank is
-#: tried once (``cover``), not crossed with the other attributes.
-RANKS = {3: SHAPE, 0: (), 1: (5,), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
+#: The data's shape per rank (``$rank``: 3, the first, then a scalar, a vector, a matrix and ranks 5-6); each rank
+#: is tried once (``cover``), not crossed with the other attributes.
+RANKS = {3: SHAPE, 0: (), 1: (5,), 2: (3, 4), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
 RANK = {"$rank": list(RANKS)}
 
 
@@ -40,41 +40,46 @@ for _op, _lo, _hi, _ilo, _ihi in [
     _unary(_op, _lo, _hi, _ilo, _ihi)
 
 
-@spec("Gelu", grid={"approximation_mode": ["ERF", "TANH"]})
+def _shape(c) -> tuple:
+    """The data's shape: ``$rank``'s (3 where the spec has no ``$rank``)."""
+    return RANKS[c.attrs.get("$rank", 3)]
+
+
+@spec("Gelu", grid={"approximation_mode": ["ERF", "TANH"], **RANK}, cover=("$rank",))
 def gelu(c):
-    return [c.data(SHAPE)]
+    return [c.data(_shape(c))]
 
 
-@spec("Elu", grid={"alpha": [1.0, 0.3]})
+@spec("Elu", grid={"alpha": [1.0, 0.3], **RANK}, cover=("$rank",))
 def elu(c):
-    return [c.data(SHAPE)]
+    return [c.data(_shape(c))]
 
 
-@spec("Clamp", grid={"$bounds": [(-1.0, 1.5), (0.0, 6.0), (-2.5, -0.5), (0.2, 0.7)]},
+@spec("Clamp", grid={"$bounds": [(-1.0, 1.5), (0.0, 6.0), (-2.5, -0.5), (0.2, 0.7)], **RANK}, cover=("$rank",),
       fixed={"min": "from $bounds", "max": "from $bounds"})
 def clamp(c):
     c.attrs["min"], c.attrs["max"] = c.attrs["$bounds"]
-    return [c.data(SHAPE)]
+    return [c.data(_shape(c))]
 
 
-@spec("Selu", grid={"$weights_at": WEIGHTS_AT})
+@spec("Selu", grid={"$weights_at": WEIGHTS_AT, **RANK}, cover=("$rank",))
 def selu(c):
-    return [c.data(SHAPE), c.weight([1.67]), c.weight([1.05])]
+    return [c.data(_shape(c)), c.weight([1.67]), c.weight([1.05])]
 
 
-@spec("HardSigmoid", grid={"$form": ["const", "param"]})
+@spec("HardSigmoid", grid={"$form": ["const", "param"], **RANK}, cover=("$rank",))
 def hard_sigmoid(c):
     alpha, beta = np.array(0.2), np.array(0.5)
     if c.attrs["$form"] == "param":
-        return [c.data(SHAPE), c.feed(alpha), c.feed(beta)]
-    return [c.data(SHAPE), c.const(alpha), c.const(beta)]
+        return [c.data(_shape(c)), c.feed(alpha), c.feed(beta)]
+    return [c.data(_shape(c)), c.const(alpha), c.const(beta)]
 
 
-@spec("Swish", grid={"$beta": ["absent", "const", "one", "param"]})
+@spec("Swish", grid={"$beta": ["absent", "const", "one", "param"], **RANK}, cover=("$rank",))
 def swish(c):
     beta = {"absent": None, "const": c.const(np.array(0.7)), "one": c.const(np.array(1.0)),
             "param": c.feed(np.array(1.3))}[c.attrs["$beta"]]
-    return [c.data(SHAPE)] + ([beta] if beta is not None else [])
+    return [c.data(_shape(c))] + ([beta] if beta is not None else [])
 
 
 @spec("PRelu", grid={"$slope": ["scalar", "channel", "full", "trailing"], "$weights_at": WEIGHTS_AT},
@@ -100,48 +105,50 @@ def log_softmax(c):
     return [c.data(RANKS[c.attrs["$rank"]])]
 
 
-@spec("Round", grid={"mode": ["half_to_even", "half_away_from_zero"]})
+@spec("Round", grid={"mode": ["half_to_even", "half_away_from_zero"], **RANK}, cover=("$rank",))
 def round_(c):
+    shape = _shape(c)
     if c.t in FLOATS:  # halves, the values the modes differ on, and others
-        halves = c.rng.integers(-10, 10, SHAPE) / 2.0
-        noise = np.where(c.rng.random(SHAPE) < 0.5, 0.0, c.rng.uniform(-0.4, 0.4, SHAPE))
+        halves = c.rng.integers(-10, 10, shape) / 2.0
+        noise = np.where(c.rng.random(shape) < 0.5, 0.0, c.rng.uniform(-0.4, 0.4, shape))
         return [c.feed(halves + noise)]
-    return [c.data(SHAPE)]
+    return [c.data(shape)]
 
 
 def _special_floats(c):
     """Floats with infinities and NaNs among them."""
-    x = c.values(SHAPE).astype(np.float64)
-    pick = c.rng.random(SHAPE)
+    shape = _shape(c)
+    x = c.values(shape).astype(np.float64)
+    pick = c.rng.random(shape)
     x[pick < 0.15] = np.inf
     x[(pick >= 0.15) & (pick < 0.3)] = -np.inf
     x[(pick >= 0.3) & (pick < 0.45)] = np.nan
     return c.feed(x)
 
 
-@spec("IsFinite")
+@spec("IsFinite", grid=RANK, cover=("$rank",))
 def is_finite(c):
-    return [_special_floats(c) if c.t in FLOATS else c.data(SHAPE)]
+    return [_special_floats(c) if c.t in FLOATS else c.data(_shape(c))]
 
 
-@spec("IsNaN")
+@spec("IsNaN", grid=RANK, cover=("$rank",))
 def is_nan(c):
-    return [_special_floats(c) if c.t in FLOATS else c.data(SHAPE)]
+    return [_special_floats(c) if c.t in FLOATS else c.data(_shape(c))]
 
 
-@spec("IsInf", grid={"detect_negative": [True, False], "detect_positive": [True, False]})
+@spec("IsInf", grid={"detect_negative": [True, False], "detect_positive": [True, False], **RANK}, cover=("$rank",))
 def is_inf(c):
-    return [_special_floats(c) if c.t in FLOATS else c.data(SHAPE)]
+    return [_special_floats(c) if c.t in FLOATS else c.data(_shape(c))]
 
 
-@spec("LogicalNot")
+@spec("LogicalNot", grid=RANK, cover=("$rank",))
 def logical_not(c):
-    return [c.data(SHAPE)]
+    return [c.data(_shape(c))]
 
 
-@spec("BitwiseNot")
+@spec("BitwiseNot", grid=RANK, cover=("$rank",))
 def bitwise_not(c):
-    return [c.data(SHAPE, lo=-100, hi=100)]
+    return [c.data(_shape(c), lo=-100, hi=100)]
 
 
 # --- binary ops --------------------------------------------------------------------------------

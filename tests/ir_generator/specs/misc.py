@@ -1,5 +1,5 @@
 """Detection (NonMaxSuppression, ROIAlign, ROIPooling), spectral ops, Col2Im, Inverse, recurrent cells
-and sequences, colour conversions, TensorIterator."""
+and sequences, colour conversions (TensorIterator: loops.py)."""
 
 from __future__ import annotations
 
@@ -257,38 +257,3 @@ for _op in ("NV12toRGB", "NV12toBGR"):
 for _op in ("I420toRGB", "I420toBGR"):
     spec(_op, grid={"$planes": [1, 3]}, types={"T": ("u8", "f32", "f16", "bf16")}, rtol=16, atol=1e-5, itol=1,
          note="u8: the CPU plugin rounds differently inside a Loop body than outside")(_i420)
-
-
-# --- TensorIterator ---------------------------------------------------------------------------------
-
-def _tensor_iterator(args: list, attrs: dict):
-    """A running sum over axis 1 of the data (forwards or backwards), its last value or every step's."""
-    import openvino as ov
-    import openvino.opset8 as o8
-    from openvino._pyopenvino.op import tensor_iterator as TensorIterator
-
-    (x,) = args
-    et = x.get_element_type()
-    step = list(x.get_partial_shape())
-    step[1] = 1
-    xi, acc = o8.parameter(step, et), o8.parameter(step, et)
-    new = o8.add(acc, o8.multiply(xi, o8.convert_like(o8.constant(np.float32(2)), xi)))
-    body = ov.Model([new], [xi, acc], "body")
-    ti = TensorIterator()
-    ti.set_body(body)
-    forward = attrs["$direction"] == "forward"
-    ti.set_sliced_input(xi, x, 0 if forward else -1, 1 if forward else -1, 1, -1 if forward else 0, 1)
-    ti.set_merged_input(acc, o8.multiply(o8.gather(x, o8.constant(np.int64([0])), o8.constant(np.int64(1))),
-                                         o8.convert_like(o8.constant(np.float32(0)), x)).output(0), new.output(0))
-    if attrs["$output"] == "last":
-        ti.get_iter_value(new.output(0), -1)
-    else:
-        ti.get_concatenated_slices(new.output(0), 0 if forward else -1, 1 if forward else -1, 1,
-                                   -1 if forward else 0, 1)
-    return ti
-
-
-@spec("TensorIterator", grid={"$direction": ["forward", "reverse"], "$output": ["last", "all"]},
-      make=_tensor_iterator, types={"T": ("f32", "f16", "i32", "i64", "f64")})
-def tensor_iterator(c):
-    return [c.data((2, 4, 3))]

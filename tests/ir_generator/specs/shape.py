@@ -9,8 +9,8 @@ from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, 
 from ..spec import INDICES_AT
 
 X3 = (2, 3, 4)
-#: Data of other ranks (``$rank``, tried once each: ``cover``): a scalar, a vector, ranks 5 and 6.
-RANKS = {3: X3, 0: (), 1: (5,), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
+#: Data of other ranks (``$rank``, tried once each: ``cover``): a scalar, a vector, a matrix, ranks 5 and 6.
+RANKS = {3: X3, 0: (), 1: (5,), 2: (3, 4), 5: (2, 1, 3, 2, 2), 6: (1, 2, 1, 3, 2, 2)}
 AXES = {"one": [1], "two": [0, 2], "last": [-1], "all": [0, 1, 2], "none": []}
 #: Reductions of other ranks (``$axes`` values): a vector over its axis, a scalar over no axes
 _REDUCE_OTHER = {"vector": ((5,), [0]), "scalar": ((), [])}
@@ -140,14 +140,14 @@ def broadcast(c):
     return [c.data(data), _operand(c, target)] + ([_operand(c, axes)] if axes is not None else [])
 
 
-@spec("ShapeOf", grid={"output_type": ["i64", "i32"]})
+@spec("ShapeOf", grid={"output_type": ["i64", "i32"], "$rank": list(RANKS)}, cover=("$rank",))
 def shape_of(c):
-    return [c.data(X3)]
+    return [c.data(RANKS[c.attrs["$rank"]])]
 
 
-@spec("Identity")
+@spec("Identity", grid={"$rank": list(RANKS)}, cover=("$rank",))
 def identity(c):
-    return [c.data(X3)]
+    return [c.data(RANKS[c.attrs["$rank"]])]
 
 
 #: Types OpenVINO converts to that ONNX's opset 21 lacks (FLOAT4E2M1 is opset 23's, FLOAT8E8M0 opset 24's): the
@@ -217,7 +217,7 @@ _GATHER_INDICES = ["in_range", "negative", "out", "fed", "table", "scalar"]
 
 #: Gather's data per rank (``$rank``): the first two dims as batch_dims and the indices need them, the last
 #: at least 3 long (the in-range indices go up to 2).
-_GATHER_DATA = {3: (3, 3, 4), 1: (4,), 5: (3, 3, 2, 1, 4), 6: (3, 3, 1, 2, 1, 4)}
+_GATHER_DATA = {3: (3, 3, 4), 1: (4,), 2: (3, 4), 5: (3, 3, 2, 1, 4), 6: (3, 3, 1, 2, 1, 4)}
 
 
 def _gather_ok(attrs, version):
