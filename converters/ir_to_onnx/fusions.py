@@ -32,12 +32,12 @@ onnx_ir passes, in this order:
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
   the shapes of ``attention_mask`` and ``input_ids`` in 13 kernels with the attention's lengths (the causal
   part a Trilu of the padding rows): see ``_lean_attention_mask``;
-- linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
-  weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
-  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level);
-- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
-  q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
-  model builder emits it: see ``_rotary_in_attention``.
+- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's q, k and v
+  linear layers (reading the same input, constant weights) merged into one MatMul on the weights concatenated,
+  or one MatMulNBits on the 4-bit blocks, scales and zero points concatenated (same bits, block size and
+  accuracy level), and its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with
+  ``do_rotary`` on the packed q/k/v, as the model builder emits it: see ``_rotary_in_attention``. Other linear
+  layers (gate and up; q, k, v in the exact form) stay apart: merged, they would need a Split.
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
 (0 fusions on a converted Llama: its patterns are those of torch.export's graphs).
@@ -950,7 +950,11 @@ def _constant(value: ir.Value, weights: set[str], memo: dict) -> bool:
 
 def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
     """MatMuls (2-D constant B) and MatMulNBits (constant B, scales, zero points; no bias, no g_idx) that read
-    the same input with the same attributes -> one on the concatenated weights and a Split."""
+    the same input with the same attributes and feed an attention's q, k and v (directly or through a
+    RotaryEmbedding) -> one on the concatenated weights and a Split, which ``_rotary_in_attention`` replaces by
+    the packed q/k/v. Nothing else is merged: the layers apart run as many kernels on the intra-op pool, where
+    a merged one runs one and a Split on the calling thread (a node a layer more in the executor's serial part);
+    each output column is computed alike in both, bit for bit."""
     memo: dict = {}
     groups: dict = {}
     for node in graph:
@@ -966,10 +970,23 @@ def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
         groups.setdefault(key, []).append(node)
     merged = 0
     for key, nodes in groups.items():
-        if len(nodes) > 1:
+        if len(nodes) > 1 and all(_attention_input(n.outputs[0]) for n in nodes):
             (_merge_matmuls if key[0] == "MatMul" else _merge_nbits)(graph, nodes)
             merged += len(nodes)
     return merged
+
+
+def _attention_input(value: ir.Value) -> bool:
+    """Whether a GroupQueryAttention reads ``value`` as q, k or v, directly or through a RotaryEmbedding."""
+    uses = list(value.uses())
+    if len(uses) != 1 or value.is_graph_output():
+        return False
+    node, index = uses[0].node, uses[0].idx
+    if node.domain != MS_DOMAIN:
+        return False
+    if node.op_type == "RotaryEmbedding" and index == 0:
+        return _attention_input(node.outputs[0])
+    return node.op_type == "GroupQueryAttention" and index < 3
 
 
 def _rank(value: ir.Value) -> int | None:
@@ -1334,15 +1351,16 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
         report.counts["attention mask"] = _simplify_attention_mask(ir_model.graph)
         report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
         report.counts["embedding"] = _embedding_rows(ir_model.graph, by_name)
-    report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
-    if positions and rope_in_attention and report.counts["GroupQueryAttention"]:
+    rope = bool(positions and rope_in_attention and report.counts["GroupQueryAttention"])
+    report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing)) if rope else 0
+    if rope:
         report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
     if positions:
         report.counts["rotary position tables"] = _rotary_position_tables(ir_model.graph, positions)
-    if not report.total:
-        return model, list(weights), report
     _concatenate_weights(ir_model.graph, by_name)
     report.counts["weights transposed"] = _transposed_weights(ir_model.graph, by_name)
+    if not report.total:
+        return model, list(weights), report
     ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
     ir.passes.common.IdentityEliminationPass()(ir_model)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
