@@ -99,9 +99,8 @@ def test_fused_attention_equals_the_decomposed_one(batch, past, new, inferred):
            for x in node.input[:1 if node.op_type == "RotaryEmbedding" else 3]]  # the activations
     assert sum(1 for p in fed if p is not None and p.op_type == "Reshape") == 0, ops
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), "Softmax" in ops) == (1, 2, False), ops
-    # q, k, v and the output apart (merged, q/k/v would need a Split); the rotary angles position * inv_freq as
-    # a Mul, for all tokens at once
-    assert ops.count("MatMul") == 4 and "Split" not in ops and report.counts["linear layers merged"] == 0
+    # q, k, v as one (feeding the attention) and the output; the rotary angles position * inv_freq as a Mul, for all tokens at once
+    assert ops.count("MatMul") == 2 and report.counts["linear layers merged"] == 3
     assert "Transpose" not in [n.op_type for n in _upstream(fused, [rotary.input[2] for rotary in fused.graph.node
                                                                       if rotary.op_type == "RotaryEmbedding"])]
     assert report.shared_cache_buffers and weights == []
@@ -460,13 +459,12 @@ def test_rope_in_attention(k_first):
     assert report.counts["rotary in attention"] == 1 and report.shared_cache_buffers and weights == []
     assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split"), ops.count("MatMul")) \
         == (1, 0, 0, 2), ops
-    # the layer's q, k, v MatMuls become one and its RotaryEmbeddings go, and the per-step angles with their index
-    # arithmetic; the caches' Cos and Sin read a product of constants (folded at load)
+    # the layer's Split and RotaryEmbeddings go, and the per-step angles with their index arithmetic; the caches'
+    # Cos and Sin read a product of constants (folded at load)
     gone = Counter(n.op_type for n in exact.graph.node) - Counter(ops)
-    assert gone == Counter({"MatMul": 2, "RotaryEmbedding": 2, "Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1,
+    assert gone == Counter({"Split": 1, "RotaryEmbedding": 2, "Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1,
                             "ReduceProd": 1, "Range": 1}), gone
-    # new: the Concat of the q, k, v weights (constants here, which onnxruntime folds at load)
-    assert Counter(ops) - Counter(n.op_type for n in exact.graph.node) == Counter({"Concat": 1})
+    assert not Counter(ops) - Counter(n.op_type for n in exact.graph.node)
     caches = [x for n in fused.graph.node if n.op_type == "GroupQueryAttention" for x in n.input[7:9]]
     _assert_constant_tables(fused, caches)
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")

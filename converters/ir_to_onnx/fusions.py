@@ -32,12 +32,13 @@ onnx_ir passes, in this order:
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
   the shapes of ``attention_mask`` and ``input_ids`` in 13 kernels with the attention's lengths (the causal
   part a Trilu of the padding rows): see ``_lean_attention_mask``;
-- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's q, k and v
-  linear layers (reading the same input, constant weights) merged into one MatMul on the weights concatenated,
-  or one MatMulNBits on the 4-bit blocks, scales and zero points concatenated (same bits, block size and
-  accuracy level), and its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with
-  ``do_rotary`` on the packed q/k/v, as the model builder emits it: see ``_rotary_in_attention``. Other linear
-  layers (gate and up; q, k, v in the exact form) stay apart: merged, they would need a Split.
+- an attention's q, k and v linear layers (reading the same input, constant weights): one MatMul on the
+  weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
+  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level). Other
+  linear layers on one input (gate and up) stay apart: merged, they would need a Split on the calling thread;
+- opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
+  q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
+  model builder emits it: see ``_rotary_in_attention``.
 
 onnxscript's ``rewriter.ort_fusions`` recognises these patterns in torch exports but not in this form
 (0 fusions on a converted Llama: its patterns are those of torch.export's graphs).
@@ -951,10 +952,11 @@ def _constant(value: ir.Value, weights: set[str], memo: dict) -> bool:
 def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
     """MatMuls (2-D constant B) and MatMulNBits (constant B, scales, zero points; no bias, no g_idx) that read
     the same input with the same attributes and feed an attention's q, k and v (directly or through a
-    RotaryEmbedding) -> one on the concatenated weights and a Split, which ``_rotary_in_attention`` replaces by
-    the packed q/k/v. Nothing else is merged: the layers apart run as many kernels on the intra-op pool, where
-    a merged one runs one and a Split on the calling thread (a node a layer more in the executor's serial part);
-    each output column is computed alike in both, bit for bit."""
+    RotaryEmbedding) -> one on the concatenated weights and a Split (which ``_rotary_in_attention`` replaces by
+    the packed q/k/v). Nothing else (gate and up) is merged: two layers apart are two kernels on the intra-op
+    pool, where one merged is one kernel there and a Split on the calling thread; q, k and v apart would be
+    three kernels for the merged one and its Split (a node more; measured no faster). Each output column is
+    computed alike either way, bit for bit."""
     memo: dict = {}
     groups: dict = {}
     for node in graph:
@@ -1351,9 +1353,8 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
         report.counts["attention mask"] = _simplify_attention_mask(ir_model.graph)
         report.counts["attention mask rebuilt"] = _lean_attention_mask(ir_model.graph)
         report.counts["embedding"] = _embedding_rows(ir_model.graph, by_name)
-    rope = bool(positions and rope_in_attention and report.counts["GroupQueryAttention"])
-    report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing)) if rope else 0
-    if rope:
+    report.counts["linear layers merged"] = _merge_linear_layers(ir_model.graph, set(missing))
+    if positions and rope_in_attention and report.counts["GroupQueryAttention"]:
         report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
     if positions:
         report.counts["rotary position tables"] = _rotary_position_tables(ir_model.graph, positions)
