@@ -420,7 +420,7 @@ def test_int8_activations_option(precision, llm_cache, tmp_path, monkeypatch):
     run = _cli("--int8-activations", src, out)
     assert run.returncode == 0, run.stderr
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
-    layers = 2 * 4 + 1  # qkv (merged), o, gate_up (merged), down per layer; the lm_head
+    layers = 2 * 5 + 1  # qkv (merged), o, gate, up (apart: merged, they would need a Split), down per layer; the lm_head
     want_bits = [4] * (layers - 1) + [8] if precision == "int4" else [8] * layers
     assert sorted(_nbits(model)) == sorted((b, 4) for b in want_bits)
     assert sorted(b for b, _ in _nbits(onnx.load(str(exact / "model.onnx"), load_external_data=False))) == \
@@ -472,7 +472,7 @@ def test_requantize_int4_option(llm_cache, tmp_path):
     run = _cli("--int8-activations", "--requantize-int4", src, out)
     assert run.returncode == 0, run.stderr
     model = onnx.load(str(out / "model.onnx"))
-    assert sorted(_nbits(model)) == [(4, 4)] * 9
+    assert sorted(_nbits(model)) == [(4, 4)] * (2 * 5 + 1)  # qkv, o, gate, up, down per layer; the lm_head
     head = next(n for n in model.graph.node if n.op_type == "MatMulNBits" and "lm_head" in n.name)
     assert len(head.input) == 3 and {a.name: a.i for a in head.attribute}["block_size"] == 32
     got = _unpacked_nbits(model, head)
@@ -523,7 +523,9 @@ def test_rope_in_attention_option(llm_cache, tmp_path):
     assert run.returncode == 0, run.stderr
     model = onnx.load(str(out / "model.onnx"), load_external_data=False)
     ops = [n.op_type for n in model.graph.node]
-    assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split")) == (2, 0, 2), ops
+    # q/k/v one packed layer; gate and up apart (merged, they would need a Split)
+    assert (ops.count("GroupQueryAttention"), ops.count("RotaryEmbedding"), ops.count("Split")) == (2, 0, 0), ops
+    assert ops.count("MatMul") == 2 * 5 + 1, ops  # qkv, o, gate, up, down per layer; the lm_head
     assert model.graph.output == onnx.load(str(exact / "model.onnx"), load_external_data=False).graph.output
     assert all(onnx.helper.get_attribute_value(a) == 1 for n in model.graph.node for a in n.attribute
                if n.op_type == "GroupQueryAttention" and a.name == "do_rotary")

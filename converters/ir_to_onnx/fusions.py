@@ -32,9 +32,10 @@ onnx_ir passes, in this order:
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
   the shapes of ``attention_mask`` and ``input_ids`` in 13 kernels with the attention's lengths (the causal
   part a Trilu of the padding rows): see ``_lean_attention_mask``;
-- linear layers reading the same input with constant weights (q, k and v; gate and up): one MatMul on the
+- an attention's q, k and v linear layers (reading the same input, constant weights): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
-  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level);
+  the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level). Other
+  linear layers on one input (gate and up) stay apart: merged, they would need a Split on the calling thread;
 - opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
   q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
   model builder emits it: see ``_rotary_in_attention``.
@@ -950,7 +951,12 @@ def _constant(value: ir.Value, weights: set[str], memo: dict) -> bool:
 
 def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
     """MatMuls (2-D constant B) and MatMulNBits (constant B, scales, zero points; no bias, no g_idx) that read
-    the same input with the same attributes -> one on the concatenated weights and a Split."""
+    the same input with the same attributes and feed an attention's q, k and v (directly or through a
+    RotaryEmbedding) -> one on the concatenated weights and a Split (which ``_rotary_in_attention`` replaces by
+    the packed q/k/v). Nothing else (gate and up) is merged: two layers apart are two kernels on the intra-op
+    pool, where one merged is one kernel there and a Split on the calling thread; q, k and v apart would be
+    three kernels for the merged one and its Split (a node more; measured no faster). Each output column is
+    computed alike either way, bit for bit."""
     memo: dict = {}
     groups: dict = {}
     for node in graph:
@@ -966,10 +972,23 @@ def _merge_linear_layers(graph: ir.Graph, weights: set[str]) -> int:
         groups.setdefault(key, []).append(node)
     merged = 0
     for key, nodes in groups.items():
-        if len(nodes) > 1:
+        if len(nodes) > 1 and all(_attention_input(n.outputs[0]) for n in nodes):
             (_merge_matmuls if key[0] == "MatMul" else _merge_nbits)(graph, nodes)
             merged += len(nodes)
     return merged
+
+
+def _attention_input(value: ir.Value) -> bool:
+    """Whether a GroupQueryAttention reads ``value`` as q, k or v, directly or through a RotaryEmbedding."""
+    uses = list(value.uses())
+    if len(uses) != 1 or value.is_graph_output():
+        return False
+    node, index = uses[0].node, uses[0].idx
+    if node.domain != MS_DOMAIN:
+        return False
+    if node.op_type == "RotaryEmbedding" and index == 0:
+        return _attention_input(node.outputs[0])
+    return node.op_type == "GroupQueryAttention" and index < 3
 
 
 def _rank(value: ir.Value) -> int | None:
@@ -1339,10 +1358,10 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
         report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
     if positions:
         report.counts["rotary position tables"] = _rotary_position_tables(ir_model.graph, positions)
-    if not report.total:
-        return model, list(weights), report
     _concatenate_weights(ir_model.graph, by_name)
     report.counts["weights transposed"] = _transposed_weights(ir_model.graph, by_name)
+    if not report.total:
+        return model, list(weights), report
     ir_model.opset_imports.setdefault(MS_DOMAIN, 1)
     ir.passes.common.IdentityEliminationPass()(ir_model)
     ir.passes.common.RemoveUnusedNodesPass()(ir_model)
