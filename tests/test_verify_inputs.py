@@ -153,11 +153,25 @@ def test_numpy_backend_names_the_layer_it_cannot_run(models, monkeypatch, capsys
     assert "internal error" not in err and len(err.splitlines()) == 1
 
 
+def test_f32_tolerance_is_relative_to_the_output_magnitude():
+    # a few ulps of the output's magnitude near a zero element, as a convolution's or a norm's sums leave them
+    # (HuBERT, WavLM): within 1e-5 of max|IR| it matches; past it, a mismatch
+    want = np.array([3.3, -2.0, 1e-4, 0.0], np.float32)
+    close = want + np.array([0, 0, 2.4e-6, -2.4e-6], np.float32)
+    assert _compare_one("y", close, want).ok  # was a mismatch under 1e-5 |IR| + 1e-6 per element
+    far = want + np.array([0, 0, 4e-5, 0], np.float32)
+    row = _compare_one("y", far, want)
+    assert not row.ok and row.max_rel == pytest.approx(4e-5 / 3.3, rel=1e-3)
+    f16 = _compare_one("y", np.array([1000, 1.5], np.float16), np.array([1000, 0.5], np.float16))
+    assert f16.ok and f16.tolerance == "0.001 x max|IR| + 0.001"  # 1 <= 1e-3 x 1000 + 1e-3
+    assert not _compare_one("y", np.array([1000, 2.5], np.float16), np.array([1000, 0.5], np.float16)).ok
+
+
 def test_relative_error_is_against_the_output_scale():
     got = np.array([100.0, 1e-9 + 1e-7], np.float32)
     want = np.array([100.0, 1e-9], np.float32)
     row = _compare_one("y", got, want)
-    assert row.ok and row.tolerance == "1e-05 rel + 1e-06 abs"
+    assert row.ok and row.tolerance == "1e-05 x max|IR| + 1e-06"
     assert row.max_rel == pytest.approx(float(np.float32(1e-9 + 1e-7) - np.float32(1e-9)) / 100.0)
 
 
