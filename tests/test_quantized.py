@@ -448,6 +448,83 @@ def test_constant_table_gather(tied, tmp_path):
     assert_close(run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0], "logits", ulps=4, atol=1e-5)  # f32 sums
 
 
+def _conv_weights(wtype: str, zero_point: bool, per: str, ftype: str, grouped: bool, rng):
+    """NNCF's convolution weights: Const(wtype) -> Convert(ftype) [-> Subtract zp] -> Multiply(scale ftype)
+    [-> Convert(f32)], a scale (and zero point) per output channel or per (group, channel) (GroupConvolution's
+    [G, O, 1, 1, 1]: WavLM's positional convolution). Returns a function building the subgraph, and its
+    output shape."""
+    lo, hi = QRANGE[wtype]
+    g, o, i, k = 2, 4, 3, 3
+    shape = [g, o, i, k, k] if grouped else [g * o, i, k, k]
+    pshape = ([g, o] if per == "group" else [1, o]) + [1] * 3 if grouped else [g * o, 1, 1, 1]
+    q, zp = rng.integers(lo, hi + 1, shape), rng.integers(lo, hi + 1, pshape)
+    scale = (rng.random(pshape) * 0.02 + 0.001).astype({"f16": np.float16, "f32": np.float32}[ftype])
+
+    def build():
+        w = ops.convert(ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(shape), q.reshape(-1).tolist()), ftype)
+        if zero_point:
+            w = ops.subtract(w, ops.convert(ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(pshape),
+                                                           zp.reshape(-1).tolist()), ftype))
+        w = ops.multiply(w, ops.constant(scale))
+        return w if ftype == "f32" else ops.convert(w, "f32")
+    return build, shape
+
+
+def _conv(x, w, grouped: bool):
+    return (ops.group_convolution if grouped else ops.convolution)(x, w, [1, 1], [1, 1], [1, 1], [1, 1])
+
+
+CONV_WEIGHTS = [
+    pytest.param(wtype, zp, per, ftype, grouped,
+                 id=f"{wtype}-{'zp' if zp else 'sym'}-{per}-{ftype}-{'group' if grouped else 'conv'}")
+    for wtype in ("u8", "i8", "u4", "i4") for zp in (True, False) for per in ("channel", "group")
+    for ftype in ("f16", "f32") for grouped in (True, False)
+    if not (wtype in ("u4", "i4") and (ftype == "f32" or per == "group"))
+]
+
+
+@pytest.mark.parametrize("wtype, zero_point, per, ftype, grouped", CONV_WEIGHTS)
+def test_convolution_weights_match_cpu_plugin(wtype, zero_point, per, ftype, grouped, tmp_path):
+    """Compressed convolution weights as OpenVINO's CPU plugin at f32 computes them: (w - zp) * scale in f32 (its
+    weights are these bit for bit; the reference rounds the product to an f16 scale's type, and DequantizeLinear
+    did too: WavLM's NNCF int8 / int4 IRs were 5-8e-4 of max|output| off). f16 chains (and scales along two dims)
+    are folded on the initializers, still 8- or 4-bit in the file; f32 per-channel chains stay DequantizeLinear
+    (exact). The Conv's weights are compared element for element, the layer within f32 summation order: on the
+    same f32 weights onnxruntime's Conv and the plugin's differ by up to ~2e-7 of max|output|."""
+    rng = np.random.default_rng(abs(hash((wtype, zero_point, per, ftype, grouped))) % 2**32)
+    build, shape = _conv_weights(wtype, zero_point, per, ftype, grouped, rng)
+    plugin = np.asarray(ov.Core().compile_model(ov.Model([build()], []), "CPU", CPU_EXACT)([])[0])
+    channels = shape[0] * shape[2] if grouped else shape[1]
+    x = ops.parameter([-1, channels, 7, 5], np.float32, name="x")
+    xml = _save(ov.Model([_conv(x, build(), grouped)], [x], "conv"), tmp_path)
+    model = convert(xml)
+    conv = next(n for n in model.graph.node if n.op_type == "Conv")
+    model.graph.output.append(onnx.helper.make_tensor_value_info(conv.input[1], onnx.TensorProto.FLOAT, None))
+    feeds = [rng.standard_normal((2, channels, 7, 5)).astype(np.float32)]
+    got, weights = run_onnx(model, feeds)
+    assert weights.dtype == np.float32
+    assert weights.shape == ((shape[0] * shape[1], *shape[2:]) if grouped else tuple(shape))
+    np.testing.assert_array_equal(weights, plugin.reshape(weights.shape))
+    # the plugin's layer computes with those weights: the same output bit for bit with them as a Constant
+    const = ops.constant(weights.reshape(shape))
+    cpu = ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)
+    want = np.asarray(cpu(feeds)[0])
+    np.testing.assert_array_equal(np.asarray(ov.Core().compile_model(
+        ov.Model([_conv(x, const, grouped)], [x]), "CPU", CPU_EXACT)(feeds)[0]), want)
+    magnitude = np.asarray(ov.Core().compile_model(ov.Model([_conv(x, ops.constant(np.abs(weights.reshape(shape))),
+                                                                   grouped)], [x]), "CPU", CPU_EXACT)(
+        [np.abs(feeds[0])])[0])
+    terms = int(np.prod(shape[-3:]))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.all(np.abs(got - want) <= terms * 2.0**-24 * magnitude), np.abs(got - want).max()
+    quant = {"u8": "UINT8", "i8": "INT8", "u4": "UINT4", "i4": "INT4"}[wtype]
+    assert quant in _initializer_types(model)
+    floats = [i for i in model.graph.initializer if i.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)]
+    assert all(np.prod(i.dims) < np.prod(shape) for i in floats), "weights were decompressed into floats"
+    folded = ftype == "f16" or (grouped and per == "group")
+    assert ("DequantizeLinear" in _ops(model)) == (not folded), _ops(model)
+
+
 def test_non_integer_zero_point_stays_layer_by_layer(tmp_path):
     """A zero point of 2.5 is no DequantizeLinear zero point: Cast, Sub, Mul on the u4 weights."""
     rng = np.random.default_rng(11)

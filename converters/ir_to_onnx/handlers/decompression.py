@@ -9,6 +9,8 @@ weight FakeQuantizes)::
 becomes one DequantizeLinear on the compressed constant (per tensor, per axis, or
 blocked with ``block_size`` for group-wise 4-bit weights: [N, G, g] reshaped to [N, G*g]),
 exact to OpenVINO's reference (the product is rounded to the scale's type, as there).
+8-bit weights of MatMuls, and weights of convolutions with f16 scales, are instead ``(w - zp) * scale`` in f32 on
+the initializers (folded by onnxruntime at load): OpenVINO's CPU plugin at f32 keeps them in f32, bit for bit.
 i8 weights of a MatMul or convolution whose other input is a FakeQuantize (int8 PTQ: u8 Q/DQ
 activations) are stored as u8, shifted by 128 with the zero point: onnxruntime fuses such Q/DQ
 pairs into integer kernels, whose u8 x i8 products saturate int16 on x86 without VNNI (0.05 off
@@ -375,6 +377,15 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
     if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
             any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
         d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
+        return []
+    if d.block_size is None and d.out_type.ov == "f32" and (d.float_type.ov == "f16" or d.broadcast) and any(_is(u, "Convolution") or _is(u, "GroupConvolution")
+                                                              for u in users) and \
+            not _beside_quantized_activation(d.last, consumers, producers):
+        # convolution weights (8- or 4-bit, per channel or per tensor, or a scale along several dims): the CPU
+        # plugin at f32 computes (w - zp) * scale in f32 (bit for bit), where DequantizeLinear with the IR's f16
+        # scale rounds each weight to f16 as the reference does (WavLM's NNCF int8: 5e-4 of max|output| off). f32
+        # scales (DequantizeLinear exact) and int8 PTQ's Q/DQ convolutions keep DequantizeLinear.
+        d.folded = True
         return []
     if not users or not USE_MATMUL_NBITS:
         return []
