@@ -104,3 +104,18 @@ def optimised_op_types(model, tmp_path) -> list[str]:
     opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
     ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node]
+
+
+def near_half_levels(il, ih, around: int) -> np.ndarray:
+    """For every level k of a 256-level FakeQuantize over [il, ih]: the f32 value nearest k + 0.5 and ``around``
+    ulps either side (its rounding boundaries, where the last ulp picks the level), as a [1, N] row."""
+    values = []
+    for k in range(255):
+        x = np.float32(il + (k + 0.5) / 255 * (np.float64(ih) - il))
+        values.append(x)
+        for direction in (np.float32(-np.inf), np.float32(np.inf)):
+            v = x
+            for _ in range(around):
+                v = np.nextafter(v, direction)
+                values.append(v)
+    return np.array(values, np.float32).reshape(1, -1)

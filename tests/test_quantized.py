@@ -22,7 +22,7 @@ import openvino.opset13 as ops  # noqa: E402
 from converters.ir import IRError  # noqa: E402
 from converters.ir_reader import read_ir  # noqa: E402
 from converters.ir_to_onnx import convert_ir_file, ir_to_onnx  # noqa: E402
-from helpers import bits  # noqa: E402
+from helpers import bits, near_half_levels  # noqa: E402
 from onnx_ext.domain import DOMAIN  # noqa: E402
 from ir_testing import assert_close, convert, evaluate_ir, run_onnx  # noqa: E402
 from real_models.cache import cache_dir  # noqa: E402
@@ -1027,21 +1027,6 @@ def test_cpu_plugin_fake_quantize_picks_other_levels(tmp_path):
     _assert_qdq_close(got, want, lo, hi)
 
 
-def _near_half_levels(il: np.float32, ih: np.float32, around: int) -> np.ndarray:
-    """For every level k: the f32 values whose level (x - il) / (ih - il) * 255, in f32, is k + 0.5
-    or within ``around`` ulps of x of it (the FakeQuantize rounding boundaries)."""
-    values = []
-    for k in range(255):
-        x = np.float32(il + (k + 0.5) / 255 * (np.float64(ih) - il))
-        values += [x]
-        for direction in (np.float32(-np.inf), np.float32(np.inf)):
-            v = x
-            for _ in range(around):
-                v = np.nextafter(v, direction)
-                values.append(v)
-    return np.array(values, np.float32).reshape(1, -1)
-
-
 def test_fake_quantize_at_rounding_boundaries(tmp_path):
     """TFLite int8 MobileNetV3Small (OpenVINO's TFLite frontend; issue 20): an activation
     FakeQuantize [0, 0.94847876] whose input lands within a few ulps of a half level, the level
@@ -1049,7 +1034,7 @@ def test_fake_quantize_at_rounding_boundaries(tmp_path):
     reference for each (half to even where the f32 level is exactly k + 0.5); the CPU plugin
     (CPU_EXACT: x * scale + shift) picks the neighbouring level for some."""
     il, ih = np.float32(0), np.float32(0.94847876)
-    x = _near_half_levels(il, ih, around=4)
+    x = near_half_levels(il, ih, around=4)
     level = (x - il) / (ih - il) * np.float32(255)
     ties = level == np.floor(level) + np.float32(0.5)
     assert ties.sum() >= 200  # the exact ties are there to test

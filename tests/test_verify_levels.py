@@ -23,28 +23,15 @@ import openvino.opset13 as ops
 import converters
 from converters import cli
 from converters.verify.compare import FAKE_QUANTIZE_TOLERANCE
+from helpers import near_half_levels
 from ir_testing import save_ir
 
 LOW, HIGH = np.float32(0), np.float32(0.94847876)
 
 
-def _near_half_levels(around: int = 4) -> np.ndarray:
-    """For every level k of [LOW, HIGH] in 256 levels: the f32 value nearest k + 0.5 and ``around`` ulps either side."""
-    values = []
-    for k in range(255):
-        x = np.float32(LOW + (k + 0.5) / 255 * (np.float64(HIGH) - LOW))
-        values.append(x)
-        for direction in (np.float32(-np.inf), np.float32(np.inf)):
-            v = x
-            for _ in range(around):
-                v = np.nextafter(v, direction)
-                values.append(v)
-    return np.array(values, np.float32).reshape(1, -1)
-
-
 def _deep_int8(tmp_path):
     """The IR, its ONNX conversion and the input (an .npz)."""
-    x0 = _near_half_levels()
+    x0 = near_half_levels(LOW, HIGH, around=4)
     rng = np.random.default_rng(0)
     x = ops.parameter(list(x0.shape), np.float32, name="x")
     h = ops.fake_quantize(x, *(ops.constant(v) for v in (LOW, HIGH, LOW, HIGH)), 256)
