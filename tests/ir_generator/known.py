@@ -150,6 +150,11 @@ KNOWN: list[tuple[str, str, str]] = [
      "OpenVINO: its reference evaluate of a broadcasting binary op with an empty input ([0, 3, 4] and [3, 4]) "
      "corrupts the heap (free(): invalid pointer, SIGSEGV or SIGABRT at a later stage, not every run; Maximum and "
      "Add seen, checked 2026-11-27); onnxruntime runs the conversion and gives [0, 3, 4]"),
+    (r"^Gelu-(2|7)\[[^\]]*\$rank=0\b[^\]]*\]f32:", r"1 of 1 values differ",
+     "one value in Gelu's far negative tail (x < -3): 1 + erf(x / sqrt(2)) cancels in f32, and both sides lose "
+     "~1e-4 of it, on either side of the exact value (x = -3.7015967: exact -3.96528e-4, ours -3.96476e-4, "
+     "OpenVINO's CPU plugin -3.96587e-4; seed 82, 2026-11-28); at rank 0 the value is the output's largest "
+     "magnitude, so the tolerance relative to it does not absorb the cancellation as it does at other ranks"),
 ]
 
 
