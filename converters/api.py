@@ -143,8 +143,8 @@ def convert_all(sources, dst, *, to: str | None = None, jobs: int = 1, progress:
     try:
         bound = inspect.signature(convert).bind(None, None, **options)  # a wrong keyword: now, not once per file
     except TypeError as e:
-        keywords = [p.name for p in inspect.signature(convert).parameters.values() if p.kind is p.KEYWORD_ONLY]
-        raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(keywords)})") from None
+        raise TypeError(f"convert_all: {e} (the options are convert's keywords: {', '.join(convert_defaults())})") \
+            from None
     bound.apply_defaults()
     options = {k: v for k, v in bound.arguments.items() if k not in ("src", "dst")}
     _check_options(options)  # once for all files: batch.convert_job calls convert_checked
@@ -208,11 +208,15 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
 def _check_options(options: Mapping) -> None:
     """What ``options`` (every keyword of ``convert``) cannot be, whatever the source: weight options that
     conflict, verification options without ``verify``."""
-    conflict = WeightOptions(options["contrib"], options["int8_activations"], options["requantize_int4"],
-                             options["rope_in_attention"]).conflict()
+    conflict = _weight_options(options).conflict()
     if conflict:
         raise ConvertError(conflict)
     _check_verify_options(given_options(options), options["verify"])
+
+
+def _weight_options(options: Mapping) -> WeightOptions:
+    return WeightOptions(options["contrib"], options["int8_activations"], options["requantize_int4"],
+                         options["rope_in_attention"])
 
 
 def convert_checked(src, dst, options: Mapping) -> Conversion:
@@ -220,8 +224,7 @@ def convert_checked(src, dst, options: Mapping) -> Conversion:
     ``convert``, or once for all files by ``convert_all``)."""
     dst = Path(dst)
     inline, verify, external_data, inputs = (options[k] for k in ("inline", "verify", "external_data", "inputs"))
-    weight_options = WeightOptions(options["contrib"], options["int8_activations"], options["requantize_int4"],
-                                   options["rope_in_attention"])
+    weight_options = _weight_options(options)
     given = given_options(options)
     kind = conversion_kind(src)
     if kind is not None:

@@ -368,23 +368,29 @@ def _folded_f32(ctx: Context, d: Decompression) -> None:
 # --- MatMulNBits and row gathers -------------------------------------------------------------
 
 
+def _folds_in_f32(ctx: Context, d: Decompression, users, consumers, producers) -> bool:
+    """Whether the weights become ``(w - zp) * scale`` in f32 on the initializers (``_folded_f32``) instead:
+    8-bit weights of a MatMul (8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU: no 8-bit
+    kernel), and convolution weights with an f16 scale or a scale along several dims (8- or 4-bit, per channel or
+    per tensor): the CPU plugin at f32 computes (w - zp) * scale in f32, bit for bit, where DequantizeLinear with
+    the IR's f16 scale rounds each weight to f16 as the reference does (WavLM's NNCF int8: 5e-4 of max|output|
+    off). f32 scales (DequantizeLinear exact) and int8 PTQ's Q/DQ convolutions keep DequantizeLinear."""
+    if d.block_size is not None or d.out_type.ov != "f32":
+        return False
+    if from_numpy(d.weights.dtype).bits == 8 and any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
+        return True
+    convolved = any(_is(u, "Convolution") or _is(u, "GroupConvolution") for u in users)
+    return convolved and (d.float_type.ov == "f16" or d.broadcast) and \
+        not _beside_quantized_activation(d.last, consumers, producers)
+
+
 def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> list[Layer]:
     """Every consumer of the subgraph, when each can take the weights compressed: a MatMul as MatMulNBits
     (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
     if d.table is not None:
         return _nf4_users(ctx, d, users)
-    if from_numpy(d.weights.dtype).bits == 8 and d.block_size is None and d.out_type.ov == "f32" and \
-            any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
-        d.folded = True  # 8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU (no 8-bit kernel)
-        return []
-    if d.block_size is None and d.out_type.ov == "f32" and (d.float_type.ov == "f16" or d.broadcast) and any(_is(u, "Convolution") or _is(u, "GroupConvolution")
-                                                              for u in users) and \
-            not _beside_quantized_activation(d.last, consumers, producers):
-        # convolution weights (8- or 4-bit, per channel or per tensor, or a scale along several dims): the CPU
-        # plugin at f32 computes (w - zp) * scale in f32 (bit for bit), where DequantizeLinear with the IR's f16
-        # scale rounds each weight to f16 as the reference does (WavLM's NNCF int8: 5e-4 of max|output| off). f32
-        # scales (DequantizeLinear exact) and int8 PTQ's Q/DQ convolutions keep DequantizeLinear.
+    if _folds_in_f32(ctx, d, users, consumers, producers):
         d.folded = True
         return []
     if not users or not USE_MATMUL_NBITS:

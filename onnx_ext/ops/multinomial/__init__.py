@@ -174,15 +174,20 @@ def _draw_all(g: BodyBuilder, et: ElementType, ct: int, u: str, cdf: str, n: str
     # the class indices [B, C] (INT32: onnxruntime compares [B, C] with [B, 1] ~3x faster than [1, C] with [B, 1])
     classes = g("Expand", g("Cast", g("Range", g.const(0), g("ReduceSum", g("Shape", cdf, start=1, end=2), keepdims=0),
                                        g.const(1)), to=onnx.TensorProto.INT32), g("Shape", cdf))
+    # [B, C / BLOCK, BLOCK], the cdf's blocks, once for every step: every dim written (onnxruntime cannot resolve
+    # a -1 beside a batch of 0)
+    blocked = g("Concat", g("Shape", cdf, start=0, end=1), g("Div", g("Shape", cdf, start=1, end=2),
+                                                             g.const([BLOCK])), g.const([BLOCK]), axis=0)
     if samples:
         taken = []
         for j in range(samples):
-            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes)
+            k, cdf = _sample_step(g, et, ct, g("Gather", u, g.const([j]), axis=1), cdf, classes, blocked)
             taken.append(k)
         return g("Concat", *taken, axis=1)
     name, b = "mn", g.branch()
     steps = g("Unsqueeze", g("Transpose", u, perm=[1, 0]), g.const([2]))  # [n, B, 1]: a step's one Gather
-    k, cdf_out = _sample_step(b, et, ct, b("Gather", steps, f"{name}_step", axis=0), f"{name}_cdf_in", classes)
+    k, cdf_out = _sample_step(b, et, ct, b("Gather", steps, f"{name}_step", axis=0), f"{name}_cdf_in", classes,
+                              blocked)
     b("Identity", cdf_out, out=f"{name}_cdf_out")
     b("Squeeze", k, b.const([1]), out=f"{name}_sample")
     _, stacked = g.loop(name, g("Squeeze", n, g.const([0])), b, f"{name}_step", carried={"cdf": (cdf, ct, None)},
@@ -198,15 +203,12 @@ def _first_hit(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
     return b("ArgMax", hit, axis=1, keepdims=1), hit
 
 
-def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
+def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str, blocked: str) -> tuple[str, str]:
     """The first class with u <= cdf ([B, 1] INT64; none: 0) and whether there is one ([B, 1] BOOL), on a cdf of
     ``BLOCK``-class blocks (padded with -inf, without NaN): the first block whose maximum is >= u holds the first
     hit (one ReduceMax pass over the cdf, ~7x cheaper than LessOrEqual, Cast and ArgMax over it), then the first
-    hit within that block."""
-    # [B, C / BLOCK, BLOCK], every dim written: onnxruntime cannot resolve a -1 beside a batch of 0
-    count = b("Div", b("Shape", cdf, start=1, end=2), b.const([BLOCK]))
-    blocks = b("Reshape", cdf, b("Concat", b("Shape", cdf, start=0, end=1), count, b.const([BLOCK]), axis=0),
-               allowzero=1)
+    hit within that block (``blocked``: the shape [B, C / BLOCK, BLOCK])."""
+    blocks = b("Reshape", cdf, blocked, allowzero=1)
     top = b("ReduceMax", blocks, b.const([2]), keepdims=0)
     kb, hits = _first_hit(b, uj, top)
     k, _ = _first_hit(b, uj, b("GatherND", blocks, kb, batch_dims=1))  # (no hit: block 0, class 0)
@@ -214,11 +216,12 @@ def _first_hit_blocked(b: BodyBuilder, uj: str, cdf: str) -> tuple[str, str]:
     return b("Add", b("Mul", kb, b.const(BLOCK)), k), found
 
 
-def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str) -> tuple[str, str]:
+def _sample_step(b: BodyBuilder, et: ElementType, ct: int, uj: str, cdf: str, classes: str,
+                 blocked: str) -> tuple[str, str]:
     """One sample ([B, 1] INT64) for the uniforms ``uj`` [B, 1] (``classes``: the class indices [B, C]): the first
     class with u <= cdf (none: 0, cdf unchanged; ``_first_hit_blocked``) and the cdf with its probability p taken
     out (cdf[k] -= p for k >= the class, cdf /= 1 - p, in the probs' type)."""
-    k, found = _first_hit_blocked(b, uj, cdf)
+    k, found = _first_hit_blocked(b, uj, cdf, blocked)
     at_k = b("GatherElements", cdf, k, axis=1)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(ct)
     zero, one = b.const(0.0, dtype), b.const(1.0, dtype)
