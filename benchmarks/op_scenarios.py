@@ -54,6 +54,10 @@ class Scenario:
     of_largest: float | None = None
     #: Compare (a) with (b) and (c) (False: they draw other random numbers by design).
     compare: bool = True
+    #: Rows of (a)'s and (c)'s [R, 6] outputs (class, score, box) whose scores are closer than this may come in
+    #: either order: OpenVINO's MulticlassNms sorts take such scores as equal, which orders nothing (the CPU
+    #: plugin's order of two scores 1.2e-7 apart changes with the thread count; docs/spec-corrections.md).
+    ties_within: float | None = None
 
     @property
     def key(self) -> str:

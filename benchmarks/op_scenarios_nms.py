@@ -133,7 +133,7 @@ def multiclass_nms_scenarios():
             return ov.Model(node.outputs(), [pb, ps], "bench")
 
         out.append(Scenario("MulticlassNms", name, what, False, ov_model, None, {"boxes": boxes, "scores": scores},
-                            out_elements=attrs["keep_top_k"] * 6, vs="openvino"))
+                            out_elements=attrs["keep_top_k"] * 6, vs="openvino", ties_within=1e-6))
     return out
 
 

@@ -177,12 +177,15 @@ def _universe() -> dict[int, str]:
     return {t.onnx: t.ov for t in ELEMENT_TYPES + PACKED_TYPES + FP8_TYPES}
 
 
-def _code(type_str: str) -> int | None:
+def type_code(type_str: str) -> int | None:
+    """The ONNX element type of onnx's type string ("tensor(float)", or "float" as its messages name it; its
+    DataType's name in lower case); None for anything else (a type parameter "T", "seq(tensor(float))")."""
     import onnx
 
-    name = type_str.removeprefix("tensor(").removesuffix(")")
-    special = {"float": onnx.TensorProto.FLOAT, "double": onnx.TensorProto.DOUBLE, "bool": onnx.TensorProto.BOOL}
-    return special.get(name, getattr(onnx.TensorProto, name.upper(), None))
+    try:
+        return onnx.TensorProto.DataType.Value(type_str.removeprefix("tensor(").removesuffix(")").upper())
+    except ValueError:
+        return None
 
 
 def _schemas(opset: int) -> dict:
@@ -234,7 +237,7 @@ def _probe(schema, opset: int, attrs: dict) -> dict:
     if schema.has_function or schema.has_context_dependent_function:
         optional = range(n_inputs, len(schema.inputs))
     given = list(range(n_inputs)) + [i for i in optional if i >= n_inputs]
-    allowed = {c.type_param_str: [c_ for c_ in map(_code, c.allowed_type_strs) if c_ in universe]
+    allowed = {c.type_param_str: [c_ for c_ in map(type_code, c.allowed_type_strs) if c_ in universe]
                for c in schema.type_constraints}
     params, carriers = [], []
     slot_types: dict[int, object] = {}
@@ -248,7 +251,7 @@ def _probe(schema, opset: int, attrs: dict) -> dict:
                 carriers.append(i)
             slot_types[i] = formal.type_str
         else:
-            slot_types[i] = _code(formal.type_str)
+            slot_types[i] = type_code(formal.type_str)
     # the data's type parameter first: the first one of several types (Where's T, not its bool B)
     order = sorted(range(len(params)), key=lambda j: len(allowed[params[j]]) < 2)
     params, carriers = [params[j] for j in order], [carriers[j] for j in order]

@@ -25,7 +25,7 @@ from onnx_ext.types import UnknownElementType, from_onnx
 
 from ..ir import IRError
 from ..verify.runners import onnxruntime_name as ort_name
-from .kernels import has_kernel, refused_at_run, run_refusals, table
+from .kernels import has_kernel, refused_at_run, run_refusals, table, type_code
 
 #: What the user can do about a model the converter made and would not load: the IR is not at fault
 #: (its declared types and dims were checked before, shape_hints.py), the translation is.
@@ -56,17 +56,10 @@ def schema_refusal(message: str) -> str | None:
     found = _ONNX_TYPE.search(message) or _ORT_TYPE.search(message)
     if found is None:
         return None
-    et = _ov_name(_onnx_type_code(found["type"]))
+    et = _ov_name(type_code(found["type"]) or 0)
     # onnx names the schema's input (X), onnxruntime the value
     value = f"its input {found['param']}" if found.re is _ONNX_TYPE else f"value {found['param']!r}"
     return f"ONNX's {found['op']} has no {et} type ({value}, opset {onnx_ext.ONNX_OPSET}): {limitation('ONNX')}"
-
-
-def _onnx_type_code(name: str) -> int:
-    try:
-        return onnx.TensorProto.DataType.Value(name.upper())
-    except ValueError:
-        return 0
 
 
 def check_loadable(model: onnx.ModelProto, inferred: dict, source: str, owners: dict) -> None:

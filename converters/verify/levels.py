@@ -99,14 +99,13 @@ def _onnx_name(port, values: set[str]) -> str | None:
     return next((n for n in names if n in values), None)
 
 
-def localise(xml, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs, backend: str,
+def localise(ov_model, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs, backend: str,
              label: str, onnx_label: str, quantized: float) -> Localised | None:
-    """Every probe's input and output from the IR; the ONNX model run with each probe's output pinned to the IR's
-    (a graph input in its place), so that each stretch between FakeQuantizes is compared on the same levels. None
-    when the IR has no activation FakeQuantize the ONNX model names."""
+    """Every probe's input and output from the IR (``ov_model``, as run_ir read it); the ONNX model run with each
+    probe's output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is
+    compared on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
     import openvino as ov
 
-    ov_model = ov.Core().read_model(str(xml))
     nodes, found, upstream = probes(ov_model, onnx_model)
     if not found:
         return None

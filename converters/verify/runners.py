@@ -106,19 +106,20 @@ IROutputs = list[tuple[tuple[str, ...], np.ndarray]]
 
 
 def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
-           label: str | None = None) -> tuple[IROutputs, str, str]:
-    """The IR's outputs, the backend that ran and a note on the choice. ``backend`` None: the
+           label: str | None = None) -> tuple[IROutputs, str, str, object]:
+    """The IR's outputs, the backend that ran, a note on the choice and the ``openvino.Model`` read (None with
+    numpy: levels.py follows a quantized model's levels on it without reading the IR again). ``backend`` None: the
     reference, else the CPU plugin where the reference fails; numpy without openvino."""
     label = label or str(xml)
     if backend == "numpy" or (backend is None and not _have_openvino()):
-        return _run_numpy(ir, feeds, label), "numpy", "" if backend else "openvino is not installed"
+        return _run_numpy(ir, feeds, label), "numpy", "" if backend else "openvino is not installed", None
     if not _have_openvino():
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
     with native_logs():
         return _run_openvino(xml, feeds, backend, label)
 
 
-def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str]:
+def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str, object]:
     import openvino as ov
 
     core = ov.Core()
@@ -128,15 +129,15 @@ def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutput
         raise VerifyError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
     values = _ov_feed_order(model, feeds, label)
     if backend == "cpu":
-        return _guard(_run_cpu, core, model, values, label, "cpu"), "cpu", ""
+        return _guard(_run_cpu, core, model, values, label, "cpu"), "cpu", "", model
     try:
-        return _run_reference(model.clone(), values), "reference", ""
+        return _run_reference(model.clone(), values), "reference", "", model
     except Exception as e:
         if backend == "reference":
             raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
         reason = short_reason(ov_message(e))
     outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ")
-    return outs, "cpu", f"the reference: {reason}"
+    return outs, "cpu", f"the reference: {reason}", model
 
 
 def run_openvino_model(model, feeds: Mapping[str, np.ndarray], backend: str, label: str) -> IROutputs:

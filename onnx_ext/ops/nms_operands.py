@@ -9,6 +9,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import OpInputError
+from ..types import from_onnx, from_ov
 from .base import Operand
 
 
@@ -47,6 +48,11 @@ def nms_output_shape(attrs: dict, operands: Sequence[Operand]) -> tuple:
     dims = [*(scores.shape if scores.rank == 3 else ()), *(boxes.shape[:2] if boxes.rank == 3 else ())]
     empty = 0 in dims or (limit.value is not None and limit.value.size == 1 and int(limit.value.reshape(-1)[0]) == 0)
     return (0 if empty else None, 3), (0 if empty else None, 3), (1,)
+
+
+def nms_output_types(attrs: dict, operands: Sequence[Operand]) -> tuple:
+    # selected_indices and valid_outputs of output_type (an ONNX element type), selected_scores f32
+    return from_onnx(attrs["output_type"]), from_ov("f32"), from_onnx(attrs["output_type"])
 
 
 def nms_outputs(rows: list, sort_result_descending: bool, output_type: str) -> tuple:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from .. import attributes as attr
 from ..context import Context, Value
 from ..registry import translator
-from .nn import AUTO_PAD, conv_filters, conv_window, explicit_pads
+from .nn import AUTO_PAD, FOLDED_FILTERS, conv_filters, conv_window, explicit_pads
 from .shape import const_ints
 
 
@@ -111,15 +111,17 @@ def _window_at_run_time(ctx: Context, layer, data: Value, filters: str, strides:
     ctx.emit("Pad", [full], data.type, ctx.out(0), extra=[pads], mode="constant")
 
 
-#: What the translators may emit (_window_at_run_time: an output_shape known at run time only).
-_EMITS = ("Add", "Cast", "ConvTranspose", "Concat", "Div", "Max", "Neg", "Pad", "Reshape", "Shape", "Sub")
+#: What _window_at_run_time may emit (the output_shape cast and flattened by as_i64).
+_WINDOW_AT_RUN_TIME = ("Add", "Cast", "Concat", "ConvTranspose", "Div", "Max", "Neg", "Pad", "Reshape", "Shape",
+                       "Sub")
 
 
-@translator("ConvolutionBackpropData", since=1, emits=_EMITS)
+@translator("ConvolutionBackpropData", since=1, emits=("ConvTranspose", "Pad", *_WINDOW_AT_RUN_TIME))
 def convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT"))
 
 
-@translator("GroupConvolutionBackpropData", since=1, emits=_EMITS)
+@translator("GroupConvolutionBackpropData", since=1,
+            emits=("ConvTranspose", "Pad", *FOLDED_FILTERS, *_WINDOW_AT_RUN_TIME))
 def group_convolution_backprop_data(ctx: Context, layer) -> None:
     _conv_transpose(ctx, layer, *conv_filters(ctx, "C_IN, C_OUT", grouped_op="GroupConvolutionBackpropData"))

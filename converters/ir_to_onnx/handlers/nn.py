@@ -105,6 +105,8 @@ def pad_at_run_time(ctx: Context, x: str, attrs: dict, kernel: list[int], stride
 
 #: What pad_at_run_time may emit.
 RUN_TIME_PADS = ("Add", "Concat", "Div", "Max", "Mul", "Pad", "Shape", "Sub")
+#: What conv_filters may emit: grouped filters known at run time only, folded.
+FOLDED_FILTERS = ("Concat", "Reshape", "Shape")
 
 
 # --- convolutions ---------------------------------------------------------------------
@@ -167,7 +169,7 @@ def convolution(ctx: Context, layer) -> None:
     _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN"))
 
 
-@translator("GroupConvolution", since=1, emits=("Concat", "Conv", "Reshape", "Shape", *RUN_TIME_PADS))
+@translator("GroupConvolution", since=1, emits=("Conv", *FOLDED_FILTERS, *RUN_TIME_PADS))
 def group_convolution(ctx: Context, layer) -> None:
     """Filters [GROUPS, C_OUT/GROUPS, C_IN/GROUPS, spatial...] become ONNX's [C_OUT, ...] with ``group``."""
     _conv(ctx, layer, *conv_filters(ctx, "C_OUT, C_IN", grouped_op="GroupConvolution"))

@@ -14,10 +14,9 @@ from typing import Sequence
 
 import onnx
 
-from ...types import from_onnx, from_ov
 from ..base import Attr, Bodies, OpSpec, Operand, require_bool, require_index_type
 from ..multiclass_nms import INDEX_TYPES
-from ..nms_operands import check_nms_operands, nms_output_shape
+from ..nms_operands import check_nms_operands, nms_output_shape, nms_output_types
 from .bodies import HELPERS, NMSRotated
 from .reference import nms_rotated_reference
 
@@ -67,8 +66,7 @@ SPEC = OpSpec(
     check_attributes=check_attributes,
     check_operands=check_operands,
     select_body=lambda attrs, operands: "general",
-    output_type=lambda attrs, operands: (from_onnx(attrs["output_type"]), from_ov("f32"),
-                                         from_onnx(attrs["output_type"])),
+    output_type=nms_output_types,
     output_shape=output_shape,
     bodies=Bodies(NMSRotated, {"general": NMSRotated}),
     helpers=HELPERS,

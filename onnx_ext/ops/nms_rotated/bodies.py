@@ -19,6 +19,7 @@ from onnxscript import BOOL, DOUBLE, FLOAT, INT64, script
 
 from ...domain import op, ov_ext
 from ..multiclass_nms.bodies import _mc_same, _nms_boxes_checked
+from ..non_max_suppression.bodies import _nms_outputs
 
 #: The reference's parallel-edge test ``fabs(det) <= 1e-14`` (1e-14 as f32 is just above the double).
 PARALLEL = 9.99999982e-15
@@ -318,13 +319,10 @@ def NMSRotated(boxes, scores, max_output_boxes_per_class, iou_threshold, score_t
     else:
         rows = op.Identity(ids)
         values = op.Identity(picked)
-    triples = op.Concat(op.Cast(op.Slice(rows, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]),
-                                         op.Constant(value_ints=[1])), to=FLOAT.dtype),
-                        op.Unsqueeze(values, op.Constant(value_ints=[1])), axis=1)
-    valid = op.Shape(rows, start=0, end=1)
-    return op.Cast(rows, to=output_type), triples, op.Cast(valid, to=output_type)
+    indices, triples, valid = _nms_outputs(rows, values, output_type=output_type)
+    return indices, triples, valid
 
 
 #: Functions of the domain the body calls.
-HELPERS = (_mc_same, _nms_boxes_checked, _nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_geometry, _nmsr_iou,
-           _nmsr_pairs, _nmsr_select)
+HELPERS = (_mc_same, _nms_boxes_checked, _nms_outputs, _nmsr_corners, _nmsr_next, _nmsr_inside, _nmsr_geometry,
+           _nmsr_iou, _nmsr_pairs, _nmsr_select)

@@ -25,6 +25,18 @@ _NEG_INF = float("-inf")
 
 
 @script(ov_ext, default_opset=op)
+def _nms_outputs(rows, values, output_type: int):
+    # rows [R, 3] i64 (image, class, box) in output order, values [R] f32 -> NonMaxSuppression-5's outputs
+    # (NMSRotated's too): selected_indices [R, 3] and valid_outputs [1] of output_type, selected_scores [R, 3] f32
+    # (image, class, score)
+    triples = op.Concat(op.Cast(op.Slice(rows, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]),
+                                         op.Constant(value_ints=[1])), to=FLOAT.dtype),
+                        op.Unsqueeze(values, op.Constant(value_ints=[1])), axis=1)
+    valid = op.Shape(rows, start=0, end=1)
+    return op.Cast(rows, to=output_type), triples, op.Cast(valid, to=output_type)
+
+
+@script(ov_ext, default_opset=op)
 def _snms_corners(b, center: int):
     # b [N, M, 4] -> (y_min, x_min, y_max, x_max): corners in either order sorted, or (x_c, y_c, w, h) decoded
     axis = op.Constant(value_ints=[2])
@@ -290,12 +302,10 @@ def NonMaxSuppression(boxes, scores, max_output_boxes_per_class, iou_threshold, 
     else:
         rows = op.Identity(ids)
         values = op.Identity(picked)
-    triples = op.Concat(op.Cast(op.Slice(rows, op.Constant(value_ints=[0]), op.Constant(value_ints=[2]),
-                                         op.Constant(value_ints=[1])), to=FLOAT.dtype),
-                        op.Unsqueeze(values, op.Constant(value_ints=[1])), axis=1)
-    valid = op.Shape(rows, start=0, end=1)
-    return op.Cast(rows, to=output_type), triples, op.Cast(valid, to=output_type)
+    indices, triples, valid = _nms_outputs(rows, values, output_type=output_type)
+    return indices, triples, valid
 
 
 #: Functions of the domain the body calls.
-HELPERS = (_mc_same, _nms_boxes_checked, _snms_corners, _snms_tail, _snms_decay, _snms_take, _snms_select)
+HELPERS = (_mc_same, _nms_boxes_checked, _nms_outputs, _snms_corners, _snms_tail, _snms_decay, _snms_take,
+           _snms_select)
