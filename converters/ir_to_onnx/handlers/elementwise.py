@@ -79,7 +79,7 @@ def _data_type(ctx: Context, v: Value):
 # --- arithmetic -------------------------------------------------------------------
 
 _ARITH = {"Add": ("Add", "bits"), "Subtract": ("Sub", "bits"), "Multiply": ("Mul", "bits"),
-          "Maximum": ("Max", "value"), "Minimum": ("Min", "value"), "Power": ("Pow", "value")}
+          "Power": ("Pow", "value")}
 
 
 def _arith(ctx: Context, layer) -> None:
@@ -90,6 +90,26 @@ def _arith(ctx: Context, layer) -> None:
 
 for _op, (_onnx_op, _) in _ARITH.items():
     translator(_op, since=1, emits=(_onnx_op, *_PDPD))(_arith)
+
+
+def _nan_free(v: Value) -> bool:
+    return v.const is not None and not np.isnan(np.asarray(v.const, np.float64)).any()
+
+
+@translator("Maximum", since=1, emits=("Cast", "Identity", "Less", "Max", "Where", *_PDPD))
+@translator("Minimum", since=1, emits=("Cast", "Identity", "Less", "Min", "Where", *_PDPD))
+def min_max(ctx: Context, layer) -> None:
+    maximum = layer.type.lower() == "maximum"
+    x, y, a, b = binary_inputs(ctx, layer)
+    et = _data_type(ctx, a)
+    if not et.is_float or _nan_free(b):
+        ctx.emit("Max" if maximum else "Min", [x, y], et, ctx.out(0))
+        return
+    # OpenVINO's reference is `x < y ? y : x` (Minimum: `y < x ? y : x`): a NaN in x is kept, one in y
+    # dropped; onnxruntime's Max and Min propagate both. (Signed zeros: onnxruntime's Where turns a -0 taken
+    # from its first branch into +0.)
+    less = ctx.emit("Less", [x, y] if maximum else [y, x], et, result_type=_BOOL)
+    where(ctx, less, Value(y, et, None), Value(x, et, None), ctx.out(0))
 
 
 @translator("SquaredDifference", since=1, emits=("Mul", "Sub", *_PDPD))
