@@ -155,7 +155,6 @@ def test_onnxruntime_generates_openvinos_tokens(family, precision, prompt, llm_c
         fused = {k for k, ops in unlisted.items() if ops <= set(FUSED_OPS)}  # the fusions after the translation
         assert not {k: v for k, v in unlisted.items() if k not in fused}
         counts = {op: sum(n.op_type == op for n in model.graph.node) for op in FUSED_OPS[:4]}
-        counts["RotaryEmbedding"] += _packed_rotations(model)
         assert counts == dict(zip(FUSED_OPS[:4], _fused(family))), counts
         makers = {o: n.op_type for n in model.graph.node for o in n.output}
         softmaxes = sum(op == "Softmax" for op in makers.values())  # the experts' routers' (Phi-MoE's: 2 a layer)
@@ -194,21 +193,6 @@ def test_int4_experts_are_exact(llm_cache):
 
 #: Softmaxes left: the experts' routers (Phi-MoE's: 2 a layer), GPT-OSS's attention with its sink (not fused).
 SOFTMAXES = {"mixtral": 2, "qwen2_moe": 2, "qwen3_moe": 2, "phimoe": 4, "gpt_oss": 4}
-
-
-def _packed_rotations(model) -> int:
-    """The RotaryEmbeddings that rotate q and k at once (the exact form's packed q/k/v: ``Reshape(RotaryEmbedding)``
-    as a GroupQueryAttention's packed input, without ``do_rotary``)."""
-    makers = {o: n for n in model.graph.node for o in n.output}
-    count = 0
-    for node in model.graph.node:
-        if node.op_type != "GroupQueryAttention" or node.input[1] or \
-                any(a.name == "do_rotary" and a.i for a in node.attribute):
-            continue
-        reshape = makers.get(node.input[0])
-        rope = makers.get(reshape.input[0]) if reshape is not None and reshape.op_type == "Reshape" else None
-        count += rope is not None and rope.op_type == "RotaryEmbedding"
-    return count
 
 
 def _fused(family: str) -> tuple[int, int, int, int]:

@@ -411,29 +411,23 @@ def _assert_constant_tables(model: onnx.ModelProto, names: list[str]) -> None:
 
 @pytest.mark.parametrize("pad", [0, 2])
 def test_rotary_reads_tables_of_positions(pad):
-    """``positions`` (a model folder's context length): q and k rotated at ``position_ids`` from cos/sin tables
-    of that many rows, computed at load, instead of the angles of the step's positions and their row indices,
-    computed at each step; and by one RotaryEmbedding on the packed q/k/v (read as S * (H / KV + 2) tokens of
-    KV heads, v's at position 0, whose row rotates by nothing) feeding the attention packed, in place of the
-    Split and two RotaryEmbeddings: bit for bit the same, a left-padded prompt and a step after it; a position
+    """``positions`` (a model folder's context length): each RotaryEmbedding takes ``position_ids`` and cos/sin
+    tables of that many rows, computed at load, instead of the angles of the step's positions and their row
+    indices, computed at each step: bit for bit the same, a left-padded prompt and a step after it; a position
     past the tables is onnxruntime's error (as the model builder's)."""
     model = _with_ir_mask(_attention_block())
     per_step, _, _ = fuse_for_onnxruntime(model)
     fused, _, report = fuse_for_onnxruntime(model, positions=32)
     assert report.counts["rotary position tables"] == 2 and "rotary in attention" not in report.counts
-    assert report.counts["rotary packed"] == 1
     ops = Counter(n.op_type for n in fused.graph.node)
     # the per-step angles (Reshape, Cast, Mul) with their Cos and Sin, the rows' indices (Shape, ReduceProd,
-    # Range, Reshape), the Split and a RotaryEmbedding go; the tables' Mul, Cos and Sin (run at load), the
-    # tokens' positions (Reshape, Mul, Reshape) and the packed tokens' two Reshapes come instead
+    # Range, Reshape); the tables' Mul, Cos and Sin (run at load) come instead
     assert Counter(n.op_type for n in per_step.graph.node) - ops == Counter(
-        {"Constant": 4, "Shape": 1, "Cast": 1, "ReduceProd": 1, "Range": 1, "Split": 1, "RotaryEmbedding": 1}), ops
-    assert ops - Counter(n.op_type for n in per_step.graph.node) == Counter({"Reshape": 1, "Mul": 1}), ops
-    (rope,) = [n for n in fused.graph.node if n.op_type == "RotaryEmbedding"]
-    gqa = next(n for n in fused.graph.node if n.op_type == "GroupQueryAttention")
-    assert list(gqa.input[1:3]) == ["", ""] and {n.op_type for n in _upstream(fused, [rope.input[1]])} == \
-        {"Reshape", "Mul"} and "position_ids" in {x for n in _upstream(fused, [rope.input[1]]) for x in n.input}
-    _assert_constant_tables(fused, list(rope.input[2:4]))
+        {"Reshape": 3, "Constant": 4, "Shape": 1, "Cast": 1, "ReduceProd": 1, "Range": 1}), ops
+    assert not ops - Counter(n.op_type for n in per_step.graph.node)
+    ropes = [n for n in fused.graph.node if n.op_type == "RotaryEmbedding"]
+    assert len(ropes) == 2 and {r.input[1] for r in ropes} == {"position_ids"}
+    _assert_constant_tables(fused, [x for r in ropes for x in r.input[2:4]])
     rng = np.random.default_rng(pad)
     feeds = {k: v for k, v in _feeds(2, 0, 6, pad, rng).items() if k not in ("x", "bias")}
     want, got = _run(per_step, feeds), _run(fused, feeds)
@@ -499,13 +493,10 @@ def test_rope_in_attention(k_first):
 
 
 def test_rope_in_attention_needs_a_head_size_of_16s():
-    """Head size 8: the kernel's caches do not take it; the exact form stays (q/k/v rotated packed)."""
+    """Head size 8: the kernel's caches do not take it; the exact form stays."""
     fused, _, report = fuse_for_onnxruntime(_attention_block(), positions=32, rope_in_attention=True)
     ops = [node.op_type for node in fused.graph.node]
-    assert report.counts["rotary in attention"] == 0 and report.counts["rotary packed"] == 1, report.counts
-    gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
-    assert ops.count("RotaryEmbedding") == 1 and "Split" not in ops and \
-        not [a for a in gqa.attribute if a.name == "do_rotary" and a.i], ops
+    assert report.counts["rotary in attention"] == 0 and ops.count("RotaryEmbedding") == 2, ops
 
 
 def _residual_rms_norm(shape: list[int]) -> onnx.ModelProto:

@@ -36,9 +36,6 @@ onnx_ir passes, in this order:
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level). Other
   linear layers on one input (gate and up) stay apart: merged, they would need a Split on the calling thread;
-- with ``positions`` (RoPE read from tables), the exact form's Split of q/k/v and two RotaryEmbeddings -> one
-  RotaryEmbedding on the packed q/k/v (v's tokens at position 0, a rotation by nothing) feeding
-  GroupQueryAttention packed, the same bits: see ``_packed_rotations``;
 - opt-in (``positions``, a folder's ``rope_in_attention``), not exact for padded batches: a layer's Split of
   q/k/v, its two RotaryEmbeddings and its attention -> one ``GroupQueryAttention`` with ``do_rotary``, as the
   model builder emits it: see ``_rotary_in_attention``.
@@ -1287,94 +1284,6 @@ def _rotary_position_tables(graph: ir.Graph, positions: int) -> int:
     return done
 
 
-# --- the exact form's q and k rotated by one RotaryEmbedding on the packed q/k/v --------------------------------
-#
-# ``Split(qkv) -> RotaryEmbedding(q), RotaryEmbedding(k) -> GroupQueryAttention(q', k', v)`` (the exact form,
-# rotated at ``position_ids`` from the tables above) is, per layer,
-#     packed = Reshape(RotaryEmbedding(Reshape(qkv, [0, -1, KV*D]), tokens, cos, sin), [0, -1, (H + 2 KV) D])
-#     GroupQueryAttention(packed, None, None, ...)
-# the packed [B, S, (H + 2 KV) D] read as B rows of S * (H / KV + 2) tokens of KV heads each: q's H / KV tokens
-# and k's rotated at the row's ``position_ids[b, s]``, v's at position 0, whose table row is Cos(0) = 1 and
-# Sin(0) = 0 exactly, so v comes out x * 1 - y * 0 = x (the sign of a zero result aside; NaN for an infinite
-# y). Each head is rotated by the same kernel with the same table row as before: the same bits. The token
-# positions ``Reshape(Reshape(position_ids, [0, -1, 1]) * [1, ..., 1, 0], [0, -1])`` are built once a step
-# (3 kernels); per layer the Split's copies and one RotaryEmbedding launch go, two Reshapes (no copy) come.
-
-
-def _packed_rotations(graph: ir.Graph) -> int:
-    """The rewrite above where a GroupQueryAttention's q and k are ``_split_rotations``'s, both rotated at the
-    same ``position_ids`` (a graph input) by the same ``_rotary_tables`` (row 0 the angle 0); how many."""
-    tokens: dict = {}
-    done = 0
-    for node in list(graph):
-        if node.op_type != "GroupQueryAttention" or node.domain != MS_DOMAIN or len(node.inputs) < 11:
-            continue
-        found = _split_rotations(node)
-        if found is None:
-            continue
-        split, (rq, rk) = found
-        heads, kv_heads = node.attributes.get_int("num_heads", 0), node.attributes.get_int("kv_num_heads", 0)
-        half = _table_width(rq.inputs[2])
-        if list(rq.inputs[1:4]) != list(rk.inputs[1:4]) or half is None or _table_width(rq.inputs[3]) != half or \
-                rq.inputs[1].graph is None or rq.inputs[1].producer() is not None or \
-                kv_heads <= 0 or heads % kv_heads:
-            continue
-        packed = _in_qkv_order(split, [rq.inputs[0], rk.inputs[0], node.inputs[2]])
-        if packed is None:
-            continue
-        per_row, width = heads // kv_heads + 2, kv_heads * 2 * half  # tokens a position, a token's width
-        key = (rq.inputs[1].name, per_row)
-        if key not in tokens:
-            tokens[key] = _token_positions(graph, rq.inputs[1], per_row)
-        rows = ir.node("Reshape", [packed, _int64s(graph, [0, -1, width])])
-        rotated = ir.node("RotaryEmbedding", [rows.outputs[0], tokens[key], *rq.inputs[2:4]],
-                          {"interleaved": 0}, domain=MS_DOMAIN)
-        back = ir.node("Reshape", [rotated.outputs[0], _int64s(graph, [0, -1, per_row * width])])
-        attributes = {k: a.value for k, a in node.attributes.items()}
-        fused = ir.node("GroupQueryAttention", [back.outputs[0], None, None, *node.inputs[3:]], attributes,
-                        domain=MS_DOMAIN, num_outputs=len(node.outputs))
-        graph.insert_before(node, [rows, rotated, back, fused])
-        declared = [(v.name, v.type, v.shape) for v in node.outputs]  # present.N.*: the graph's outputs as they were
-        for old, new in zip(node.outputs, fused.outputs):
-            old.replace_all_uses_with(new, replace_graph_outputs=True)
-        graph.remove(node, safe=True)
-        for value, (name, type_, shape) in zip(fused.outputs, declared):
-            value.name, value.type, value.shape = name, type_, shape
-        done += 1
-    return done
-
-
-def _table_width(table: ir.Value) -> int | None:
-    """half (D / 2) when ``table`` is ``_rotary_tables``' Cos or Sin (of ``Mul(positions [P, 1], inverse
-    frequencies [1, half])``, the positions from 0), else None."""
-    node = table.producer()
-    mul = _producer(node.inputs[0], "Mul") if node is not None and node.op_type in ("Cos", "Sin") else None
-    if mul is None or any(x.const_value is None for x in mul.inputs):
-        return None
-    rows, freqs = (x.const_value.numpy() for x in mul.inputs)
-    if rows.ndim != 2 or rows.shape[1] != 1 or rows.size == 0 or rows[0, 0] != 0 or freqs.ndim != 2 or \
-            freqs.shape[0] != 1:
-        return None
-    return int(freqs.shape[1])
-
-
-def _int64s(graph: ir.Graph, values: list[int]) -> ir.Value:
-    """An int64 initializer of ``values`` (a Reshape's target, a Mul's factors)."""
-    v = ir.Value(name=f"rotary/packed{len(graph.initializers)}", const_value=ir.tensor(np.array(values, np.int64)))
-    graph.register_initializer(v)
-    return v
-
-
-def _token_positions(graph: ir.Graph, positions: ir.Value, per_row: int) -> ir.Value:
-    """[B, S * per_row]: ``positions[b, s]`` for the first per_row - 1 tokens of each (q's and k's), 0 for the
-    last (v's); at the top of the graph."""
-    column = ir.node("Reshape", [positions, _int64s(graph, [0, -1, 1])])
-    spread = ir.node("Mul", [column.outputs[0], _int64s(graph, [1] * (per_row - 1) + [0])])
-    flat = ir.node("Reshape", [spread.outputs[0], _int64s(graph, [0, -1])])
-    graph.insert_before(next(iter(graph)), [column, spread, flat])
-    return flat.outputs[0]
-
-
 # --- all of it ---------------------------------------------------------------------------------------------
 
 #: The ops the rewrites emit.
@@ -1450,7 +1359,6 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
         report.counts["rotary in attention"] = _rotary_in_attention(ir_model.graph, positions)
     if positions:
         report.counts["rotary position tables"] = _rotary_position_tables(ir_model.graph, positions)
-        report.counts["rotary packed"] = _packed_rotations(ir_model.graph)
     _concatenate_weights(ir_model.graph, by_name)
     report.counts["weights transposed"] = _transposed_weights(ir_model.graph, by_name)
     if not report.total:
