@@ -195,10 +195,10 @@ def _with_ir_mask(model: onnx.ModelProto) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("batch, past, new, pad", [(2, 0, 6, 2), (3, 6, 1, 3), (1, 4, 3, 0)])
 def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
-    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 13 kernels
-    shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast; the
-    causal part a Trilu of the padding rows), the same bias as the domain's (any padding) and the same
-    attention."""
+    """The IR's mask once the attention is fused: rebuilt from ``attention_mask`` and ``input_ids`` in 11 kernels
+    shared with the attention's ``seqlens_k`` and ``total_sequence_length`` (no domain node, no Broadcast): the
+    padding rows as the bias, the causal part the attention's ``causal=1``; the same attention (any padding, a
+    hole) for every row that attends to something."""
     model = _with_ir_mask(_attention_block())
     fused, _, report = fuse_for_onnxruntime(model)
     assert report.counts["attention mask"] == 5  # the padding rows, the first position, the 3 Ranges left
@@ -207,8 +207,7 @@ def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
     gqa = next(node for node in fused.graph.node if node.op_type == "GroupQueryAttention")
     mask_nodes = _upstream(fused, [gqa.input[5], gqa.input[6], gqa.input[10]])
     assert sorted(n.op_type for n in mask_nodes) == sorted(
-        ["Shape", "Shape", "Concat", "Sub", "Cast", "Unsqueeze", "Expand", "Trilu", "Where", "Cast", "Sub", "Shape",
-         "Expand"])
+        ["Shape", "Shape", "Concat", "Cast", "Unsqueeze", "Expand", "Where", "Cast", "Sub", "Shape", "Expand"])
     feeds = _feeds(batch, past, new, pad=pad, rng=np.random.default_rng(past))
     del feeds["bias"], feeds["x"]
     feeds["input_ids"] = np.random.default_rng(past).integers(0, VOCAB, (batch, new))
@@ -218,7 +217,9 @@ def test_ir_mask_in_fewer_kernels(batch, past, new, pad):
     allowed = (np.arange(total)[None, :] <= np.arange(past, total)[:, None])[None] & (mask[:, None, :] != 0)
     want = np.where(allowed, 0, -65504).astype(np.float32)[:, None]
     assert np.array_equal(_value_of(model, "bias", feeds), want)
-    assert np.array_equal(_value_of(fused, gqa.input[10], feeds), want)
+    padding = np.where(mask[:, None, None, :] != 0, 0, -65504).astype(np.float32)  # the causal part: causal=1
+    assert np.array_equal(_value_of(fused, gqa.input[10], feeds), np.broadcast_to(padding, want.shape))
+    assert next(a.i for a in gqa.attribute if a.name == "causal") == 1
     sessions = [ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]) for m in (model, fused)]
     (unfused_y,), (fused_y,) = (s.run(["y"], feeds) for s in sessions)
     valid = allowed.any(axis=-1)  # rows that attend to something

@@ -30,8 +30,8 @@ onnx_ir passes, in this order:
 - then the IR's attention mask in fewer kernels (the padding rows gathered by flat index are the mask
   unsqueezed; the first cache position a Where; the counting Range-4s ONNX Ranges): see
   ``_simplify_attention_mask``; and where it is then recognised as the causal-and-padding mask, rebuilt from
-  the shapes of ``attention_mask`` and ``input_ids`` in 13 kernels with the attention's lengths (the causal
-  part a Trilu of the padding rows): see ``_lean_attention_mask``;
+  the shapes of ``attention_mask`` and ``input_ids`` in 11 kernels with the attention's lengths (the padding
+  part only: the causal part is the attention's ``causal=1``): see ``_lean_attention_mask``;
 - an attention's q, k and v linear layers (reading the same input, constant weights): one MatMul on the
   weights concatenated (a Concat of constants onnxruntime folds at load) and a Split, or one MatMulNBits on
   the 4-bit blocks, scales and zero points concatenated (same bits, block size and accuracy level). Other
@@ -568,17 +568,19 @@ def _plain_range(graph: ir.Graph, r: ir.Node) -> int:
 # they are -- ``total`` = past + length, past = ``attention_mask``'s width minus ``input_ids``' (what
 # ``_read_length_from_mask`` made), length = dim 1 of a tensor whose leading dims are ``input_ids``' (the
 # embedding and what follows it) -- it is
-#     allowed = Trilu(Expand(padding rows, [1, 1, S, 1]), T - S, upper=0)   # [B, 1, S, T]
-#     bias = Where(allowed, zero, minimum)
-# (Trilu keeps key t of query row s where t <= s + T - S: the causal condition, the same booleans as
-# ``LessOrEqual(Range(0, T), Unsqueeze(Range(T - S, T), [1]))`` and its And with the padding rows, in 2
-# kernels fewer) with T and S read once from the shapes of ``attention_mask`` and ``input_ids``, which the
-# GroupQueryAttentions' ``seqlens_k`` and ``total_sequence_length`` read too: 13 kernels in all. The causal
-# part cannot be left to the kernel: onnxruntime 1.31's GroupQueryAttention with ``causal=1`` and the
-# padding rows alone attends within the causal window, but its sums round differently (every row of a
-# prompt, and steps, differ in the last bits from ``causal=0`` with the IR's whole bias). Exact for
-# the inputs an LLM takes (``attention_mask`` [B, past + S], ``input_ids`` [B, S]: what the attention and
-# ``_read_length_from_mask`` take already); a mask with any other condition (a sliding window) is left as it is.
+#     bias = Where(Expand(padding rows, [1, 1, S, 1]), zero, minimum)   # [B, 1, S, T]
+# and the attention's ``causal=1`` (query s attends keys t <= s + T - S), with T and S read once from the shapes
+# of ``attention_mask`` and ``input_ids``, which the GroupQueryAttentions' ``seqlens_k`` and
+# ``total_sequence_length`` read too: 11 kernels in all (the causal part as a Trilu of the padding rows and
+# ``causal=0``: 13). onnxruntime 1.31's kernel then sums each row's softmax over its causal window only: the
+# same attention as ``causal=0`` with the whole bias (whose entries past the window are exp(min - max) = 0)
+# but for the last bits of its sums, except a row that attends to nothing (a query whose own token and all
+# before it are masked: left padding), which averages the values of its window instead of all T; its outputs
+# are read by nothing but the same masked rows (they are never attended to), the tokens and the logits of
+# the tokens attended to stay OpenVINO's (within f32 rounding). The kernel wants the bias's dim 2 equal to S
+# (no broadcast there), hence the Expand. Exact for the inputs an LLM takes (``attention_mask`` [B, past +
+# S], ``input_ids`` [B, S]: what the attention and ``_read_length_from_mask`` take already); a mask with any
+# other condition (a sliding window) is left as it is.
 
 
 def _lean_attention_mask(graph: ir.Graph) -> int:
@@ -601,23 +603,23 @@ def _lean_attention_mask(graph: ir.Graph) -> int:
         if causal is None or not _padding_rows_of(padding, mask) or not _causal(causal.producer(), mask, ids):
             continue
         shared = shared or _lengths_and_rows(graph, mask, ids)
-        rows = ir.node("Expand", [padding, shared[0][0]])
-        allowed = ir.node("Trilu", [rows.outputs[0], shared[0][1]], attributes={"upper": 0})
-        lean = ir.node("Where", [allowed.outputs[0], *where.inputs[1:]])
-        graph.insert_before(where, [rows, allowed, lean])
+        rows = ir.node("Expand", [padding, shared[0]])
+        lean = ir.node("Where", [rows.outputs[0], *where.inputs[1:]])
+        graph.insert_before(where, [rows, lean])
         for node in attentions:
             if len(node.inputs) > 10 and node.inputs[10] is bias:
                 node.replace_input_with(5, shared[1])
                 node.replace_input_with(6, shared[2])
                 node.replace_input_with(10, lean.outputs[0])
+                node.attributes["causal"] = ir.AttrInt64("causal", 1)
         done += 1
     return done
 
 
-def _lengths_and_rows(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple[tuple, ir.Value, ir.Value]:
-    """(``[1, 1, S, 1]``, which the padding rows are expanded to, and T - S, the diagonal of the causal Trilu),
-    ``seqlens_k`` (T - 1 for every row) and ``total_sequence_length`` (T), from the shapes of ``attention_mask``
-    [B, T] and ``input_ids`` [B, S]; at the top of the graph (they read its inputs only)."""
+def _lengths_and_rows(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """``[1, 1, S, 1]`` (which the padding rows are expanded to), ``seqlens_k`` (T - 1 for every row) and
+    ``total_sequence_length`` (T), from the shapes of ``attention_mask`` [B, T] and ``input_ids`` [B, S]; at the
+    top of the graph (they read its inputs only)."""
     nodes = []
 
     def const(name, value, dtype=np.int64):
@@ -629,16 +631,15 @@ def _lengths_and_rows(graph: ir.Graph, mask: ir.Value, ids: ir.Value) -> tuple[t
         nodes.append(ir.node(op_type, inputs, attributes=attributes))
         return nodes[-1].outputs[0]
 
-    # T and S as one-element vectors straight from Shape (no Gather): Trilu and the attention's
-    # total_sequence_length take those as scalars in onnxruntime
+    # T and S as one-element vectors straight from Shape (no Gather): the attention's total_sequence_length
+    # takes that as a scalar in onnxruntime
     total, length = add("Shape", [mask], start=1, end=2), add("Shape", [ids], start=1, end=2)
     one = const("ones", [1])
     rows = add("Concat", [one, one, length, one], axis=0)
-    past = add("Sub", [total, length])
     total32 = add("Cast", [total], to=ir.DataType.INT32)
     seqlens = add("Expand", [add("Sub", [total32, const("one32", 1, np.int32)]), add("Shape", [mask], start=0, end=1)])
     graph.insert_before(next(iter(graph)), nodes)
-    return (rows, past), seqlens, total32
+    return rows, seqlens, total32
 
 
 def _single(value: ir.Value) -> ir.Value:
@@ -1289,7 +1290,7 @@ def _rotary_position_tables(graph: ir.Graph, positions: int) -> int:
 FUSED_OPS = ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", "GroupQueryAttention",
              "RotaryEmbedding", "MatMulNBits", "MatMul", "Split", "Concat", "Reshape", "Transpose", "Constant",
              "Shape", "Squeeze", "Cast", "Sub", "Expand", "Gather", "ReduceProd", "Range", "Cos", "Sin", "Identity",
-             "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul", "Trilu")
+             "Unsqueeze", "Less", "LessOrEqual", "And", "Where", "GatherBlockQuantized", "Mul")
 #: Applied in turn: the residual Add joins a norm the first made, the attention takes the rotated q and k.
 RULES = (pattern.RewriteRuleSet([pattern.RewriteRule(_rms_norm, _simplified_layer_norm, _is_rms_norm)], commute=True),
          pattern.RewriteRuleSet([pattern.RewriteRule(_residual_norm, _skip_simplified_layer_norm, _is_residual)], commute=True),
