@@ -426,6 +426,12 @@ def test_flags_that_conflict_are_named_as_flags(capsys, tmp_path, flags, expecte
     assert not dst.exists()
 
 
+def test_to_that_agrees_with_one_model_is_accepted(capsys, tmp_path):
+    """docs/converters.md: --to is refused on one model only where it contradicts the DST's suffix."""
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--to", "onnx")
+    assert status == 0 and not err and out == f"wrote {tmp_path / 'm.onnx'}\n"
+
+
 _OURS = "IR -> ONNX and optimum-intel LLM folders"
 
 
