@@ -182,7 +182,7 @@ def _positive(text: str) -> int:
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="print only errors (one line each)")
-    g.add_argument("-v", "--verbose", action="store_true", help="also print timings, inputs, and tracebacks of bugs")
+    g.add_argument("-v", "--verbose", action="store_true", help="also print timings, the inputs' shapes and types, and tracebacks of bugs")
 
 
 def _add_input_flags(p: argparse.ArgumentParser) -> None:
@@ -257,7 +257,7 @@ def _show_report(args, report) -> int:
 
 
 #: After a table with a MISMATCH: how to tell a real difference from a tolerance or a backend's.
-MISMATCH_HINT = ("to look closer: -v prints the inputs, --inputs FILE.npz runs yours, --backend reference|cpu|numpy "
+MISMATCH_HINT = ("to look closer: -v prints the inputs' shapes, --inputs FILE.npz runs yours, --backend reference|cpu|numpy "
                  "another IR side; the tolerances: docs/verify.md")
 
 
@@ -350,12 +350,19 @@ def _weight_options(args) -> dict:
                 rope_in_attention=args.rope_in_attention)
 
 
+def _wrote(written, dst: Path) -> str:
+    """'wrote m.xml and m.bin'; a model folder's files as one folder and their names (a line, not seven paths)."""
+    if len(written) > 2 and all(path.parent == dst for path in written):
+        return f"wrote {dst}/: {', '.join(sorted(path.name for path in written))}"
+    return f"wrote {' and '.join(map(str, written))}"
+
+
 def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     from .api import convert
 
     start = time.perf_counter()
     result = convert(src, dst, inline=args.inline, verify=args.verify, **_weight_options(args), **options)
-    _say(args, f"wrote {' and '.join(map(str, result.written))}", *result.notes)
+    _say(args, _wrote(result.written, dst), *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
     return _show_report(args, result.report) if result.report else EXIT_OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -19,6 +20,15 @@ def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]])
         for (_, write), temp in zip(files, temps):
             with open(temp, "wb") as f:
                 write(f)
+
+
+def make_parent(path: Path) -> None:
+    """``path``'s folder, made if missing; a file in its place is "FILE: Not a directory" (mkdir said "File
+    exists", which reads as if the output were refused for existing)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as e:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), e.filename) from None
 
 
 def new_folder_mode() -> int:
@@ -45,7 +55,7 @@ def staged(paths: Sequence[Path]) -> Iterator[list[Path]]:
     folders: dict[Path, Path] = {}  # one per destination folder: a model finds its external data beside it
     try:
         for path in paths:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_parent(path)
             if path.parent not in folders:
                 folders[path.parent] = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
             temps.append(folders[path.parent] / path.name)

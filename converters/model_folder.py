@@ -27,7 +27,7 @@ from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
-from .files import staging_folder
+from .files import make_parent, staging_folder
 from .weight_options import WeightOptions
 
 MODEL_XML = "openvino_model.xml"
@@ -122,7 +122,7 @@ def _write(dst: Path, model, weights, genai: dict, copies: list[Path], check) ->
     ``check(model file)`` (onnxruntime makes a session of it) has not raised."""
     from .onnx_file import write_onnx
 
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(dst)
     stage = staging_folder(dst)
     try:
         for path in copies:

@@ -25,6 +25,8 @@ from pathlib import Path
 from onnx_ext.errors import OnnxExtError
 from onnx_ext.openvino import INSTALL_HINT, openvino_extensions
 
+from .files import make_parent
+
 
 def convert_onnx_file(onnx_path, xml_path) -> tuple[Path, Path]:
     """Read an .onnx file and write its IR: ``xml_path`` and the .bin beside it.
@@ -36,7 +38,7 @@ def convert_onnx_file(onnx_path, xml_path) -> tuple[Path, Path]:
     model = read_onnx(src)
     import openvino as ov
 
-    xml.parent.mkdir(parents=True, exist_ok=True)
+    make_parent(xml)
     bin_ = xml.with_suffix(".bin")
     with tempfile.TemporaryDirectory(prefix=f".{xml.name}.", dir=xml.parent) as tmp:
         staged = Path(tmp) / "model.xml"

@@ -271,6 +271,19 @@ def test_output_directory_named_in_one_line(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+@pytest.mark.parametrize("dst", ["afile/m.onnx", "afile/sub/m.onnx", "afile/m.xml"])
+def test_output_under_a_file_is_not_a_directory(tmp_path, capsys, dst):
+    """A file where the output's folder goes: "FILE: Not a directory" (mkdir's "File exists" read as if the
+    output were refused for existing), both directions, nothing written."""
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    (tmp_path / "afile").write_text("x")
+    status, out, err = run_main(capsys, "convert", onnx_path if dst.endswith(".xml") else EXAMPLE, tmp_path / dst)
+    named = tmp_path / dst.rsplit("/", 1)[0]
+    assert status == 2 and not out and err == f"onnx-ext: error: {named}: Not a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "m.onnx"]
+
+
 def test_existing_directory_as_destination_receives_the_file(tmp_path, capsys):
     (tmp_path / "dir.onnx").mkdir()
     status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "dir.onnx")
@@ -424,6 +437,12 @@ def test_flags_that_conflict_are_named_as_flags(capsys, tmp_path, flags, expecte
     status, out, err = run_main(capsys, "convert", EXAMPLE, dst, *flags)
     assert status == 2 and not out and err == f"onnx-ext: error: {expected.format(src=EXAMPLE, dst=dst)}\n"
     assert not dst.exists()
+
+
+def test_to_that_agrees_with_one_model_is_accepted(capsys, tmp_path):
+    """docs/converters.md: --to is refused on one model only where it contradicts the DST's suffix."""
+    status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--to", "onnx")
+    assert status == 0 and not err and out == f"wrote {tmp_path / 'm.onnx'}\n"
 
 
 _OURS = "IR -> ONNX and optimum-intel LLM folders"

@@ -310,6 +310,8 @@ def test_cli_converts_a_folder(llm_cache, tmp_path):
     run = _cli(src, out)
     assert run.returncode == 0, run.stderr
     assert "openvino_tokenizer.xml" in run.stdout and "not converted" in run.stdout
+    assert run.stdout.startswith(f"wrote {out}/: config.json, genai_config.json, ")  # one folder, the files' names
+    assert "model.onnx, model.onnx.data" in run.stdout.splitlines()[0]
     assert (out / "model.onnx").exists() and (out / "genai_config.json").exists()
     mask = os.umask(0o022)
     os.umask(mask)

@@ -114,7 +114,11 @@ def test_unreadable_npz(models, capsys, tmp_path):
     npz = tmp_path / "in.npz"
     npz.write_bytes(b"not a zip")
     status, _, err = run(capsys, "verify", xml, xml.with_suffix(".onnx"), "--inputs", npz)
-    assert status == 2 and f"{npz}: cannot read inputs" in one_error_line(err)
+    assert status == 2 and one_error_line(err) == (f"onnx-ext: error: {npz}: cannot read inputs (not an .npz archive: "
+                                                   "numpy.savez(path, NAME=array, ...) writes one)")
+    np.save(tmp_path / "one.npy", np.zeros(3))  # a single array: numpy's other format
+    status, _, err = run(capsys, "verify", xml, xml.with_suffix(".onnx"), "--inputs", tmp_path / "one.npy")
+    assert status == 2 and "one.npy: cannot read inputs (not an .npz archive" in one_error_line(err)
 
 
 def test_models_that_do_not_belong_together(models, capsys, tmp_path):

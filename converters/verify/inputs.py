@@ -116,9 +116,10 @@ def _random_array(rng, et: ElementType, shape, policy: InputPolicy) -> np.ndarra
 
 def load_inputs(path: str | Path) -> dict[str, np.ndarray]:
     try:
+        with open(path, "rb") as f:  # np.load takes any other bytes for a pickle and says so
+            if f.read(2) != b"PK":
+                raise ValueError("not an .npz archive: numpy.savez(path, NAME=array, ...) writes one")
         with np.load(path, allow_pickle=False) as npz:
-            if not hasattr(npz, "files"):
-                raise ValueError("a single array, not an .npz archive")
             return {k: npz[k] for k in npz.files}
     except FileNotFoundError:
         raise
