@@ -114,9 +114,9 @@ def localise(xml, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], 
     ir_values = [v for _, v in run_openvino_model(ov.Model(ports, ov_model.get_parameters(), "levels"), feeds,
                                                   backend, label)]
     ir_side = [(ir_values[2 * i], ir_values[2 * i + 1]) for i in range(len(found))]
-    outputs = {o.name for o in onnx_model.graph.output}  # (one of them stays what the model computes)
-    pinned = {p.output: ir_side[i][1] for i, p in enumerate(found) if p.output not in outputs}
-    own = [f"{p.output}/own" if p.output in pinned else p.output for p in found]
+    # every probe pinned, a graph output too (what comes after it reads the IR's levels); its own value NAME/own
+    pinned = {p.output: ir_side[i][1] for i, p in enumerate(found)}
+    own = [f"{p.output}/own" for p in found]
     wanted = [n for p, o in zip(found, own) for n in (p.data, o)]
     values = {**feeds, **pinned}
     ours = {**values, **run_onnx(_pinned(onnx_model, pinned, wanted), values, onnx_label)}
@@ -145,14 +145,17 @@ def localise(xml, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], 
 
 
 def _pinned(model: onnx.ModelProto, pinned: Mapping[str, np.ndarray], wanted: list[str]) -> onnx.ModelProto:
-    """``model`` whose values ``pinned`` are graph inputs (their producers' outputs renamed NAME/own), with the
-    values ``wanted`` (those computed) after its outputs."""
+    """``model`` whose values ``pinned`` are graph inputs (their producers' outputs, and graph outputs of that
+    name, renamed NAME/own), with the values ``wanted`` (those computed) after its outputs."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     for node in copy.graph.node:
         for k, name in enumerate(node.output):
             if name in pinned:
                 node.output[k] = f"{name}/own"
+    for output in copy.graph.output:
+        if output.name in pinned:
+            output.name = f"{output.name}/own"
     copy.graph.input.extend(onnx.helper.make_tensor_value_info(
         name, onnx.helper.np_dtype_to_tensor_dtype(value.dtype), None) for name, value in pinned.items())
     known = {o.name for o in copy.graph.output} | {i.name for i in copy.graph.input}
