@@ -86,10 +86,11 @@ def test_flips_at_rounding_boundaries_carried_to_the_logits_verify(tmp_path, cap
     assert sum(line.startswith("logits") for line in out) == 1  # one line per output
 
 
-@pytest.mark.parametrize("backend", ["cpu", None])
+@pytest.mark.parametrize("backend", ["cpu", None, "numpy"])
 def test_a_wrong_weight_scale_fails_naming_the_layer_after_it(tmp_path, capsys, backend):
     """The first MatMul's weights 5% off: fq0's levels differ far from any rounding boundary (with the CPU
-    plugin's flips at fq_in too): the verification fails naming fq0."""
+    plugin's flips at fq_in too): the verification fails naming fq0, on the numpy backend too (its IR side the
+    numpy references on the IR's own conversion)."""
     xml, onnx_path, inputs = _deep_int8(tmp_path)
     bad = _weights_scale_times(onnx_path, "mm0", 1.05, tmp_path / "bad.onnx")
     report = converters.verify(xml, bad, inputs=inputs, backend=backend)

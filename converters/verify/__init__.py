@@ -160,7 +160,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     quantized = quantized_tolerance(model)
     rows = compare(onnx_out, ir_out, quantized=quantized)
     levels = ""
-    if used != "numpy" and any(not r.ok and r.note in ("", "quantized") for r in rows):
+    if any(not r.ok and r.note in ("", "quantized") for r in rows):
         try:
             found = localise(xml, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
         except VerifyError as e:  # the rows stand as compared
