@@ -388,12 +388,14 @@ def _folds_in_f32(ctx: Context, d: Decompression, users, consumers, producers) -
     per channel or group-wise, whatever takes it; a scale along several dims (no DequantizeLinear layout); and the
     weights of a MatMul (onnxruntime rewrites DequantizeLinear + MatMul into kernels that quantize the activations,
     3e-3 of max off; 8-bit MatMulNBits is exact but 30x slower than f32: no 8-bit kernel) unless int8 activations
-    are asked for. f32 scales into other layers (DequantizeLinear exact) and int8 PTQ's Q/DQ pairs (a
-    FakeQuantize beside: onnxruntime's integer kernels) keep DequantizeLinear."""
+    are asked for. f32 scales into other layers (DequantizeLinear exact), int8 PTQ's Q/DQ pairs (a FakeQuantize
+    beside: onnxruntime's integer kernels) and 4-bit weights of MatMuls in standard ONNX (``contrib`` off: 4-bit in
+    memory, as the user chose over MatMulNBits) keep DequantizeLinear."""
     if d.out_type.ov != "f32":
         return False
-    if any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
-        return True
+    if any(_is(u, "MatMul") for u in users):
+        standard = not (ctx.root.weight_options.contrib and USE_MATMUL_NBITS)  # (the bench's DequantizeLinear form)
+        return not _int8_activations(ctx) and not (from_numpy(d.weights.dtype).bits == 4 and standard)
     return _weighted(users) and (d.float_type.ov == "f16" or d.broadcast) and \
         not _beside_quantized_activation(d.last, consumers, producers)
 
