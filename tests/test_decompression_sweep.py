@@ -35,6 +35,7 @@ CONSUMERS = {
     "conv_backprop": ((32, 4, 3, 3), (1,), 0),  # [C_in, C_out, kh, kw]
     "group_conv_backprop": ((2, 32, 3, 3, 3), (0, 2), 1),
     "gather": ((10, 32), (0,), 1),  # an embedding table [V, H], rows gathered
+    "tied": ((10, 32), (0,), 1),  # the same table as an lm_head too (tied embeddings): rows, then MatMul by it
 }
 
 
@@ -77,9 +78,10 @@ def _chain(wtype, held, pshape, shape, ftype, zero_point, matmul: bool, rng):
 def _consumer(kind: str, w, shape):
     """The layer taking ``w``, its parameter, and the parameter's value."""
     rng = np.random.default_rng(5)
-    if kind == "gather":
+    if kind in ("gather", "tied"):
         ids = ops.parameter([2, 3], np.int64, name="ids")
-        return ops.gather(w, ids, ops.constant(np.int64(0))), ids, rng.integers(0, shape[0], (2, 3))
+        rows = ops.gather(w, ids, ops.constant(np.int64(0)))
+        return rows if kind == "gather" else ops.matmul(rows, w, False, True), ids, rng.integers(0, shape[0], (2, 3))
     if kind.startswith("matmul"):
         k = shape[1] if kind == "matmul_tb" else shape[0]
         x = ops.parameter([2, 3, k], np.float32, name="x")
