@@ -256,8 +256,8 @@ def test_decompression_subgraph(wtype, group, zero_point, consumer, tmp_path):
     model = convert(xml)
     got, want = run_onnx(model, feeds)[0], evaluate_ir(xml, feeds)[0]
     nbits = consumer == "matmul" and wtype in ("u4", "i4")  # 4-bit weights of a MatMul: MatMulNBits
-    # 8-bit ones per channel: dequantized in f32 by ops on the constants, which onnxruntime folds at load
-    folded = consumer == "matmul" and not nbits and not group
+    # 8-bit ones (per channel or group-wise): dequantized in f32 by ops on the constants, which onnxruntime folds
+    folded = consumer == "matmul" and not nbits
     onnx_type = {"u8": "UINT8", "i8": "INT8", "u4": "UINT4", "i4": "INT4"}[wtype]
     floats = [i for i in model.graph.initializer if i.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)]
     assert all(np.prod(i.dims) < weights.size for i in floats), "weights were decompressed into floats"
@@ -400,16 +400,16 @@ def test_matmul_nbits_before_the_output_is_typed(tmp_path):
 @pytest.mark.parametrize("wtype, zero_point", [("u8", True), ("i8", False), ("u4", True)])
 def test_compressed_embedding_gather(wtype, zero_point, tmp_path):
     """NNCF keeps embeddings 8-bit (asymmetric: a zero point per row): the rows gathered from the 8-bit table
-    and dequantized (Gather, Cast, [Sub,] Mul); 4-bit tables: DequantizeLinear then Gather."""
+    and dequantized (Gather, Cast, [Sub,] Mul); 4-bit tables with f16 scales: dequantized in f32 on the
+    initializers (folded at load), then Gather."""
     rng = np.random.default_rng(16)
-    model_ov, _, weights = _decompression_model(wtype, None, zero_point, "output", n=50, k=16, rng=rng)
+    model_ov, _, _ = _decompression_model(wtype, None, zero_point, "output", n=50, k=16, rng=rng)
     table = model_ov.get_results()[0].input(0).get_source_output()
     ids = ops.parameter([-1, -1], np.int64, name="ids")
     xml = _save(ov.Model([ops.gather(table, ids, ops.constant(np.int64(0)))], [ids], "embedding"), tmp_path)
     model = convert(xml)
-    if wtype == "u4":
-        assert "DequantizeLinear" in _ops(model) and "Gather" in _ops(model)
-    else:  # nothing dequantized but the rows gathered
+    assert "DequantizeLinear" not in _ops(model) and {"Gather", "Mul"} <= _ops(model)
+    if wtype != "u4":  # nothing dequantized but the rows gathered
         assert "DequantizeLinear" not in _ops(model) and {"Gather", "Mul"} <= _ops(model)
         assert {"u8": "UINT8", "i8": "INT8"}[wtype] in _initializer_types(model)
         # the tables are constants: Gather-8 without a check or an If (out-of-range rows read a zero row)
@@ -421,13 +421,10 @@ def test_compressed_embedding_gather(wtype, zero_point, tmp_path):
     got = run_onnx(model, feeds)[0]
     reference = evaluate_ir(xml, feeds)[0]
     assert np.array_equal(bits(got[bad]), bits(reference[bad])) and not reference[bad].any()
-    if wtype == "u4":  # as OpenVINO's reference: each product rounded to the scale's f16
-        np.testing.assert_array_equal(got[~bad], weights[feeds[0][~bad]])
-        want = reference
-    else:  # 8-bit rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md); its rows of
-        # out-of-range indices are not zeros (memory past the table): compared with the reference above
-        want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
-        want[bad] = reference[bad]
+    # rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md; the reference rounds each product to
+    # the scale's f16); its rows of out-of-range indices are not zeros (memory past the table): the reference's
+    want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
+    want[bad] = reference[bad]
     assert_close(got, want, "embedding rows", ulps=0)
 
 

@@ -86,10 +86,11 @@ def test_flips_at_rounding_boundaries_carried_to_the_logits_verify(tmp_path, cap
     assert sum(line.startswith("logits") for line in out) == 1  # one line per output
 
 
-@pytest.mark.parametrize("backend", ["cpu", None])
+@pytest.mark.parametrize("backend", ["cpu", None, "numpy"])
 def test_a_wrong_weight_scale_fails_naming_the_layer_after_it(tmp_path, capsys, backend):
     """The first MatMul's weights 5% off: fq0's levels differ far from any rounding boundary (with the CPU
-    plugin's flips at fq_in too): the verification fails naming fq0."""
+    plugin's flips at fq_in too): the verification fails naming fq0, on the numpy backend too (its IR side the
+    numpy references on the IR's own conversion)."""
     xml, onnx_path, inputs = _deep_int8(tmp_path)
     bad = _weights_scale_times(onnx_path, "mm0", 1.05, tmp_path / "bad.onnx")
     report = converters.verify(xml, bad, inputs=inputs, backend=backend)
@@ -116,3 +117,46 @@ def test_a_wrong_weight_after_the_last_fake_quantize_is_named(tmp_path):
     assert report.summary().endswith("the conversion departs first at the layers after the last FakeQuantizes before "
                                      "output 'logits' (on the IR's levels: 0.05 of max|IR|, tolerance 0.01 x max|IR|)")
     assert row.max_rel > FAKE_QUANTIZE_TOLERANCE
+
+
+def _half_levels(levels: int, around: int = 4) -> np.ndarray:
+    """The f32 value nearest each half level of a ``levels``-level FakeQuantize over [LOW, HIGH], and ``around``
+    ulps either side, as a [1, N] row."""
+    values = []
+    for k in range(levels - 1):
+        x = np.float32(LOW + (k + 0.5) / (levels - 1) * (np.float64(HIGH) - LOW))
+        values.append(x)
+        for direction in (np.float32(-np.inf), np.float32(np.inf)):
+            v = x
+            for _ in range(around):
+                v = np.nextafter(v, direction)
+                values.append(v)
+    return np.array(values, np.float32).reshape(1, -1)
+
+
+def test_a_fake_quantize_output_is_judged_by_its_levels_and_pinned(tmp_path):
+    """A 16-level FakeQuantize that is a graph output ('q', its inputs at half levels: the CPU plugin flips most of
+    them, one level = 1/15 of the range, past the tolerance) and feeds a MatMul into another FakeQuantize ('y'):
+    'q' is judged by its levels (flips at rounding boundaries), and pinned to the IR's, so that the second
+    FakeQuantize's inputs are computed from the same levels (else its 256 levels move by the flipped ones' weights:
+    a departure at 'fq_y')."""
+    x0 = _half_levels(16)
+    x = ops.parameter(list(x0.shape), np.float32, name="x")
+    q = ops.fake_quantize(x, *(ops.constant(v) for v in (LOW, HIGH, LOW, HIGH)), 16)
+    q.set_friendly_name("fq_out")
+    w = np.random.default_rng(3).standard_normal((x0.shape[1], 8)).astype(np.float32)
+    y = ops.fake_quantize(ops.matmul(q, ops.constant(w), False, False),
+                          *(ops.constant(np.float32(v)) for v in (-20, 20, -20, 20)), 256)
+    y.set_friendly_name("fq_y")
+    model = ov.Model([q, y], [x], "fq_out")
+    model.outputs[0].get_tensor().set_names({"q"})
+    model.outputs[1].get_tensor().set_names({"y"})
+    xml = save_ir(model, tmp_path)
+    onnx_path = tmp_path / "model.onnx"
+    converters.convert(xml, onnx_path)
+    report = converters.verify(xml, onnx_path, inputs={"x": x0}, backend="cpu")
+    rows = {row.name: row for row in report.rows}
+    assert rows["q"].max_rel > FAKE_QUANTIZE_TOLERANCE and rows["q"].note == "level flips carried", rows["q"]
+    assert report.ok, report.summary()
+    flips = int(report.summary().split("; ")[1].split()[0])
+    assert 1 <= flips <= x0.size and "at rounding boundaries (layer 'fq_out'" in report.summary()

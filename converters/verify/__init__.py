@@ -160,9 +160,9 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     quantized = quantized_tolerance(model)
     rows = compare(onnx_out, ir_out, quantized=quantized)
     levels = ""
-    if used != "numpy" and any(not r.ok and r.note in ("", "quantized") for r in rows):
+    if any(not r.ok and r.note in ("", "quantized") for r in rows):
         try:
-            found = localise(ov_model, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
+            found = localise(ir_model, ov_model, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
         except VerifyError as e:  # the rows stand as compared
             found, levels = None, f"the levels could not be followed: {e}"
         if found is not None:

@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from .compare import compare
-from .runners import run_onnx, run_openvino_model
+from .runners import run_numpy_values, run_onnx, run_openvino_model
 
 #: How far from a half level (in levels) an input's last ulps can decide the level: measured 2-6 ulps, up to 5e-5
 #: of a level, on TFLite int8 keras.applications models (docs/testing.md, tests/test_tflite_int8.py).
@@ -99,23 +99,21 @@ def _onnx_name(port, values: set[str]) -> str | None:
     return next((n for n in names if n in values), None)
 
 
-def localise(ov_model, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs, backend: str,
-             label: str, onnx_label: str, quantized: float) -> Localised | None:
-    """Every probe's input and output from the IR (``ov_model``, as run_ir read it); the ONNX model run with each
-    probe's output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is
-    compared on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
-    import openvino as ov
-
-    nodes, found, upstream = probes(ov_model, onnx_model)
+def localise(ir_model, ov_model, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs,
+             backend: str, label: str, onnx_label: str, quantized: float) -> Localised | None:
+    """Every probe's input and output from the IR (``ir_model`` as read_ir read it, ``ov_model`` as run_ir read
+    it: None on the numpy backend); the ONNX model run with each probe's output pinned to the IR's (a graph input
+    in its place), so that each stretch between FakeQuantizes is compared on the same levels. None when the IR has
+    no activation FakeQuantize the ONNX model names."""
+    if backend == "numpy":
+        found, ir_side, upstream = _numpy_side(ir_model, onnx_model, feeds, label)
+    else:
+        found, ir_side, upstream = _openvino_side(ov_model, onnx_model, feeds, backend, label)
     if not found:
         return None
-    ports = [p for node in nodes for p in (node.input_value(0), node.output(0))]
-    ir_values = [v for _, v in run_openvino_model(ov.Model(ports, ov_model.get_parameters(), "levels"), feeds,
-                                                  backend, label)]
-    ir_side = [(ir_values[2 * i], ir_values[2 * i + 1]) for i in range(len(found))]
-    outputs = {o.name for o in onnx_model.graph.output}  # (one of them stays what the model computes)
-    pinned = {p.output: ir_side[i][1] for i, p in enumerate(found) if p.output not in outputs}
-    own = [f"{p.output}/own" if p.output in pinned else p.output for p in found]
+    # every probe pinned, a graph output too (what comes after it reads the IR's levels); its own value NAME/own
+    pinned = {p.output: ir_side[i][1] for i, p in enumerate(found)}
+    own = [f"{p.output}/own" for p in found]
     wanted = [n for p, o in zip(found, own) for n in (p.data, o)]
     values = {**feeds, **pinned}
     ours = {**values, **run_onnx(_pinned(onnx_model, pinned, wanted), values, onnx_label)}
@@ -143,15 +141,93 @@ def localise(ov_model, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarr
     return Localised(flips, departure, where, frozenset(departing))
 
 
+def _openvino_side(ov_model, onnx_model: onnx.ModelProto, feeds, backend: str, label: str):
+    """The probes, their (input, output) values on OpenVINO's ``backend``, the probes before each IR output."""
+    import openvino as ov
+
+    nodes, found, upstream = probes(ov_model, onnx_model)
+    if not found:
+        return found, [], upstream
+    ports = [p for node in nodes for p in (node.input_value(0), node.output(0))]
+    ir_values = [v for _, v in run_openvino_model(ov.Model(ports, ov_model.get_parameters(), "levels"), feeds,
+                                                  backend, label)]
+    return found, [(ir_values[2 * i], ir_values[2 * i + 1]) for i in range(len(found))], upstream
+
+
+def _numpy_side(ir, onnx_model: onnx.ModelProto, feeds, label: str):
+    """As ``_openvino_side`` without openvino: the IR's activation FakeQuantizes read from the .xml, their values
+    from this package's numpy references on the IR converted to ONNX (the numpy backend's IR side), and what is
+    upstream of each output from the ONNX graph."""
+    from ..ir_to_onnx import ir_to_onnx
+
+    ir_onnx = ir_to_onnx(ir)
+    names = {o for n in onnx_model.graph.node for o in n.output} | {v.name for v in onnx_model.graph.input}
+    names &= {o for n in ir_onnx.graph.node for o in n.output} | {v.name for v in ir_onnx.graph.input}
+    found = _ir_probes(ir, names)
+    if not found:
+        return found, [], {}
+    wanted = [n for p in found for n in (p.data, p.output)]
+    values = dict(zip(wanted, run_numpy_values(ir_onnx, feeds, wanted, label)))
+    return found, [(values[p.data], values[p.output]) for p in found], _onnx_upstream(onnx_model, found)
+
+
+def _ir_probes(ir, values: set[str]) -> list[Probe]:
+    """``_probe`` on the IR as read (converters.ir): FakeQuantizes whose ranges are Consts and whose data is not
+    (weights), named as the converter names values (a tensor name, else the layer's, ``:i`` for one of several
+    outputs)."""
+    by_id = {layer.id: layer for layer in ir.layers}
+    producers = ir.producers()
+    found = []
+    for layer in ir.layers:
+        if layer.type != "FakeQuantize" or len(layer.inputs) != 5:
+            continue
+        sources = [producers.get((layer.id, port.id)) for port in layer.inputs]
+        if any(src is None for src in sources):
+            continue
+        data_layer = by_id[sources[0][0]]
+        ranges = [by_id[src[0]] for src in sources[1:]]
+        if data_layer.type in ("Const", "Convert") or any(r.type != "Const" or r.value is None for r in ranges):
+            continue
+        data = _ir_name(data_layer, sources[0][1], values)
+        output = _ir_name(layer, layer.outputs[0].id, values)
+        if data is None or output is None:
+            continue
+        found.append(Probe(layer.name, data, output, tuple(np.asarray(r.value, np.float32) for r in ranges),
+                           int(layer.data["levels"])))
+    return found
+
+
+def _ir_name(layer, port_id: int, values: set[str]) -> str | None:
+    index, port = next((i, p) for i, p in enumerate(layer.outputs) if p.id == port_id)
+    own = layer.name if len(layer.outputs) == 1 else f"{layer.name}:{index}"
+    return next((n for n in [*sorted(port.names), own] if n in values), None)
+
+
+def _onnx_upstream(model: onnx.ModelProto, found: list[Probe]) -> dict[str, frozenset[int]]:
+    """For each graph output of ``model``, the probes whose output lies upstream of it (main graph)."""
+    index = {p.output: i for i, p in enumerate(found)}
+    before: dict[str, frozenset[int]] = {}
+    for node in model.graph.node:  # (topologically sorted, as ONNX requires)
+        seen = frozenset().union(*(before.get(x, frozenset()) | ({index[x]} if x in index else frozenset())
+                                   for x in node.input if x))
+        for out in node.output:
+            before[out] = seen
+    return {o.name: before.get(o.name, frozenset()) | ({index[o.name]} if o.name in index else frozenset())
+            for o in model.graph.output}
+
+
 def _pinned(model: onnx.ModelProto, pinned: Mapping[str, np.ndarray], wanted: list[str]) -> onnx.ModelProto:
-    """``model`` whose values ``pinned`` are graph inputs (their producers' outputs renamed NAME/own), with the
-    values ``wanted`` (those computed) after its outputs."""
+    """``model`` whose values ``pinned`` are graph inputs (their producers' outputs, and graph outputs of that
+    name, renamed NAME/own), with the values ``wanted`` (those computed) after its outputs."""
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     for node in copy.graph.node:
         for k, name in enumerate(node.output):
             if name in pinned:
                 node.output[k] = f"{name}/own"
+    for output in copy.graph.output:
+        if output.name in pinned:
+            output.name = f"{output.name}/own"
     copy.graph.input.extend(onnx.helper.make_tensor_value_info(
         name, onnx.helper.np_dtype_to_tensor_dtype(value.dtype), None) for name, value in pinned.items())
     known = {o.name for o in copy.graph.output} | {i.name for i in copy.graph.input}

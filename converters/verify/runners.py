@@ -171,6 +171,11 @@ def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray], label: str) -> IROu
 
     model = ir_to_onnx(ir)
     names = [o.name for o in model.graph.output]
+    return [((n,), v) for n, v in zip(names, run_numpy_values(model, feeds, names, label))]
+
+
+def run_numpy_values(model, feeds: Mapping[str, np.ndarray], names: list[str], label: str) -> list[np.ndarray]:
+    """The values ``names`` of ``model`` (the IR converted to ONNX) on this package's numpy references."""
     evaluator = onnx_ext.reference_evaluator(model)
     running = _watch_nodes(evaluator)
     try:
@@ -181,7 +186,7 @@ def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray], label: str) -> IROu
         raise VerifyError(f"{label}: {BACKENDS['numpy']} cannot run {where}: {type(e).__name__}: "
                           f"{' '.join(str(e).split())[:200]} (use the reference or the CPU plugin: "
                           "pip install 'onnx-ext[openvino]')") from None
-    return [((n,), np.asarray(v)) for n, v in zip(names, outs)]
+    return [np.asarray(v) for v in outs]
 
 
 def _watch_nodes(evaluator) -> list:

@@ -9,8 +9,10 @@ weight FakeQuantizes)::
 becomes one DequantizeLinear on the compressed constant (per tensor, per axis, or
 blocked with ``block_size`` for group-wise 4-bit weights: [N, G, g] reshaped to [N, G*g]),
 exact to OpenVINO's reference (the product is rounded to the scale's type, as there).
-8-bit weights of MatMuls, and weights of convolutions with f16 scales, are instead ``(w - zp) * scale`` in f32 on
-the initializers (folded by onnxruntime at load): OpenVINO's CPU plugin at f32 keeps them in f32, bit for bit.
+Weights of MatMuls not taken compressed (8-bit ones, ...), and weights with f16 scales into any layer that takes
+them as weights (convolutions, backprop ones, Gathers; per channel or group-wise), are instead ``(w - zp) * scale``
+in f32 on the initializers (folded by onnxruntime at load): OpenVINO's CPU plugin at f32 computes them in f32, bit
+for bit (``_folds_in_f32``).
 i8 weights of a MatMul or convolution whose other input is a FakeQuantize (int8 PTQ: u8 Q/DQ
 activations) are stored as u8, shifted by 128 with the zero point: onnxruntime fuses such Q/DQ
 pairs into integer kernels, whose u8 x i8 products saturate int16 on x86 without VNNI (0.05 off
@@ -345,23 +347,33 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
 
 def _folded_f32(ctx: Context, d: Decompression) -> None:
     """(w - zp) * scale in f32 on the constants: exact to OpenVINO's CPU plugin at f32 (which dequantizes in
-    f32), and onnxruntime's constant folding computes it once, at load; the file keeps the 8-bit weights.
+    f32), and onnxruntime's constant folding computes it once, at load; the file keeps the 8- or 4-bit weights.
+    Group-wise weights are multiplied as the IR holds them, [.., G, g, ..] by [.., G, 1, ..], then reshaped.
     (DequantizeLinear is neither: with f16 scales it rounds the weights to f16, and with f32 ones onnxruntime
-    rewrites it with the MatMul into a kernel that quantizes the activations.)"""
-    f32, rank = d.out_type, d.weights.ndim
-    shape = [1] * rank
-    if d.axis is not None:
-        shape[d.axis] = d.weights.shape[d.axis]
+    rewrites it with a MatMul into a kernel that quantizes the activations.)"""
+    f32, shape = d.out_type, d.weights.shape
+    held, params = shape, [1] * len(shape)  # the weights' shape while multiplied, the scale's
+    if d.block_size is not None:
+        a, g = d.axis, d.block_size
+        held = shape[:a] + (shape[a] // g, g) + shape[a + 1:]
+        params = list(held[:a + 1]) + [1] + list(held[a + 2:])
+    elif d.axis is not None:
+        params[d.axis] = shape[d.axis]
     if d.broadcast:
-        shape = None  # (the IR's own broadcast shape)
+        params = None  # (the IR's own broadcast shape)
+
     def widened(array: np.ndarray, hint: str, to_shape=None) -> str:  # stored as the IR stores it (u8, f16)
         array = np.asarray(array) if to_shape is None else np.asarray(array).reshape(to_shape)
         return ctx.cast(ctx.const(array, hint=hint), from_numpy(array.dtype), f32)
 
-    w = widened(d.weights, "weights")
+    w = widened(d.weights, "weights", held)
     if d.zero_point is not None:
-        w = ctx.one("Sub", [w, widened(d.zero_point, "zero_point", shape)])
-    ctx.one("Mul", [w, widened(d.scale, "scale", shape)], ctx.out(0))
+        w = ctx.one("Sub", [w, widened(d.zero_point, "zero_point", params)])
+    if held == shape:
+        ctx.one("Mul", [w, widened(d.scale, "scale", params)], ctx.out(0))
+    else:
+        ctx.one("Reshape", [ctx.one("Mul", [w, widened(d.scale, "scale", params)]), ctx.i64(np.array(shape))],
+                ctx.out(0))
     ctx.set_type(0, f32)
 
 
@@ -369,30 +381,51 @@ def _folded_f32(ctx: Context, d: Decompression) -> None:
 
 
 def _folds_in_f32(ctx: Context, d: Decompression, users, consumers, producers) -> bool:
-    """Whether the weights become ``(w - zp) * scale`` in f32 on the initializers (``_folded_f32``) instead:
-    8-bit weights of a MatMul (8-bit MatMulNBits is exact but 30x slower than f32 on onnxruntime's CPU: no 8-bit
-    kernel), and convolution weights with an f16 scale or a scale along several dims (8- or 4-bit, per channel or
-    per tensor): the CPU plugin at f32 computes (w - zp) * scale in f32, bit for bit, where DequantizeLinear with
-    the IR's f16 scale rounds each weight to f16 as the reference does (WavLM's NNCF int8: 5e-4 of max|output|
-    off). f32 scales (DequantizeLinear exact) and int8 PTQ's Q/DQ convolutions keep DequantizeLinear."""
-    if d.block_size is not None or d.out_type.ov != "f32":
+    """Whether weights no consumer takes compressed become ``(w - zp) * scale`` in f32 on the initializers
+    (``_folded_f32``) instead of DequantizeLinear: OpenVINO's CPU plugin at f32 computes that product in f32 for
+    every consumer, bit for bit, where DequantizeLinear with the IR's f16 scale rounds each weight to f16 as the
+    reference does (WavLM's NNCF int8: 5e-4 of max|output| off). So: an f16 chain (or Multiply) with an f32 result,
+    per channel or group-wise, whatever takes it; a scale along several dims (no DequantizeLinear layout); and the
+    weights of a MatMul (onnxruntime rewrites DequantizeLinear + MatMul into kernels that quantize the activations,
+    3e-3 of max off; 8-bit MatMulNBits is exact but 30x slower than f32: no 8-bit kernel) unless int8 activations
+    are asked for. f32 scales into other layers (DequantizeLinear exact), int8 PTQ's Q/DQ pairs (a FakeQuantize
+    beside: onnxruntime's integer kernels) and 4-bit weights of MatMuls in standard ONNX (``contrib`` off: 4-bit in
+    memory, as the user chose over MatMulNBits) keep DequantizeLinear."""
+    if d.out_type.ov != "f32":
         return False
-    if from_numpy(d.weights.dtype).bits == 8 and any(_is(u, "MatMul") for u in users) and not _int8_activations(ctx):
-        return True
-    convolved = any(_is(u, "Convolution") or _is(u, "GroupConvolution") for u in users)
-    return convolved and (d.float_type.ov == "f16" or d.broadcast) and \
+    if any(_is(u, "MatMul") for u in users):
+        standard = not (ctx.root.weight_options.contrib and USE_MATMUL_NBITS)  # (the bench's DequantizeLinear form)
+        return not _int8_activations(ctx) and not (from_numpy(d.weights.dtype).bits == 4 and standard)
+    return _weighted(users) and (d.float_type.ov == "f16" or d.broadcast) and \
         not _beside_quantized_activation(d.last, consumers, producers)
+
+
+def _weighted(users) -> bool:
+    """Whether every consumer takes the weights as its weights (``_WEIGHT_OPS``)."""
+    return bool(users) and all(u.type.lower() in _WEIGHT_OPS and index == _WEIGHT_OPS[u.type.lower()]
+                               for u, index in users)
+
+
+#: The layers whose input (at that index) OpenVINO's CPU plugin takes as weights, decompressed in f32 at f32
+#: (other consumers, a graph output among them, keep the reference's product rounded to the scale's type).
+_WEIGHT_OPS = {"matmul": 1, "convolution": 1, "groupconvolution": 1, "convolutionbackpropdata": 1,
+               "groupconvolutionbackpropdata": 1, "gather": 0}
 
 
 def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> list[Layer]:
     """Every consumer of the subgraph, when each can take the weights compressed: a MatMul as MatMulNBits
-    (``_nbits_block``), a Gather of rows (``_row_gather``); else none (one DequantizeLinear)."""
+    (``_nbits_block``), a Gather of rows (``_row_gather``); else none: folded in f32 (``_folds_in_f32``) or one
+    DequantizeLinear."""
     users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
     if d.table is not None:
         return _nf4_users(ctx, d, users)
-    if _folds_in_f32(ctx, d, users, consumers, producers):
+    taking = _taking_compressed(ctx, d, users, producers)
+    if not taking and _folds_in_f32(ctx, d, users, consumers, producers):
         d.folded = True
-        return []
+    return taking
+
+
+def _taking_compressed(ctx: Context, d: Decompression, users, producers) -> list[Layer]:
     if not users or not USE_MATMUL_NBITS:
         return []
     if not ctx.root.weight_options.contrib:  # standard ONNX only: the rows of an embedding still, no MatMulNBits
@@ -402,16 +435,19 @@ def _compressed_users(ctx: Context, d: Decompression, consumers, producers) -> l
         if _is((layer, index), "MatMul") and index == 1:
             k_first = not attr.boolean(layer, "transpose_b", False)
             if block is not None and k_first != d.k_first:
-                return []
+                break
             d.k_first = k_first
             block = _nbits_block(d, layer, eight_bits=_int8_activations(ctx))
             if block is None:
-                return []
+                break
         elif not (_is((layer, index), "Gather") and index == 0 and _row_gather(ctx, d, layer, producers)):
-            return []
-    if block is not None:
-        d.block_size = block
-    return [layer for layer, _ in users]
+            break
+    else:
+        if block is not None:
+            d.block_size = block
+        return [layer for layer, _ in users]
+    d.k_first = False
+    return []
 
 
 def _row_block(k: int) -> int:
@@ -438,7 +474,7 @@ def _nbits_block(d: Decompression, matmul: Layer, eight_bits: bool = False) -> i
     k_axis = rank - 2 if d.k_first else rank - 1
     if d.block_size is not None and d.axis == k_axis:
         block = d.block_size
-    elif d.block_size is None and (d.axis is None or (d.axis == 0 and not experts and not d.k_first)):
+    elif d.block_size is None and (d.axis is None or (d.axis == (1 if d.k_first else 0) and not experts)):
         block = _row_block(d.weights.shape[k_axis])
     else:
         return None
@@ -621,19 +657,24 @@ def _gather_rows(ctx: Context, d: Decompression) -> None:
 
 
 def _nf4_users(ctx: Context, d: Decompression, users) -> list[Layer]:
-    """NF4 weights run only into MatMuls, f32 out (else as the IR's layers: ``_match`` drops them): with
-    ``NF4_MATMUL`` "bnb4", each MatMul as MatMulBnb4 when all can be (``_bnb4_block``); else folded."""
-    if d.out_type.ov != "f32" or not users or not all(_is(u, "MatMul") for u in users):
+    """NF4 weights with an f32 result into weights (else as the IR's layers: ``_match`` drops them): with ``NF4_MATMUL``
+    "bnb4" and only MatMuls taking them, each MatMul as MatMulBnb4 when all can be (``_bnb4_block``); else folded
+    (any consumer: a convolution's too, in f32 as the CPU plugin computes them, not rounded to an f16 scale)."""
+    if d.out_type.ov != "f32" or not _weighted(users):
         return []
     flags = {not attr.boolean(layer, "transpose_b", False) for layer, _ in users}
     if NF4_MATMUL == "bnb4" and ctx.root.weight_options.contrib and len(flags) == 1 and \
-            all(index == 1 for _, index in users):
+            all(index == 1 and _is((u, index), "MatMul") for u, index in users):
         d.k_first = flags.pop()
         blocks = {_bnb4_block(d, layer) for layer, _ in users}
         if len(blocks) == 1 and None not in blocks:
             d.block_size = blocks.pop()
             return [layer for layer, _ in users]
         d.k_first = False
+    if d.float_type.ov == "f16" and not all(_is(u, "MatMul") for u in users):
+        # the CPU plugin folds Convert(nf4 -> f16) for other layers: the table rounded to f16, times the scale in
+        # f32 (its MatMuls decompress from the f32 table)
+        d.table = d.table.astype(np.float16).astype(np.float32)
     d.folded = True
     return []
 

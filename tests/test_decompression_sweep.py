@@ -1,0 +1,152 @@
+"""Every consumer kind OpenVINO's CPU plugin treats as a weight, fed an NNCF decompression subgraph, against the
+plugin at f32 (``CPU_EXACT``): u8/i8/u4/i4/nf4 weights, per channel or group-wise (with the group Reshape), f16
+or f32 scales (an f16 chain then Convert(f32)), with and without a zero point.
+
+The plugin computes ``(w - zp) * scale`` in f32 (an f16 scale widened exactly): those are the weights. So the
+model's output must be what onnxruntime gives for the same consumer on those f32 weights (the IR converted with
+them as a plain f32 Const), up to summation order (MatMulNBits' GEMM is not MatMul's), far below the f16
+rounding of a weight (2^-12 relative) that DequantizeLinear with an f16 scale would make. The plugin's own output
+is checked against the same f32 weights within its summation order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import openvino as ov  # noqa: E402  (the test extra installs it)
+import openvino.opset13 as ops  # noqa: E402
+
+from converters.ir_nf4 import NF4_TABLE  # noqa: E402
+from ir_testing import convert, run_onnx  # noqa: E402
+from test_quantized import CPU_EXACT, QRANGE, _nf4_constant  # noqa: E402
+
+G = 16  # the group size (MatMulNBits' smallest block)
+
+#: consumer -> (weights' shape, its output-channel axes, its reduction axis (split into groups))
+CONSUMERS = {
+    "matmul_tb": ((8, 32), (0,), 1),  # [N, K], transpose_b (PyTorch's Linear; an LLM's lm_head)
+    "matmul_nt": ((32, 8), (1,), 0),  # [K, N]
+    "conv": ((4, 32, 3, 3), (0,), 1),
+    "group_conv": ((2, 3, 32, 3, 3), (0, 1), 2),
+    "conv_backprop": ((32, 4, 3, 3), (1,), 0),  # [C_in, C_out, kh, kw]
+    "group_conv_backprop": ((2, 32, 3, 3, 3), (0, 2), 1),
+    "gather": ((10, 32), (0,), 1),  # an embedding table [V, H], rows gathered
+    "tied": ((10, 32), (0,), 1),  # the same table as an lm_head too (tied embeddings): rows, then MatMul by it
+}
+
+
+def _param_shape(shape, channels, axis, grouped: bool) -> tuple[tuple, tuple]:
+    """(the weights' shape as the IR holds them, the scale's): per channel, or [.., K/G, G, ..] by [.., K/G, 1, ..]."""
+    scale = [n if d in channels else 1 for d, n in enumerate(shape)]
+    if not grouped:
+        return tuple(shape), tuple(scale)
+    held = list(shape[:axis]) + [shape[axis] // G, G] + list(shape[axis + 1:])
+    scale = scale[:axis] + [shape[axis] // G, 1] + scale[axis + 1:]
+    return tuple(held), tuple(scale)
+
+
+def _chain(wtype, held, pshape, shape, ftype, zero_point, matmul: bool, rng):
+    """The IR's subgraph, and the plugin's f32 weights (numpy: (w - zp) * scale in f32, table[code] for nf4; the
+    plugin folds Convert(nf4 -> f16) into anything but a MatMul: the table rounded to f16 there)."""
+    scale = (rng.random(pshape) * 0.02 + 0.001).astype(np.dtype(ftype.replace("f", "float")))
+    if wtype == "nf4":
+        codes = rng.integers(0, 16, held)
+        table = NF4_TABLE if ftype == "f32" or matmul else NF4_TABLE.astype(np.float16)
+        const, values = _nf4_constant(codes), table[codes]
+    else:
+        lo, hi = QRANGE[wtype]
+        q = rng.integers(lo, hi + 1, held)
+        const, values = ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(list(held)), q.reshape(-1).tolist()), q
+    w = ops.convert(const, ftype)
+    values = values.astype(np.float32)
+    if zero_point:
+        zp = rng.integers(*QRANGE[wtype], pshape)
+        w = ops.subtract(w, ops.convert(ov.op.Constant(getattr(ov.Type, wtype), ov.Shape(list(pshape)),
+                                                       zp.reshape(-1).tolist()), ftype))
+        values = values - zp.astype(np.float32)
+    w = ops.multiply(w, ops.constant(scale))
+    values = (values * scale.astype(np.float32)).reshape(shape)
+    if held != shape:
+        w = ops.reshape(w, ops.constant(np.array(shape, np.int64)), False)
+    return (w if ftype == "f32" else ops.convert(w, "f32")), values
+
+
+def _consumer(kind: str, w, shape):
+    """The layer taking ``w``, its parameter, and the parameter's value."""
+    rng = np.random.default_rng(5)
+    if kind in ("gather", "tied"):
+        ids = ops.parameter([2, 3], np.int64, name="ids")
+        rows = ops.gather(w, ids, ops.constant(np.int64(0)))
+        return rows if kind == "gather" else ops.matmul(rows, w, False, True), ids, rng.integers(0, shape[0], (2, 3))
+    if kind.startswith("matmul"):
+        k = shape[1] if kind == "matmul_tb" else shape[0]
+        x = ops.parameter([2, 3, k], np.float32, name="x")
+        return ops.matmul(x, w, False, kind == "matmul_tb"), x, rng.standard_normal((2, 3, k)).astype(np.float32)
+    channels = {"conv": shape[1], "group_conv": shape[0] * shape[2], "conv_backprop": shape[0],
+                "group_conv_backprop": shape[0] * shape[1]}[kind]
+    x = ops.parameter([1, channels, 5, 5], np.float32, name="x")
+    one, zero = [1, 1], [0, 0]
+    layer = {"conv": lambda: ops.convolution(x, w, one, one, one, one),
+             "group_conv": lambda: ops.group_convolution(x, w, one, one, one, one),
+             "conv_backprop": lambda: ops.convolution_backprop_data(x, w, one, pads_begin=zero, pads_end=zero,
+                                                                    dilations=one),
+             "group_conv_backprop": lambda: ops.group_convolution_backprop_data(x, w, one, pads_begin=zero,
+                                                                                pads_end=zero, dilations=one)}[kind]()
+    return layer, x, rng.standard_normal((1, channels, 5, 5)).astype(np.float32)
+
+
+def _save(model, path: Path) -> Path:
+    ov.serialize(model, str(path))
+    return path
+
+
+def _fast(wtype: str, ftype: str, zp: bool) -> bool:
+    """One zero point choice per weight and scale type in the default run (each type has both across its two
+    scale types); the other half is slow."""
+    return wtype == "nf4" or zp == ((wtype in ("u8", "u4")) == (ftype == "f16"))
+
+
+CASES = [
+    pytest.param(kind, wtype, grouped, ftype, zp,
+                 id=f"{kind}-{wtype}-{'group' if grouped else 'channel'}-{ftype}-{'zp' if zp else 'sym'}",
+                 marks=() if _fast(wtype, ftype, zp) else pytest.mark.slow)
+    for kind in CONSUMERS for wtype in ("u8", "i8", "u4", "i4", "nf4") for grouped in (False, True)
+    for ftype in ("f16", "f32") for zp in (True, False)
+    if not (wtype == "nf4" and zp)  # (NF4 has no zero point)
+]
+
+
+@pytest.mark.parametrize("kind, wtype, grouped, ftype, zero_point", CASES)
+def test_compressed_weights_match_cpu_plugin(kind, wtype, grouped, ftype, zero_point, tmp_path):
+    rng = np.random.default_rng(abs(hash((kind, wtype, grouped, ftype, zero_point))) % 2**32)
+    shape, channels, axis = CONSUMERS[kind]
+    held, pshape = _param_shape(shape, channels, axis, grouped)
+    w, weights = _chain(wtype, held, pshape, shape, ftype, zero_point, kind.startswith("matmul"), rng)
+    layer, param, value = _consumer(kind, w, shape)
+    xml = _save(ov.Model([layer], [param], kind), tmp_path / "compressed.xml")
+    plain, plain_param, _ = _consumer(kind, ops.constant(weights), shape)
+    plain_xml = _save(ov.Model([plain], [plain_param], kind), tmp_path / "plain.xml")
+
+    model = convert(xml)
+    got = run_onnx(model, [value])[0]
+    want = run_onnx(convert(plain_xml), [value])[0]  # onnxruntime's same layer on the plugin's f32 weights
+    cpu = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)([value])[0])
+    assert got.dtype == want.dtype == cpu.dtype == np.float32
+    assert got.shape == want.shape == cpu.shape
+    peak = float(np.abs(want).max())
+    terms = int(np.prod(shape)) // int(np.prod([shape[c] for c in channels]))  # products summed per output
+    if kind == "gather":
+        np.testing.assert_array_equal(got, want)  # rows, no sums
+        np.testing.assert_array_equal(cpu, want)
+    else:
+        # summation order only (measured <= 2^-21 of peak: onnxruntime does not fold DequantizeLinear, and its Conv
+        # on weights computed at run time sums otherwise); weights rounded to f16 moved them 7e-5 to 4e-3 of peak
+        assert np.abs(got - want).max() <= 2.0**-18 * peak, np.abs(got - want).max() / peak
+        assert np.abs(cpu - want).max() <= terms * 2.0**-24 * peak, np.abs(cpu - want).max() / peak
+    # the file keeps the weights compressed: no float initializer as large as the weights
+    floats = [i for i in model.graph.initializer if i.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)]
+    assert all(np.prod(i.dims) < weights.size for i in floats), "weights were decompressed into floats"
