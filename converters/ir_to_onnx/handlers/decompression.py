@@ -11,6 +11,8 @@ blocked with ``block_size`` for group-wise 4-bit weights: [N, G, g] reshaped to 
 exact to OpenVINO's reference (the product is rounded to the scale's type, as there).
 8-bit weights of MatMuls, and weights of convolutions with f16 scales, are instead ``(w - zp) * scale`` in f32 on
 the initializers (folded by onnxruntime at load): OpenVINO's CPU plugin at f32 keeps them in f32, bit for bit.
+Tables only gathered from (embeddings; 4-bit with NNCF's ``all_layers``) with f16 scales: DequantizeLinear
+with the scales widened to f32, again the CPU plugin's f32 rows.
 i8 weights of a MatMul or convolution whose other input is a FakeQuantize (int8 PTQ: u8 Q/DQ
 activations) are stored as u8, shifted by 128 with the zero point: onnxruntime fuses such Q/DQ
 pairs into integer kernels, whose u8 x i8 products saturate int16 on x86 without VNNI (0.05 off
@@ -89,6 +91,9 @@ class Decompression:
     #: 8-bit weights of a MatMul: dequantized in f32 by ops on constants, which onnxruntime folds at load.
     folded: bool = False
     unsigned: bool = False  # i8 weights stored as u8 + 128 (see the module doc)
+    #: Tables only gathered from (4-bit embeddings), f16 scale, f32 out: DequantizeLinear with the scale widened
+    #: to f32, i.e. (w - zp) * scale in f32 as the CPU plugin computes them (the f16 scale rounds them to f16).
+    f32_scale: bool = False
     #: The weights [.., K, N] of a MatMul without ``transpose_b`` (MatMulNBits takes them [N, K]: transposed).
     k_first: bool = False
     #: Scale and zero point varying along several dims with no group Reshape (experts' 8-bit weights [E, N, K],
@@ -237,11 +242,21 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if (d.broadcast or d.table is not None) and not (d.folded or d.users):
         return None
     d.unsigned = wtype.ov == "i8" and not d.folded and _beside_quantized_activation(d.last, consumers, producers)
+    d.f32_scale = not (d.folded or d.users) and _gathered_only(d, consumers)
     d.inner = side + (chain if d.users else chain[:-1])
     return d
 
 
 _INTEGER_KERNEL_OPS = ("matmul", "convolution", "groupconvolution")
+
+
+def _gathered_only(d: Decompression, consumers) -> bool:
+    """Whether f16-scaled weights converted to f32 are read only as a Gather's table (embeddings NNCF compresses
+    to 4 bits with ``all_layers``, or 8-bit ones in groups): the CPU plugin at f32 dequantizes those rows in f32
+    (bit for bit; its reference rounds them to f16: 2-3e-4 of max|output| on a BERT)."""
+    users = consumers.get((d.last.id, d.last.outputs[0].id), []) if len(d.last.outputs) == 1 else []
+    return d.float_type.ov == "f16" and d.out_type.ov == "f32" and bool(users) and \
+        all(_is(u, "Gather") and u[1] == 0 for u in users)
 
 
 def _beside_quantized_activation(last: Layer, consumers, producers) -> bool:
@@ -333,10 +348,11 @@ def _dequantize_linear(ctx: Context, d: Decompression) -> None:
         weights = (weights.astype(np.int16) + 128).astype(np.uint8)
         zero_point = ((np.zeros(d.scale.shape, np.int16) if zero_point is None else zero_point.astype(np.int16))
                       + 128).astype(np.uint8)
-    inputs = [ctx.const(weights, hint="weights"), ctx.const(d.scale, hint="scale")]
+    scale = d.scale.astype(np.float32) if d.f32_scale else d.scale
+    inputs = [ctx.const(weights, hint="weights"), ctx.const(scale, hint="scale")]
     if zero_point is not None:
         inputs.append(ctx.const(zero_point, hint="zero_point"))
-    out = ctx.out(0) if d.out_type == d.float_type else None
+    out = ctx.out(0) if d.out_type == d.float_type or d.f32_scale else None
     y = ctx.one("DequantizeLinear", inputs, out, axis=d.axis, block_size=d.block_size)
     if out is None:
         ctx.cast(y, d.float_type, d.out_type, ctx.out(0))
