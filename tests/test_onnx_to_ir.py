@@ -209,6 +209,45 @@ def test_inlined_model_converts_through_the_standard_ops(op, inputs, attrs, tmp_
     assert_same(evaluate_model_cpu(ir, inputs[:1])[0], onnx_ext.run(model, {"in0": inputs[0]})[0], "CPU")
 
 
+def _positions_plus_bias_model() -> onnx.ModelProto:
+    """examples/embedding_block's pattern, inlined: Range (its body has an If) over the runtime sequence length, a
+    Gather of position rows, plus a bias Broadcast (an Expand) to the runtime [batch, seq, 4]."""
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
+        onnx_ext.make_node("Range", ["zero", "seq", "one"], ["pos"], output_type=TensorProto.INT64),
+        helper.make_node("Gather", ["table", "pos"], ["rows"], axis=0),
+        helper.make_node("Concat", ["shape", "four"], ["target"], axis=0),
+        onnx_ext.make_node("Broadcast", ["bias", "target"], ["bias_b"], mode="numpy"),
+        helper.make_node("Add", ["rows", "bias_b"], ["y"]),
+    ]
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(v, n) for n, v in (
+        ("one", np.array(1, np.int64)), ("zero", np.array(0, np.int64)), ("four", np.array([4], np.int64)),
+        ("table", rng.standard_normal((8, 4)).astype(np.float32)), ("bias", rng.standard_normal(4).astype(np.float32)))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, ["b", "s"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "s", 4])], inits)
+    return onnx_ext.inline(onnx_ext.attach_functions(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])))
+
+
+def test_cpu_plugin_first_inference_bug_is_named_not_a_mismatch(tmp_path):
+    """The CPU plugin's first inference at a new input shape is wrong after an If when an eltwise takes a
+    Broadcast (docs/spec-corrections.md); the reference cannot run the inlined Range body (f64 Subtract), so
+    verify runs the plugin: it compares the second inference and says why."""
+    import converters
+
+    model = _positions_plus_bias_model()
+    xml, _ = convert_onnx_file(_save(model, tmp_path), tmp_path / "m.xml")
+    ids = np.zeros((3, 5), np.int64)
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    first, second = (np.array(compiled({"ids": ids})[0], copy=True) for _ in range(2))
+    expected = onnx_ext.run(model, {"ids": ids})[0]
+    assert_same(second, expected, "CPU, second inference")
+    report = converters.verify(xml, tmp_path / "m.onnx", inputs={"ids": ids})
+    assert report.backend == "cpu" and report.ok, str(report)
+    assert ("first inference differed from the second on y" in report.note) == (not np.array_equal(first, second))
+
+
 def test_constants_are_not_compressed(tmp_path):
     model = one_node_model("Range", [np.float32(0.1), np.float32(1.0), np.float32(0.1)],
                            {"output_type": TensorProto.FLOAT}, const=[True] * 3, out_type="f32")
