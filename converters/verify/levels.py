@@ -19,7 +19,7 @@ import numpy as np
 import onnx
 
 from .compare import compare
-from .runners import run_onnx, run_openvino_model
+from .runners import read_ov_model, run_onnx, run_openvino_model
 
 #: How far from a half level (in levels) an input's last ulps can decide the level: measured 2-6 ulps, up to 5e-5
 #: of a level, on TFLite int8 keras.applications models (docs/testing.md, tests/test_tflite_int8.py).
@@ -106,7 +106,7 @@ def localise(xml, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], 
     when the IR has no activation FakeQuantize the ONNX model names."""
     import openvino as ov
 
-    ov_model = ov.Core().read_model(str(xml))
+    ov_model = read_ov_model(ov.Core(), xml)
     nodes, found, upstream = probes(ov_model, onnx_model)
     if not found:
         return None
