@@ -13,7 +13,9 @@ What is read:
   name -> value (``decompression`` on a Convert gives ``{"decompression": ""}``);
 - Const payloads from the .bin at ``offset``/``size`` (little-endian, booleans
   one byte each), checked against ``element_type`` and ``shape``;
-- edges, checked: both ends exist, each input port is fed exactly once, no cycle.
+- edges, checked: both ends exist, each input port is fed exactly once, no cycle;
+- a <pre-process> section's mean values, as the Subtract OpenVINO puts after that input
+  (``ir_pre_process``).
 
 The text rules (element types, dims, names, integers) are ``ir_text``'s, the .bin's ``ir_weights``'.
 Layer types and versions are not judged here (the reader is shared with tools
@@ -34,6 +36,7 @@ from defusedxml.ElementTree import fromstring
 from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 from .ir_text import MAX_DIM, dim, element_type, split_names
 from .ir_nf4 import expand_nf4
+from .ir_pre_process import apply_pre_process
 from .ir_weights import read_weights
 
 SUPPORTED_IR_VERSIONS = (10, 11)
@@ -63,6 +66,7 @@ def read_ir(xml_path: str | os.PathLike, bin_path: str | os.PathLike | None = No
     elif explicit_bin and not bin_path.is_file():
         raise IRError(f"{bin_path}: weights file not found (given for {src})")
     expand_nf4(ir)
+    apply_pre_process(root, ir, bin_path)
     return ir
 
 
@@ -73,17 +77,16 @@ def _all_layers(ir: IRModel):
             yield from _all_layers(body)
 
 
-def _graph(el: Element, ir: IRModel, depth: int = 0) -> None:
+def _graph(el: Element, ir: IRModel, depth: int = 0, file: str | None = None) -> None:
     """Layers and edges of ``el`` (<net> or a sub-graph body section) into ``ir``, checked."""
     src = ir.source
-    if depth > MAX_BODY_DEPTH:
-        raise IRError(f"{src}: sub-graph bodies nested more than {MAX_BODY_DEPTH} deep")
+    file = file or src  # the .xml path (a body's source names every layer it is nested in)
     layers_el = el.find("layers")
     if layers_el is None:
         raise IRError(f"{src}: no <layers> section")
     seen: dict[int, Layer] = {}
     for index, layer_el in enumerate(layers_el.findall("layer")):
-        layer = _layer(layer_el, index, src, ir.ir_version, depth)
+        layer = _layer(layer_el, index, src, ir.ir_version, depth, file)
         if layer.id in seen:
             raise IRError(f"{src}: {layer.describe()}: layer id {layer.id} is used twice "
                           f"(also by {seen[layer.id].describe()})")
@@ -111,6 +114,11 @@ def _parse_xml(xml_path: Path) -> Element:
         raise IRError(f"{src}: is a directory, not an IR .xml file") from None
     except OSError as e:
         raise IRError(f"{src}: cannot read the IR file ({e.strerror or e})") from None
+    # OpenVINO's parser (pugixml) takes whitespace before the <?xml ...?> declaration, which expat
+    # refuses; OpenVINO's own tests write such files (a raw string that starts with a newline).
+    stripped = data.lstrip(b" \t\r\n")
+    if stripped.startswith(b"<?xml"):
+        data = stripped
     try:
         return fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except DefusedXmlException as e:
@@ -143,7 +151,7 @@ def _int_attr(el: Element, name: str, where: str, *, default: int | None = None,
     return value
 
 
-def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0) -> Layer:
+def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0, file: str = "") -> Layer:
     where = f"{src}: layer #{index}" + (f" {el.get('name')!r}" if el.get("name") is not None else "")
     layer_id = _int_attr(el, "id", where)
     layer_type = el.get("type")
@@ -177,8 +185,10 @@ def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0) -
         _parameter_from_data(layer, where)
     for child in el:
         if child.find("layers") is not None:  # a sub-graph body: then_body, else_body, body
+            if depth >= MAX_BODY_DEPTH:  # (the file and this layer only: `where` names all 64 around it)
+                raise IRError(f"{file}: {layer.describe()}: sub-graph bodies nested more than {MAX_BODY_DEPTH} deep")
             body = IRModel(name=child.tag, ir_version=ir_version, source=f"{where} {child.tag}")
-            _graph(child, body, depth + 1)
+            _graph(child, body, depth + 1, file)
             layer.bodies[child.tag] = body
         elif child.tag.endswith("port_map") or child.tag == "back_edges":
             layer.maps[child.tag] = [MapEntry(entry.tag, dict(entry.attrib)) for entry in child]

@@ -369,3 +369,21 @@ def test_readers_and_producers_are_the_edges_both_ways(tmp_path):
     by_type = {layer.type.lower(): layer for layer in ir.layers}
     relu_out = (by_type["relu"].id, by_type["relu"].outputs[0].id)
     assert sorted(layer for layer, _ in readers[relu_out]) == sorted([by_type["add"].id, by_type["negative"].id])
+
+
+def test_nesting_depth_error_names_the_file_and_one_layer(tmp_path):
+    """65 nested Ifs: one short line (the body's `where` names every layer around it: it was 2.7 KB)."""
+    param = ('<layer id="0" name="p" type="Parameter" version="opset1"><data element_type="f32" shape="1"/>'
+             '<output><port id="0" precision="FP32"><dim>1</dim></port></output></layer>')
+
+    def level(depth: int) -> str:  # the then_body nests the next If, the else_body does not
+        if not depth:
+            return param
+        return (f'{param}<layer id="1" name="if{depth}" type="If" version="opset8"><input><port id="0"/></input>'
+                f'<then_body><layers>{level(depth - 1)}</layers></then_body><else_body><layers>{param}</layers>'
+                f'</else_body></layer>')
+    xml = tmp_path / "m.xml"
+    xml.write_text(f'<net name="m" version="11"><layers>{level(65)}</layers></net>')
+    with pytest.raises(IRError) as e:
+        read_ir(xml)
+    assert str(e.value) == f"{xml}: layer 1 'if1' (If-opset8): sub-graph bodies nested more than 64 deep"

@@ -184,3 +184,25 @@ def test_numpy_backend_and_mismatch_exit_1(models, capsys, tmp_path):
         assert "emb" in out and "MISMATCH" in out and "1 of 2 outputs differ: emb" in out
     status, out, err = run(capsys, "verify", xml, bad, "--quiet")
     assert status == 1 and not out and err.strip() == "onnx-ext: 1 of 2 outputs differ: emb"
+
+
+def test_ir_v10_outputs_compare_in_the_irs_own_types(tmp_path):
+    """Core.read_model gives an IR v10 the old API's edges (f16 in and out as f32, i64 out as i32): verify
+    reads v10 through the IR frontend, so an f16 and an i64 output compare as themselves (they were a
+    dtype MISMATCH)."""
+    import openvino as ov
+    import openvino.opset8 as o8
+    from ir_testing import save_ir
+
+    from converters.verify import verify_files
+
+    x = o8.parameter([2, 3], ov.Type.f16, name="x")
+    rounded = o8.round(x, "half_to_even")
+    as_int = o8.convert(rounded, "i64")
+    xml = save_ir(ov.Model([rounded, as_int], [x], "m"), tmp_path, version=10)
+    assert [o.get_element_type() for o in ov.Core().read_model(str(xml)).outputs] == [ov.Type.f32, ov.Type.i32]
+    onnx_path = tmp_path / "m.onnx"
+    converters.convert(xml, onnx_path)
+    report = verify_files(xml, onnx_path)
+    assert report.ok, str(report)
+    assert [(r.dtype_onnx, r.dtype_ir) for r in report.rows] == [("float16", "float16"), ("int64", "int64")]

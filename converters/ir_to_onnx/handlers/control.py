@@ -6,6 +6,8 @@ translated, so what it holds cannot refuse the model (OpenVINO runs it never eit
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..context import Context
@@ -21,6 +23,9 @@ def if_(ctx: Context, layer) -> None:
     if cond.const is not None:
         _inline_live_body(ctx, layer, _constant_condition(ctx, cond.const))
         return
+    if cond.shape is not None and all(isinstance(d, int) for d in cond.shape) and math.prod(cond.shape) != 1:
+        # OpenVINO refuses it when compiling, onnxruntime only when run
+        raise ctx.error(f"the condition holds {math.prod(cond.shape)} values (shape {list(cond.shape)}), If needs one")
     branches = {}
     for body_key, map_key in _BODIES:
         sub, results = _body_context(ctx, layer, body_key, map_key)

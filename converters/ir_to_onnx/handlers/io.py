@@ -20,6 +20,9 @@ def parameter(ctx: Context, layer) -> None:
         outer = ctx.param_values[layer.id]
         ctx.values[(layer.id, port.id)] = Value(outer.name, outer.type, outer.shape, outer.const)
         return
+    if layer.data.get("element_type", "").lower() == "u1":  # read as boolean, for BinaryConvolution's weights
+        raise ctx.error("a Parameter of element type u1 (packed bits) cannot be an ONNX graph input: ONNX has "
+                        "no 1-bit type, and OpenVINO runs no op on it (its CPU plugin refuses u1 inputs)")
     et = port.element_type or attr.element(ctx, layer, "element_type", "dynamic")
     if et is None:
         raise ctx.error("a Parameter of dynamic element type cannot be an ONNX graph input")

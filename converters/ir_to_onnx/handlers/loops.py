@@ -113,7 +113,7 @@ def _loop(ctx: Context, layer, trip: str, cond: str) -> None:
             _plain(sub, "Cast", [iteration], name + "/cast", to=et.onnx)
             _plain(sub, "Reshape", [name + "/cast", ctx.i64(list(dims))], name)
             params[e.layer_id] = Value(name, et, dims)
-        elif e.layer_id in back:
+        elif e.layer_id in back and e.axis is None:  # (a sliced one is sliced: OpenVINO drops the back edge)
             outer = ctx.input(e.port)
             name = ctx.unique(f"{layer.name}/carried")
             # a port with no <dim> is a scalar or of dynamic rank: the initial value's rank tells which
@@ -306,4 +306,11 @@ def loop(ctx: Context, layer) -> None:
 @translator("TensorIterator", since=1,
             emits=("Concat", "Div", "Identity", "Loop", "Mul", "Reshape", "Shape", "Slice", "Squeeze", "Transpose"))
 def tensor_iterator(ctx: Context, layer) -> None:
-    _loop(ctx, layer, "", "")
+    entries = layer.maps.get("port_map", [])
+    if any(e.attrs.get("axis", "").strip() for e in entries if e.tag == "input"):
+        _loop(ctx, layer, "", "")  # the sliced inputs count the iterations
+    elif any(e.attrs.get("axis", "").strip() for e in entries if e.tag == "output"):
+        raise ctx.error("TensorIterator with a sliced output but no sliced input (the number of iterations "
+                        "would come from the output's shape) is not supported")
+    else:  # nothing sliced: OpenVINO's CPU plugin runs the body once (no trip count would loop forever)
+        _loop(ctx, layer, ctx.i64(1), "")
