@@ -240,12 +240,15 @@ def test_cpu_plugin_first_inference_bug_is_named_not_a_mismatch(tmp_path):
     xml, _ = convert_onnx_file(_save(model, tmp_path), tmp_path / "m.xml")
     ids = np.zeros((3, 5), np.int64)
     compiled = ov.Core().compile_model(ov.Core().read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    first, second = (np.array(compiled({"ids": ids})[0], copy=True) for _ in range(2))
+    _, second = (np.array(compiled({"ids": ids})[0], copy=True) for _ in range(2))
     expected = onnx_ext.run(model, {"ids": ids})[0]
     assert_same(second, expected, "CPU, second inference")
     report = converters.verify(xml, tmp_path / "m.onnx", inputs={"ids": ids})
     assert report.backend == "cpu" and report.ok, str(report)
-    assert ("first inference differed from the second on y" in report.note) == (not np.array_equal(first, second))
+    # (whether verify's own compile hits it varies: its first inference reads memory left uninitialised; once seen
+    # failing under pytest-xdist with the test's compile wrong and verify's right)
+    named = "first inference differed from the second" in report.note
+    assert not named or "first inference differed from the second on y" in report.note, report.note
 
 
 def test_constants_are_not_compressed(tmp_path):
