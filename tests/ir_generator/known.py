@@ -56,10 +56,12 @@ KNOWN: list[tuple[str, str, str]] = [
     (r"^Gather-7\[.*\$indices=negative(,\$rank=\d)?(,\$axes_at=\w+)?\](i|u)(8|16),", r"values differ",
      "negative indices on 8/16-bit data: the reference has no evaluate for these types, and the CPU plugin gives 0 "
      "where the reference (f32 matches) counts from the end"),
-    (r"^MaxPool-(8|14)\[.*\]u16:", r"output 1: .* values differ",
+    (r"^MaxPool-(8|14)\[.*\](u16:|u32:static:(dead_if|ti)$)", r"output 1: .* values differ",
      "indices of a window of zeros on u16: OpenVINO's reference (no evaluate for u16) and its CPU plugin on u8/u32 "
      "give the plane's first cell (their running max starts at the type's lowest value, 0), which the translator "
-     "follows; the CPU plugin computes u16 in f32, where 0 exceeds the lowest value: the window's first zero"),
+     "follows; the CPU plugin computes u16 in f32, where 0 exceeds the lowest value: the window's first zero. So it "
+     "does u32 inside a TensorIterator or a dead If's live body, where it is the oracle (gen12's $rank run, "
+     "2026-11-28: plane 168, a window of zeros at rows 1-2, cols 3-4: ours 168, the plugin's 177)"),
     (r"^Interpolate-11\[mode=bicubic_pillow,.*cube_coeff=-0.75", r"values differ",
      "bicubic_pillow with cube_coeff -0.75: the translator computes Pillow's cubic (a = -0.5) whatever cube_coeff "
      "says, as OpenVINO's CPU plugin and torch do (issue 20; these cases agree with the CPU plugin), the reference "
@@ -155,6 +157,11 @@ KNOWN: list[tuple[str, str, str]] = [
      "~1e-4 of it, on either side of the exact value (x = -3.7015967: exact -3.96528e-4, ours -3.96476e-4, "
      "OpenVINO's CPU plugin -3.96587e-4; seed 82, 2026-11-28); at rank 0 the value is the output's largest "
      "magnitude, so the tolerance relative to it does not absorb the cancellation as it does at other ranks"),
+    (r"^Acosh-4\[[^\]]*\]bf16:[^:]*:loop_merged$", r"values differ",
+     "bf16 Acosh applied to its own output over a Loop's back edge, where only the CPU plugin runs it: it carries the "
+     "bf16 back edge at f32, unrounded (x = 1.546875: acosh gives 1.0032219, 1.0 in bf16, whose acosh is 0, as "
+     "ours and the spec's bf16 tensors; the plugin's acosh(1.0032219) = 0.0801; gen12's $rank run, 2026-11-28), "
+     "and acosh's slope near 1 turns the rounding into a large difference"),
 ]
 
 

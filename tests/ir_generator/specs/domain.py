@@ -456,20 +456,28 @@ def multinomial(c):
 
 # --- CTC loss ---------------------------------------------------------------------------------------------
 
+#: CTCLoss's logit and label lengths per batch row (``$lengths``): ``full`` labels of length >= 1; ``zero_label`` a
+#: label of length 0 (the loss is -log of the all-blank path); ``short_logit`` one step of logits with a label of
+#: one, and no step with no label; ``zero_both`` a row of no steps and no label beside a full one
+_CTC_LENGTHS = {"full": ([6, 5], [3, 2]), "zero_label": ([6, 4], [0, 2]), "short_logit": ([1, 0], [1, 0]),
+                "zero_both": ([0, 5], [0, 2])}
+
+
 @spec("CTCLoss", grid={"preprocess_collapse_repeated": [False, True], "ctc_merge_repeated": [True, False],
-                       "unique": [False, True], "$blank": ["last", "given", "middle"]},
+                       "unique": [False, True], "$blank": ["last", "given", "middle"], "$lengths": list(_CTC_LENGTHS)},
       types={"T": ("f32", "f16", "f64"), "I": INDEX}, rtol=64, atol=1e-5,
       no_evaluate="OpenVINO's reference has no evaluate for CTCLoss-4 (its CPU plugin is the oracle here)",
-      note="labels of length >= 1 without the blank (OpenVINO's CPU plugin crashes on a label_length of 0 and "
-           "counts a target label equal to the blank otherwise); the corners against the reference's "
-           "transcription in tests/test_ctc_loss.py")
+      note="labels without the blank (OpenVINO's CPU plugin counts a target label equal to the blank otherwise); "
+           "lengths of 0 in ``$lengths`` (where the CPU plugin crashes the case is ov-rejects); the corners against "
+           "the reference's transcription in tests/test_ctc_loss.py")
 def ctc_loss(c):
     n, steps, classes = 2, 6, 4
     blank = {"last": classes - 1, "given": 0, "middle": 2}[c.attrs["$blank"]]
     labels = c.rng.choice([k for k in range(classes) if k != blank], (n, steps))
     labels[0, 1] = labels[0, 0]  # a repeated label: collapsing and merging matter
-    inputs = [c.feed(c.rng.uniform(-2, 2, (n, steps, classes))), c.feed([6, 5], c.types["I"]),
-              c.feed(labels, c.types["I"]), c.feed([3, 2], c.types["I"])]
+    logit_lengths, label_lengths = _CTC_LENGTHS[c.attrs["$lengths"]]
+    inputs = [c.feed(c.rng.uniform(-2, 2, (n, steps, classes))), c.feed(logit_lengths, c.types["I"]),
+              c.feed(labels, c.types["I"]), c.feed(label_lengths, c.types["I"])]
     if c.attrs["$blank"] != "last":
         inputs.append(c.feed(blank, c.types["I"]))
     return inputs

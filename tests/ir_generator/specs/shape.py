@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spec import ALL, AXES_AT, FLOATS, FP8, INDEX, INTEGERS, NARROW, NUMERIC, ROWS_OF_NOTHING, spec
-from ..spec import INDICES_AT
+from ..spec import INDICES_AT, dtype
 
 X3 = (2, 3, 4)
 #: Data of other ranks (``$rank``, tried once each: ``cover``): a scalar, a vector, a matrix, ranks 5 and 6.
@@ -66,14 +66,19 @@ def unsqueeze(c):
 _ORDERS = ["rotate", "empty", "same", "swap", "random"]
 
 
-@spec("Transpose", grid={"$order": _ORDERS, "$rank": list(RANKS), "$axes_at": AXES_AT}, cover=("$rank",),
+#: Transpose's data per rank: ``RANKS`` and a rank 4 (the ranks crossed with the orders and where the order comes
+#: from: a run-time order at every rank, a scalar's and a vector's included)
+_TRANSPOSE_DATA = {**RANKS, 4: (2, 3, 1, 4)}
+
+
+@spec("Transpose", grid={"$order": _ORDERS, "$rank": list(_TRANSPOSE_DATA), "$axes_at": AXES_AT},
       where=lambda a, v: a["$rank"] >= 2 or a["$order"] in ("rotate", "empty"), types={"T": ALL, "I": INDEX})
 def transpose(c):
     r = c.attrs["$rank"]
     same = list(range(r))
     order = {"rotate": same[-1:] + same[:-1], "empty": [], "same": same, "random": list(c.rng.permutation(r)),
              "swap": same[:-2] + same[-1:] + same[-2:-1]}[c.attrs["$order"]]
-    shape = RANKS[r] if r != 3 else (2, 3, 4) if c.attrs["$order"] != "random" else (3, 1, 2)
+    shape = _TRANSPOSE_DATA[r] if r != 3 else (2, 3, 4) if c.attrs["$order"] != "random" else (3, 1, 2)
     return [c.data(shape), c.axes(order)]
 
 
@@ -223,8 +228,11 @@ _GATHER_DATA = {3: (3, 3, 4), 1: (4,), 2: (3, 4), 5: (3, 3, 2, 1, 4), 6: (3, 3, 
 def _gather_ok(attrs, version):
     if attrs["$indices"] == "scalar" and attrs["batch_dims"]:
         return False
-    if attrs["$axes_at"] == "runtime" and (attrs.get("batch_dims", 0) or attrs["$rank"] != 3):
-        return False  # a run-time axis with batch_dims: OpenVINO's reference aborts the process (SEMANTICS.md)
+    if attrs["$axes_at"] == "runtime":
+        # a run-time axis with batch_dims past it: OpenVINO's reference aborts the process (SEMANTICS.md); batch_dims
+        # 1 or -1 (of 2-D indices: 1) up to the axis runs (axis 0 with batch_dims is invalid whatever its form)
+        if attrs["$rank"] != 3 or (attrs.get("batch_dims") and attrs["$axis"] % 3 < 1):
+            return False
     return attrs["$rank"] > 1 or (not attrs["batch_dims"] and attrs["$axis"] != 1)
 
 
@@ -422,12 +430,20 @@ def eye(c):
 _RANGES = {"const": (1, 11, 3), "param": (-2, 7, 2), "float_step": (0.5, 4, 0.75), "down": (9, -3, -2),
            "away": (5, 1, 1), "fraction": (-1.5, 7.9, 1.7), "one": (3, 4, 5)}
 _UNSIGNED_DOWN = (1, 9, 3)  # unsigned data holds no negative step
+#: Range-4's start, stop, step each of its own element type (``$types=three``): start the data's (T), stop and step
+#: of the first of these two lists that is not T (signed and float: a negative step and bound stay; a fractional
+#: one is truncated toward zero where its type is an integer, as a frontend's cast would)
+_RANGE_STOP, _RANGE_STEP = ("i32", "i64"), ("f32", "f64")
+
+
+def _range_ok(a, version):
+    return (a["$form"] != "param" or a["$operands_at"] == "runtime") and (a["$types"] == "same" or version >= 4)
 
 
 @spec("Range", grid={"output_type": ["f32", "i32", "i64", "f16", "u8", "f64", "bf16", "i8", "u64"],
-                     "$form": list(_RANGES), "$operands_at": ["const", "runtime", "mixed"]},
-      cover=("output_type",), where=lambda a, v: a["$form"] != "param" or a["$operands_at"] == "runtime",
-      types={"T": NUMERIC})
+                     "$form": list(_RANGES), "$operands_at": ["const", "runtime", "mixed"],
+                     "$types": ["same", "three"]},
+      cover=("output_type",), where=_range_ok, types={"T": NUMERIC})
 def range_(c):
     form = c.attrs["$form"]
     start, stop, step = _RANGES[form]
@@ -435,13 +451,23 @@ def range_(c):
         start, stop, step = 1, 8, 2
     if c.t[0] == "u" and form == "down":
         start, stop, step = _UNSIGNED_DOWN
+    types = [c.t] * 3
+    if c.attrs["$types"] == "three":
+        types[1:] = [next(t for t in ts if t != c.t) for ts in (_RANGE_STOP, _RANGE_STEP)]
+        stop, step = (_truncated(v, t) for v, t in ((stop, types[1]), (step, types[2])))
     at = c.attrs["$operands_at"]
     if c.version == 1:
         c.attrs.pop("output_type", None)
+    values = [np.asarray(np.array(v), dtype=dtype(t)) for v, t in zip((start, stop, step), types)]
     if at == "mixed":  # start and step computed, stop a Constant (torch.arange(x.size(0), 10, s))
-        return [c.feed(np.array(start)), c.const(np.array(stop)), c.feed(np.array(step))]
+        return [c.feed(values[0], types[0]), c.const(values[1], types[1]), c.feed(values[2], types[2])]
     make = c.feed if at == "runtime" else c.const
-    return [make(np.array(start)), make(np.array(stop)), make(np.array(step))]
+    return [make(v, t) for v, t in zip(values, types)]
+
+
+def _truncated(value, et: str):
+    """A value as a frontend's cast to ``et`` writes it (toward zero for an integer type)."""
+    return int(value) if et[0] in "iu" else value
 
 
 @spec("OneHot", grid={"axis": [-1, 0, 1], "negative_indices_mode": ["ignore_negative", "normalize"],
