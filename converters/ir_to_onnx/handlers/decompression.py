@@ -40,6 +40,8 @@ the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks t
   than "layers".
 - "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
 (MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
+MXFP4/FP4 (f4e2m1) and MXFP8/FP8 (f8e4m3/f8e5m2) weights take the "folded" form the same way, with their own tables
+(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only).
 """
 
 from __future__ import annotations
