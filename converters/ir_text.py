@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from onnx_ext.types import NF4, ElementType, UnknownElementType, from_ov
+from onnx_ext.types import F4E2M1, F8E8M0, NF4, ElementType, UnknownElementType, from_ov
 
 from .ir import IRError
 
@@ -26,6 +26,9 @@ _ONE_BIT = {"u1": "boolean", "bin": "boolean"}
 _UNDEFINED_TYPES = {"dynamic", "undefined"}
 
 
+_TABLE_TYPES = {t.ov: t for t in (NF4, F4E2M1, F8E8M0)}
+
+
 def element_type(text: str, where: str, *, precision: bool = False) -> ElementType | None:
     """An IR element type name as OpenVINO reads it: in <data> (``f32``, ``I64``, ``boolean``),
     or (``precision``) a port's precision (``f32`` or ``FP32``, ``BOOL``, ``I64``); None for
@@ -40,8 +43,8 @@ def element_type(text: str, where: str, *, precision: bool = False) -> ElementTy
     if key == "string":  # OpenVINO tokenizers' IRs: say why, not "unknown"
         raise IRError(f"{where}: element type 'string': string tensors do not convert (ONNX has string tensors but "
                       "no standard op that reads or writes their bytes, as StringTensorPack/Unpack do)")
-    if key == "nf4":  # Consts only: the reader rewrites them (ir_nf4.py) and refuses it elsewhere
-        return NF4
+    if key in _TABLE_TYPES:  # Consts only: the reader rewrites them (ir_nf4.py) and refuses them elsewhere
+        return _TABLE_TYPES[key]
     try:
         et = from_ov(key)
     except UnknownElementType:

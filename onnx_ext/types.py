@@ -61,6 +61,12 @@ PACKED_TYPES: tuple[ElementType, ...] = (
 #: into u4 codes and a Gather into the table (converters/ir_nf4.py); none of the lookups below finds it.
 NF4 = ElementType("nf4", TensorProto.UINT4, np.dtype(ml_dtypes.uint4), "nf4", 4)
 
+#: IR ``f4e2m1`` and ``f8e8m0`` (NNCF's MXFP4/MXFP8/FP4 weights: e2m1 values, power-of-two e8m0 scales per block),
+#: read as their bits (4-bit codes; one byte each): like nf4, the IR reader alone knows them and rewrites their Consts
+#: (converters/ir_nf4.py: e2m1 codes into a 16-value table; e8m0 exponents into f32 powers of two).
+F4E2M1 = ElementType("f4e2m1", TensorProto.UINT4, np.dtype(ml_dtypes.uint4), "f4e2m1", 4)
+F8E8M0 = ElementType("f8e8m0", TensorProto.UINT8, np.dtype(np.uint8), "f8e8m0")
+
 #: 8-bit floats (IR ``f8e4m3`` and ``f8e5m2``: FP8 weights, FakeConvert's emulation; ONNX FLOAT8E4M3FN and
 #: FLOAT8E5M2 from opset 19): OpenVINO's e4m3 has no infinities, as ONNX's "FN". Converts and Consts only, not
 #: among the ops' data types.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -772,17 +773,71 @@ def test_fp8_weights_match_reference(wtype, tmp_path):
     assert_close(run_onnx(convert(xml), [feed])[0], evaluate_ir(xml, [feed])[0], wtype)
 
 
-@pytest.mark.parametrize("text", ["f4e2m1", "f8e8m0"])  # (u1 is read: BinaryConvolution's; nf4: NNCF's NF4 weights,
-# below; ONNX's FLOAT4E2M1 and FLOAT8E8M0 are opset 23's and 24's)
-def test_reader_refuses_other_packed_types(text, tmp_path):
-    const = ov.op.Constant(ov.Type.u4, ov.Shape([4]), [1, 2, 3, 4])
+@pytest.mark.parametrize("text", ["f4e2m1", "f8e8m0"])  # (u1 is read: BinaryConvolution's)
+def test_reader_refuses_mx_types_outside_consts(text, tmp_path):
+    """f4e2m1 and f8e8m0 are read as Consts' types only (NNCF's MXFP4/MXFP8/FP4 weights and scales): a Convert
+    to them is refused in one line (ONNX's FLOAT4E2M1 and FLOAT8E8M0 are opset 23's and 24's; onnxruntime 1.31
+    has no CPU kernel computing in FLOAT4E2M1)."""
+    x = ops.parameter([4], ov.Type.f32)
     xml = tmp_path / "c.xml"
-    ov.save_model(ov.Model([ops.convert(const, "f32")], [], "c"), str(xml), compress_to_fp16=False)
-    xml.write_text(xml.read_text().replace('element_type="u4"', f'element_type="{text}"'))
-    from converters.ir_reader import read_ir
-
-    with pytest.raises(IRError, match=rf"Const.*unknown or unsupported element type '{text}'"):
+    ov.save_model(ov.Model([ops.convert(ops.convert(x, "u4"), "f32")], [x], "c"), str(xml), compress_to_fp16=False)
+    xml.write_text(xml.read_text().replace('destination_type="u4"', f'destination_type="{text}"')
+                   .replace('precision="U4"', f'precision="{text.upper()}"'))
+    with pytest.raises(IRError, match=rf"<data> destination_type {text}: {text} converts only as a Const's"):
         read_ir(xml)
+
+
+def _packed_constant(et, codes: np.ndarray):
+    """An ``et`` Const (a 4- or 8-bit type) holding the bit patterns ``codes``, packed as OpenVINO packs them (two
+    4-bit values per byte, low nibble first)."""
+    flat = codes.reshape(-1).astype(np.uint8)
+    tensor = ov.Tensor(et, ov.Shape(list(codes.shape)))
+    if et.bitwidth == 4:
+        flat = np.append(flat, np.uint8(0)) if flat.size % 2 else flat
+        flat = flat[0::2] | (flat[1::2] << 4)
+    tensor.data.view(np.uint8).reshape(-1)[:] = flat
+    return ops.constant(tensor)
+
+
+def test_mx_type_values_are_openvinos():
+    """The reader's values of every f4e2m1 code (ir_nf4.E2M1_TABLE) and every f8e8m0 byte are those of OpenVINO's
+    Convert to f32 (its reference, ``evaluate``). (Its CPU plugin flushes byte 0's 2^-127, a subnormal, to 0.)"""
+    from converters.ir_nf4 import E2M1_TABLE
+
+    for et, codes in ((ov.Type.f4e2m1, np.arange(16)), (ov.Type.f8e8m0, np.arange(256))):
+        const = _packed_constant(et, codes)
+        result = [ov.Tensor(ov.Type.f32, ov.Shape([codes.size]))]
+        assert ops.convert(const, "f32").evaluate(result, [const.get_tensor_view()])
+        want = result[0].data
+        got = E2M1_TABLE if et == ov.Type.f4e2m1 else codes.astype(np.uint8).view(ml_dtypes.float8_e8m0fnu) \
+            .astype(np.float32)
+        np.testing.assert_array_equal(got, want)  # (NaN at byte 255 on both sides)
+
+
+@pytest.mark.parametrize("wtype", ["f4e2m1", "f8e4m3"])
+def test_mx_weights_match_openvino(wtype, tmp_path):
+    """NNCF's MXFP4 / MXFP8 weights: codes [N, G, 32] -> Convert(f16) -> Multiply by Convert(f8e8m0 scales
+    [N, G, 1] -> f16) -> Reshape [N, K] -> Convert(f32) -> MatMul(transpose_b). The ONNX file keeps the codes (UINT4
+    / UINT8 initializers, no float weights) and the product is OpenVINO's CPU plugin's at f32 exactly (the values
+    times powers of two: no rounding)."""
+    rng = np.random.default_rng(5)
+    n, g, k = 6, 2, 64
+    bits = 4 if wtype == "f4e2m1" else 8
+    codes = rng.integers(0, 16, (n, g, 32)) if bits == 4 else \
+        rng.uniform(-400, 400, (n, g, 32)).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    exponents = rng.integers(120, 131, (n, g, 1))
+    w = ops.multiply(ops.convert(_packed_constant(getattr(ov.Type, wtype), codes), "f16"),
+                     ops.convert(_packed_constant(ov.Type.f8e8m0, exponents), "f16"))
+    w = ops.convert(ops.reshape(w, ops.constant(np.array([n, k], np.int64)), False), "f32")
+    x = ops.parameter([3, k], ov.Type.f32)
+    xml = _save(ov.Model([ops.matmul(x, w, False, True)], [x], "mx"), tmp_path)
+    assert f'element_type="{wtype}"' in xml.read_text() and 'element_type="f8e8m0"' in xml.read_text()
+    model = convert(xml)
+    feed = rng.standard_normal((3, k)).astype(np.float32)
+    want = ov.Core().compile_model(str(xml), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([feed])[0]
+    np.testing.assert_allclose(run_onnx(model, [feed])[0], want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    weights = [i for i in model.graph.initializer if np.prod(i.dims) == n * k]
+    assert [i.data_type for i in weights] == [onnx.TensorProto.UINT4 if bits == 4 else onnx.TensorProto.UINT8]
 
 
 # --- NF4 weights (NNCF CompressWeightsMode.NF4) ------------------------------------------------

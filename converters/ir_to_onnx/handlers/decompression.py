@@ -42,6 +42,8 @@ the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks t
   than "layers".
 - "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
 (MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
+MXFP4/FP4 (f4e2m1) and MXFP8/FP8 (f8e4m3/f8e5m2) weights take the "folded" form the same way, with their own tables
+(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import numpy as np
 from onnx_ext.types import ElementType, from_numpy, from_ov
 
 from ...ir import Layer
-from ...ir_nf4 import NF4_TABLE, is_nf4_lookup
+from ...ir_nf4 import NF4_TABLE, lookup_table
 from .. import attributes as attr
 from ..context import Context, Value, declare
 from .io import fold_convert
@@ -166,10 +168,11 @@ def _is(hit, op_type: str) -> bool:
 
 
 def _nf4_lookup(const: Layer, consumers) -> list[Layer]:
-    """[Convert(i32), Gather] after ``const`` when it holds an nf4 Const's codes (ir_nf4.py); else []."""
+    """[Convert(i32), Gather] after ``const`` when it holds an nf4 or f4e2m1 Const's codes (ir_nf4.py); else []."""
     hit = _sole_consumer(const, consumers)
     gather = _sole_consumer(hit[0], consumers) if _is(hit, "Convert") else None
-    return [hit[0], gather[0]] if gather is not None and gather[1] == 1 and is_nf4_lookup(gather[0]) else []
+    found = gather is not None and gather[1] == 1 and lookup_table(gather[0]) is not None
+    return [hit[0], gather[0]] if found else []
 
 
 def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | None:
@@ -234,7 +237,7 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
-    d.table = NF4_TABLE if lookup else None
+    d.table = lookup_table(lookup[-1]) if lookup else None
     d.users = _compressed_users(ctx, d, consumers, producers)
     if (d.broadcast or d.table is not None) and not (d.folded or d.users):
         return None
@@ -663,7 +666,7 @@ def _nf4_users(ctx: Context, d: Decompression, users) -> list[Layer]:
     if d.out_type.ov != "f32" or not _weighted(users):
         return []
     flags = {not attr.boolean(layer, "transpose_b", False) for layer, _ in users}
-    if NF4_MATMUL == "bnb4" and ctx.root.weight_options.contrib and len(flags) == 1 and \
+    if NF4_MATMUL == "bnb4" and d.table is NF4_TABLE and ctx.root.weight_options.contrib and len(flags) == 1 and \
             all(index == 1 and _is((u, index), "MatMul") for u, index in users):
         d.k_first = flags.pop()
         blocks = {_bnb4_block(d, layer) for layer, _ in users}
