@@ -1145,3 +1145,26 @@ def test_scalar_decompressed_weight_written_without_dims(tmp_path):
     assert got[0].shape == (2, 3) and got[0].dtype == np.float32
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(want[0], v * -4.5)
+
+
+def test_matmul_nbits_outputs_also_graph_outputs(tmp_path):
+    """A MatMulNBits result that is also a graph output, read by a residual Add and a LayerNorm that is an output
+    too, whose first token feeds another MatMulNBits (a BERT with every layer's value an output, found by the NNCF
+    hunt): converting stopped with onnx's "Invalid tensor data type 0" (the contrib op's output left untyped for
+    inference)."""
+    rng = np.random.default_rng(31)
+    x = ops.parameter([-1, -1, 32], np.float32, name="x")
+    w1, _ = _grouped_weights("u4", [32, 32], 1, 16, rng)
+    w2, _ = _grouped_weights("u4", [32, 32], 1, 16, rng)
+    dense = ops.matmul(ops.gelu(x, "erf"), w1, False, True)
+    norm = ops.mvn(ops.add(dense, x), ops.constant(np.array([-1], np.int64)), True, 1e-12, "inside_sqrt")
+    pooled = ops.matmul(ops.gather(norm, ops.constant(np.int64(0)), ops.constant(np.int64(1))), w2, False, True)
+    xml = _save(ov.Model([norm, dense, pooled], [x], "outputs"), tmp_path)
+    model = convert(xml)
+    assert "MatMulNBits" in _ops(model)
+    feeds = [rng.standard_normal((2, 3, 32)).astype(np.float32)]
+    got = run_onnx(model, feeds)
+    want = ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)
+    for g, w in zip(got, want.values()):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert np.abs(g - w).max() <= 1e-5 * np.abs(w).max()

@@ -90,7 +90,9 @@ def _inferred(model: onnx.ModelProto, strict: bool) -> dict[str, tuple[int | Non
     takes 0.27 s to deserialise into onnx_ir, this a few ms."""
     outputs = []  # (graph output, its declared type, made by a node of its graph)
     for graph in _graphs(model.graph):
-        made = {name for node in graph.node for name in node.output}
+        # (a contrib op's outputs keep their declared type: onnx has no schema to infer it, and a typed op reading
+        # such an output would fail inference on the untyped value: "Invalid tensor data type 0")
+        made = {name for node in graph.node if onnx.defs.has(node.op_type, node.domain) for name in node.output}
         outputs += [(out, _copy(out.type), out.name in made) for out in graph.output]
     try:
         for out, _, made in outputs:
