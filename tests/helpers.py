@@ -106,12 +106,12 @@ def optimised_op_types(model, tmp_path) -> list[str]:
     return [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node]
 
 
-def near_half_levels(il, ih, around: int) -> np.ndarray:
-    """For every level k of a 256-level FakeQuantize over [il, ih]: the f32 value nearest k + 0.5 and ``around``
-    ulps either side (its rounding boundaries, where the last ulp picks the level), as a [1, N] row."""
+def near_half_levels(il, ih, around: int, levels: int = 256) -> np.ndarray:
+    """For every level k of a ``levels``-level FakeQuantize over [il, ih]: the f32 value nearest k + 0.5 and
+    ``around`` ulps either side (its rounding boundaries, where the last ulp picks the level), as a [1, N] row."""
     values = []
-    for k in range(255):
-        x = np.float32(il + (k + 0.5) / 255 * (np.float64(ih) - il))
+    for k in range(levels - 1):
+        x = np.float32(il + (k + 0.5) / (levels - 1) * (np.float64(ih) - il))
         values.append(x)
         for direction in (np.float32(-np.inf), np.float32(np.inf)):
             v = x

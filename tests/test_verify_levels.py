@@ -119,28 +119,13 @@ def test_a_wrong_weight_after_the_last_fake_quantize_is_named(tmp_path):
     assert row.max_rel > FAKE_QUANTIZE_TOLERANCE
 
 
-def _half_levels(levels: int, around: int = 4) -> np.ndarray:
-    """The f32 value nearest each half level of a ``levels``-level FakeQuantize over [LOW, HIGH], and ``around``
-    ulps either side, as a [1, N] row."""
-    values = []
-    for k in range(levels - 1):
-        x = np.float32(LOW + (k + 0.5) / (levels - 1) * (np.float64(HIGH) - LOW))
-        values.append(x)
-        for direction in (np.float32(-np.inf), np.float32(np.inf)):
-            v = x
-            for _ in range(around):
-                v = np.nextafter(v, direction)
-                values.append(v)
-    return np.array(values, np.float32).reshape(1, -1)
-
-
 def test_a_fake_quantize_output_is_judged_by_its_levels_and_pinned(tmp_path):
     """A 16-level FakeQuantize that is a graph output ('q', its inputs at half levels: the CPU plugin flips most of
     them, one level = 1/15 of the range, past the tolerance) and feeds a MatMul into another FakeQuantize ('y'):
     'q' is judged by its levels (flips at rounding boundaries), and pinned to the IR's, so that the second
     FakeQuantize's inputs are computed from the same levels (else its 256 levels move by the flipped ones' weights:
     a departure at 'fq_y')."""
-    x0 = _half_levels(16)
+    x0 = near_half_levels(LOW, HIGH, around=4, levels=16)
     x = ops.parameter(list(x0.shape), np.float32, name="x")
     q = ops.fake_quantize(x, *(ops.constant(v) for v in (LOW, HIGH, LOW, HIGH)), 16)
     q.set_friendly_name("fq_out")
