@@ -126,3 +126,59 @@ def test_openvino_cpu_runs_inlined_gather_with_runtime_axis(worker, tmp_path, ra
             feeds = {"data": data, "indices": indices, "axis": np.array(axis)}
             (got,) = worker.apply(_run_dynamic_in_openvino, (str(path), feeds))
             assert_same(got, onnx_ext.run(model, feeds)[0], f"rank {rank}, batch_dims {batch_dims}, axis {axis}")
+
+
+# --- inlined bodies on the CPU plugin with dynamic input dims (no reshape to static) ------------------
+
+def _dynamic_cases():
+    """(id, op, inputs, attrs, const, expected): representative cases of the seed ops. Shape-like inputs
+    are constants (the plugin needs static ranks); the other inputs keep their symbolic dims."""
+    from onnx_ext.ops.broadcast import broadcast_reference
+    from onnx_ext.ops.gather import gather_reference
+    from onnx_ext.ops.range.reference import range_reference
+    from onnx_ext.ops.strided_slice import strided_slice_reference
+
+    rng = np.random.default_rng(7)
+    f32 = rng.standard_normal((3, 1)).astype(np.float32)
+    u8 = rng.integers(0, 255, (3, 1), dtype=np.uint8)
+    for name, start, stop, step, et in [("f32", 0.5, 3.1, 0.25, np.float32), ("i64", 10, -7, -3, np.int64),
+                                        ("i32_from_f32", -1.5, 7.2, 1.7, np.int32)]:
+        args = [np.array(v, np.float32 if name.endswith("f32") else np.int64) for v in (start, stop, step)]
+        otype = onnx_ext.types.from_numpy(et).onnx
+        yield (f"Range-4-{name}", "Range", args, {"output_type": otype}, [False] * 3,
+               range_reference(*args, output_type=otype))
+    broadcasts = [("numpy", [2, 3, 4], None, -1), ("explicit", [2, 3, 4], [1, 2], -1), ("none", [3, 2], [0, 1], -1),
+                  ("bidirectional", [2, 1, 4], None, -1), ("pdpd", [2, 3, 4], None, 1), ("pdpd", [2, 3, 4], None, -1)]
+    for version in (1, 3):
+        for mode, target, axes, axis in broadcasts:
+            if mode == "bidirectional" and version == 1:
+                continue
+            for data in (f32, u8) if version == 3 else (f32,):  # f32: the Expand bodies; u8: the Gathers (_any)
+                ins = [data, np.array(target, np.int64)] + ([np.array(axes, np.int64)] if axes else [])
+                attrs = {"mode": mode, "version": version} | ({"axis": axis} if mode == "pdpd" else {})
+                yield (f"Broadcast-{version}-{mode}-axis{axis}-{data.dtype}", "Broadcast", ins, attrs,
+                       [False] + [True] * (len(ins) - 1), broadcast_reference(*ins, **attrs))
+    data = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for batch_dims, axis, indices in [(0, 1, np.array([[2, -1], [0, 5]])), (1, 2, np.array([[3, -4], [0, 1]]))]:
+        ins = [data, indices, np.array(axis)]
+        yield (f"Gather-8-batch_dims{batch_dims}", "Gather", ins, {"batch_dims": batch_dims}, [False, False, True],
+               gather_reference(*ins, batch_dims=batch_dims))
+    masks = {"begin_mask": [0, 1, 0], "end_mask": [0, 0, 1], "new_axis_mask": [0, 0, 0],
+             "shrink_axis_mask": [1, 0, 0], "ellipsis_mask": [0, 0, 0]}
+    ins = [data, np.array([-1, 0, 3]), np.array([2, -1, 0]), np.array([1, 1, -2])]
+    yield ("StridedSlice-1", "StridedSlice", ins, masks, [False, True, True, True],
+           strided_slice_reference(*ins, **masks))
+
+
+@pytest.mark.parametrize("case", list(_dynamic_cases()), ids=lambda c: c[0])
+def test_openvino_cpu_runs_inlined_body_with_dynamic_dims(worker, tmp_path, case):
+    # The vectors' test above reshapes the inputs to static shapes first; a user's model keeps
+    # symbolic dims, under which OpenVINO's shape-subgraph passes rewrite the bodies differently.
+    _, op, inputs, attrs, const, expected = case
+    model = one_node_model(op, inputs, attrs, const=const, out_type=expected.dtype, out_rank=expected.ndim)
+    assert not any(d.HasField("dim_value") for i in model.graph.input for d in i.type.tensor_type.shape.dim)
+    path = tmp_path / "inlined.onnx"
+    path.write_bytes(onnx_ext.inline(model).SerializeToString())
+    feeds = {f"in{i}": v for i, (v, c) in enumerate(zip(inputs, const)) if not c}
+    (got,) = worker.apply(_run_dynamic_in_openvino, (str(path), feeds))
+    assert_same(got, expected, "OpenVINO CPU on the inlined model, dynamic dims")

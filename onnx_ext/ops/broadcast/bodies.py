@@ -51,7 +51,9 @@ def _pdpd_plan(dshape, target_shape, axis: int):
         op.Concat(op.Expand(op.Constant(value_ints=[-1]), tlen), dshape, axis=0), dlen,
         op.Constant(value_ints=[9223372036854775807]),
     )
-    pair_ok = op.Or(op.Or(op.Equal(padded, t), op.Equal(t, one)), op.Equal(op.Abs(padded), one))
+    # padded is 1 or -1 where its square is 1. Not Abs(padded) == 1: OpenVINO's AbsSinking drops
+    # that Abs, its bound evaluation wrongly finding padded >= 0 (docs/spec-corrections.md).
+    pair_ok = op.Or(op.Or(op.Equal(padded, t), op.Equal(t, one)), op.Equal(op.Mul(padded, padded), one))
     ok = op.Concat(axis_ok, op.And(pair_ok, op.GreaterOrEqual(t, zero)), axis=0)
     return op.Max(t, padded), ok
 
