@@ -230,6 +230,8 @@ def _positions_plus_bias_model() -> onnx.ModelProto:
     return onnx_ext.inline(onnx_ext.attach_functions(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])))
 
 
+@pytest.mark.slow  # the CPU plugin once SEGFAULTED in compile_model on this model in CI (in-process: it killed the
+# pytest worker); until it runs in a worker process of its own, it stays out of the default run
 def test_cpu_plugin_first_inference_bug_is_named_not_a_mismatch(tmp_path):
     """The CPU plugin's first inference at a new input shape is wrong after an If when an eltwise takes a
     Broadcast (docs/spec-corrections.md); the reference cannot run the inlined Range body (f64 Subtract), so
