@@ -154,7 +154,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     feeds = prepare_inputs(model, inputs, policy)
     try:
         onnx_out = run_onnx(model, feeds, onnx_name)
-        ir_out, used, note, ov_model = run_ir(xml, ir_model, feeds, backend, label)
+        ir_out, used, note, ran = run_ir(xml, ir_model, feeds, backend, label)
     except VerifyError as e:
         raise VerifyError(f"{e}{_random_hint(feeds, policy) if inputs is None else ''}") from None
     quantized = quantized_tolerance(model)
@@ -162,7 +162,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
     levels = ""
     if any(not r.ok and r.note in ("", "quantized") for r in rows):
         try:
-            found = localise(ir_model, ov_model, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
+            found = localise(ir_model, ran, model, feeds, ir_out, used, label, onnx_name, quantized)  # levels.py
         except VerifyError as e:  # the rows stand as compared
             found, levels = None, f"the levels could not be followed: {e}"
         if found is not None:

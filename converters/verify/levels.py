@@ -99,16 +99,16 @@ def _onnx_name(port, values: set[str]) -> str | None:
     return next((n for n in names if n in values), None)
 
 
-def localise(ir_model, ov_model, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs,
+def localise(ir_model, ran, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs,
              backend: str, label: str, onnx_label: str, quantized: float) -> Localised | None:
-    """Every probe's input and output from the IR (``ir_model`` as read_ir read it, ``ov_model`` as run_ir read
-    it: None on the numpy backend); the ONNX model run with each probe's output pinned to the IR's (a graph input
-    in its place), so that each stretch between FakeQuantizes is compared on the same levels. None when the IR has
-    no activation FakeQuantize the ONNX model names."""
+    """Every probe's input and output from the IR (``ir_model`` as read_ir read it, ``ran`` the model run_ir ran:
+    an ``openvino.Model``, or on the numpy backend the IR converted to ONNX); the ONNX model run with each probe's
+    output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is compared
+    on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
     if backend == "numpy":
-        found, ir_side, upstream = _numpy_side(ir_model, onnx_model, feeds, label)
+        found, ir_side, upstream = _numpy_side(ir_model, ran, onnx_model, feeds, label)
     else:
-        found, ir_side, upstream = _openvino_side(ov_model, onnx_model, feeds, backend, label)
+        found, ir_side, upstream = _openvino_side(ran, onnx_model, feeds, backend, label)
     if not found:
         return None
     # every probe pinned, a graph output too (what comes after it reads the IR's levels); its own value NAME/own
@@ -154,13 +154,10 @@ def _openvino_side(ov_model, onnx_model: onnx.ModelProto, feeds, backend: str, l
     return found, [(ir_values[2 * i], ir_values[2 * i + 1]) for i in range(len(found))], upstream
 
 
-def _numpy_side(ir, onnx_model: onnx.ModelProto, feeds, label: str):
+def _numpy_side(ir, ir_onnx: onnx.ModelProto, onnx_model: onnx.ModelProto, feeds, label: str):
     """As ``_openvino_side`` without openvino: the IR's activation FakeQuantizes read from the .xml, their values
-    from this package's numpy references on the IR converted to ONNX (the numpy backend's IR side), and what is
-    upstream of each output from the ONNX graph."""
-    from ..ir_to_onnx import ir_to_onnx
-
-    ir_onnx = ir_to_onnx(ir)
+    from this package's numpy references on ``ir_onnx``, the IR converted to ONNX (the numpy backend's IR side),
+    and what is upstream of each output from the ONNX graph."""
     names = {o for n in onnx_model.graph.node for o in n.output} | {v.name for v in onnx_model.graph.input}
     names &= {o for n in ir_onnx.graph.node for o in n.output} | {v.name for v in ir_onnx.graph.input}
     found = _ir_probes(ir, names)

@@ -107,24 +107,26 @@ IROutputs = list[tuple[tuple[str, ...], np.ndarray]]
 
 def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
            label: str | None = None) -> tuple[IROutputs, str, str, object]:
-    """The IR's outputs, the backend that ran, a note on the choice and the ``openvino.Model`` read (None with
-    numpy: levels.py follows a quantized model's levels on it without reading the IR again). ``backend`` None: the
-    reference, else the CPU plugin where the reference fails; numpy without openvino."""
+    """The IR's outputs, the backend that ran, a note on the choice and the model that ran them: the
+    ``openvino.Model`` read, or with numpy the IR converted to ONNX (levels.py follows a quantized model's levels
+    on it, without reading or converting the IR again). ``backend`` None: the reference, else the CPU plugin
+    where the reference fails; numpy without openvino."""
     label = label or str(xml)
     if backend == "numpy" or (backend is None and not _have_openvino()):
-        return _run_numpy(ir, feeds, label), "numpy", "" if backend else "openvino is not installed", None
+        outs, model = _run_numpy(ir, feeds, label)
+        return outs, "numpy", "" if backend else "openvino is not installed", model
     if not _have_openvino():
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
     with native_logs():
-        return _run_openvino(xml, feeds, backend, label)
+        return _run_openvino(xml, ir.ir_version, feeds, backend, label)
 
 
-def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str, object]:
+def _run_openvino(xml, ir_version: int, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str, object]:
     import openvino as ov
 
     core = ov.Core()
     try:
-        model = read_ov_model(core, xml)
+        model = read_ov_model(core, xml, ir_version)
     except Exception as e:
         raise VerifyError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
     values = _ov_feed_order(model, feeds, label)
@@ -141,16 +143,19 @@ def _run_openvino(xml, feeds, backend: str | None, label: str) -> tuple[IROutput
     return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", outs.note])), model
 
 
-def read_ov_model(core, xml):
-    """OpenVINO's model of the IR at ``xml``, with the element types its layers state. For IR v10,
-    Core.read_model adds the old API's conversions at the model's edges (f16 inputs and outputs
-    become f32, i64 outputs i32, u1 outputs f32), which the IR does not state and the ONNX model
-    does not have: a v10 file is read again by the IR frontend alone, which adds none."""
+def read_ov_model(core, xml, ir_version: int | None = None):
+    """OpenVINO's model of the IR at ``xml`` (of ``ir_version`` when the caller has read it), with the element
+    types its layers state. For IR v10, Core.read_model adds the old API's conversions at the model's edges (f16
+    inputs and outputs become f32, i64 outputs i32, u1 outputs f32), which the IR does not state and the ONNX
+    model does not have: a v10 file is read by the IR frontend alone, which adds none."""
     from openvino.frontend import FrontEndManager
 
-    model = core.read_model(str(xml))
-    if not (model.has_rt_info("version") and model.get_rt_info("version").value == 10):
-        return model
+    if ir_version is None:
+        model = core.read_model(str(xml))
+        if not (model.has_rt_info("version") and model.get_rt_info("version").value == 10):
+            return model
+    elif ir_version != 10:
+        return core.read_model(str(xml))
     frontend = FrontEndManager().load_by_framework("ir")
     return frontend.convert(frontend.load(str(xml)))
 
@@ -181,12 +186,13 @@ def _have_openvino() -> bool:
     return True
 
 
-def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray], label: str) -> IROutputs:
+def _run_numpy(ir: IRModel, feeds: Mapping[str, np.ndarray], label: str):
+    """The IR's outputs on the numpy references, and the IR converted to ONNX that ran them."""
     from ..ir_to_onnx import ir_to_onnx
 
     model = ir_to_onnx(ir)
     names = [o.name for o in model.graph.output]
-    return [((n,), v) for n, v in zip(names, run_numpy_values(model, feeds, names, label))]
+    return [((n,), v) for n, v in zip(names, run_numpy_values(model, feeds, names, label))], model
 
 
 def run_numpy_values(model, feeds: Mapping[str, np.ndarray], names: list[str], label: str) -> list[np.ndarray]:
