@@ -182,7 +182,8 @@ def _positive(text: str) -> int:
 def _add_output_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument("-q", "--quiet", action="store_true", help="print only errors (one line each)")
-    g.add_argument("-v", "--verbose", action="store_true", help="also print timings, the inputs' shapes and types, and tracebacks of bugs")
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="also print timings, the inputs' shapes and types, and tracebacks of bugs")
 
 
 def _add_input_flags(p: argparse.ArgumentParser) -> None:
@@ -257,8 +258,8 @@ def _show_report(args, report) -> int:
 
 
 #: After a table with a MISMATCH: how to tell a real difference from a tolerance or a backend's.
-MISMATCH_HINT = ("to look closer: -v prints the inputs' shapes, --inputs FILE.npz runs yours, --backend reference|cpu|numpy "
-                 "another IR side; the tolerances: docs/verify.md")
+MISMATCH_HINT = ("to look closer: -v prints the inputs' shapes, --inputs FILE.npz runs yours, "
+                 "--backend reference|cpu|numpy another IR side; the tolerances: docs/verify.md")
 
 
 # --- verify ----------------------------------------------------------------------------
