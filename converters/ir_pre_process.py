@@ -45,7 +45,7 @@ def apply_pre_process(root: Element, ir: IRModel, bin_path: Path) -> None:
     if values:
         mean = np.array([values[c] for c in range(channels)], dtype=np.float32).astype(dtype).reshape(scalar_shape)
     else:
-        mean = np.concatenate([_image(images[c], image_shape, dtype, bin_path, where) for c in range(channels)])
+        mean = _images([images[c] for c in range(channels)], image_shape, dtype, bin_path, where)
     _insert_subtract(ir, param, mean)
 
 
@@ -94,18 +94,22 @@ def _channels(section: Element, where: str) -> tuple[dict[int, float], dict[int,
     return values, images
 
 
-def _image(at: tuple[int, int], shape: list[int], dtype: np.dtype, bin_path: Path, where: str) -> np.ndarray:
-    offset, size = at
-    if size != math.prod(shape) * dtype.itemsize or offset < 0:
-        raise IRError(f"{where}: a mean image of {size} bytes at {offset}; {dtype} {shape} needs "
-                      f"{math.prod(shape) * dtype.itemsize}")
+def _images(spans: list[tuple[int, int]], shape: list[int], dtype: np.dtype, bin_path: Path,
+            where: str) -> np.ndarray:
+    """The channels' mean images [1, H, W] from the .bin (mapped once), concatenated to [C, H, W]."""
+    need = math.prod(shape) * dtype.itemsize
+    for offset, size in spans:
+        if size != need or offset < 0:
+            raise IRError(f"{where}: a mean image of {size} bytes at {offset}; {dtype} {shape} needs {need}")
     try:
         with open(bin_path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-            if offset + size > len(buf):
-                raise IRError(f"{where}: a mean image at offset {offset} size {size} lies outside {bin_path} "
-                              f"({len(buf)} bytes)")
-            return np.frombuffer(buf, dtype=dtype.newbyteorder("<"), count=math.prod(shape),
-                                 offset=offset).astype(dtype).reshape(shape)
+            for offset, size in spans:
+                if offset + size > len(buf):
+                    raise IRError(f"{where}: a mean image at offset {offset} size {size} lies outside {bin_path} "
+                                  f"({len(buf)} bytes)")
+            return np.concatenate([np.frombuffer(buf, dtype=dtype.newbyteorder("<"), count=math.prod(shape),
+                                                 offset=offset).astype(dtype).reshape(shape)
+                                   for offset, _ in spans])
     except (OSError, ValueError) as e:  # (mmap of an empty file: ValueError)
         raise IRError(f"{where}: cannot read the mean image from {bin_path} ({e})") from None
 
