@@ -42,6 +42,8 @@ EXPECTED = {
     "pdpd_multi_out": None,
     "ovc_model_int32": None,
     "rnn_cell_experimental": None,
+    "ed_detection_output_experimental": None,
+    "ed_generate_proposals_experimental": None,
     "prior_grid_generator_port_mismatch": None,
     "v10_const_only": None,
     "v10_reshape_special_zero": None,
@@ -77,8 +79,16 @@ def _roi_align_feeds(rng) -> list[np.ndarray]:
     return [rng.normal(size=(1, 8, 20, 24)).astype(np.float32), boxes, np.zeros(6, np.int32)]
 
 
+def _proposals_feeds(rng) -> list[np.ndarray]:
+    """Image info (16 x 20, scale 1), 60 anchors inside it, small deltas (random ones leave no proposal)."""
+    corners = np.sort(rng.uniform(0, 20, size=(60, 2, 2)), axis=1)
+    anchors = corners.transpose(0, 2, 1).reshape(60, 4)[:, [0, 2, 1, 3]].astype(np.float32)
+    return [np.array([16, 20, 1], np.float32), anchors, (rng.normal(size=(12, 4, 5)) * 0.2).astype(np.float32),
+            rng.normal(size=(3, 4, 5)).astype(np.float32)]
+
+
 #: Files whose inputs random values do not make meaningful: their feeds
-FEEDS = {"roi_align_v10_locale": _roi_align_feeds}
+FEEDS = {"roi_align_v10_locale": _roi_align_feeds, "ed_generate_proposals_experimental": _proposals_feeds}
 
 
 def _feeds(model, rng) -> list[np.ndarray]:
