@@ -161,8 +161,11 @@ def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0, f
         if el.get(name) is None:
             raise IRError(f"{src}: layer {layer_id}: no {name} attribute")
     extra = {k: v for k, v in el.attrib.items() if k not in ("id", "name", "type", "version")}
+    version = el.get("version", "")
+    if layer_type in _EXPERIMENTAL_IN_OPSET6 and version in ("experimental", "extension"):
+        version = "opset6"  # as OpenVINO's reader: these ops joined opset6 from the old IR's experimental set
     layer = Layer(id=layer_id, name=el.get("name", f"layer_{layer_id}"), type=layer_type,
-                  version=el.get("version", ""), extra=extra)
+                  version=version, extra=extra)
     where = f"{src}: {layer.describe()}"
     data_el = el.find("data")
     if data_el is not None:
@@ -195,6 +198,12 @@ def _layer(el: Element, index: int, src: str, ir_version: int, depth: int = 0, f
     return layer
 
 
+#: Layer types OpenVINO's reader creates from opset6 when their version is "experimental" or "extension".
+_EXPERIMENTAL_IN_OPSET6 = frozenset({
+    "ExperimentalDetectronDetectionOutput", "ExperimentalDetectronGenerateProposalsSingleImage",
+    "ExperimentalDetectronPriorGridGenerator", "ExperimentalDetectronROIFeatureExtractor",
+    "ExperimentalDetectronTopKROIs", "GRUCell", "RNNCell", "Proposal"})
+
 #: <data> attributes that name an element type (OpenVINO refuses a name it does not know).
 _TYPE_ATTRIBUTES = ("element_type", "destination_type", "output_type", "index_element_type")
 
@@ -225,14 +234,13 @@ def _parameter_from_data(layer: Layer, where: str) -> None:
     else:
         dims = [] if not shape else [dim(d, f"{where}: <data> shape {shape!r}", open_below=True)
                                      for d in shape.split(",")]
-    # OpenVINO writes the port as the <data>; a difference means an edited file whose other
-    # layers' ports (which the translators read) follow one or the other.
+    # OpenVINO writes the port as the <data>; a different type means an edited file whose other
+    # layers' ports (whose types the translators read) follow one or the other. Different dims are
+    # OpenVINO's <data> (its tests read such a file): the other layers' dims are hints, checked.
     if port.element_type is not None and et is not None and port.element_type != et:
         raise IRError(f"{where}: Parameter element_type {et.ov} differs from its port's precision "
                       f"{port.element_type.ov}")
-    if dims != port.dims:
-        raise IRError(f"{where}: Parameter shape {shape!r} differs from its port's dims {port.dims}")
-    port.element_type = et
+    port.element_type, port.dims = et, dims
     _check_element_count([port], where)
 
 

@@ -674,13 +674,6 @@ def test_convert_ir_file_writes_atomically(tmp_path):
     assert sorted(p.name for p in out.parent.iterdir()) == ["m.onnx"]  # no temporary left
 
 
-def test_dynamic_rank_parameter_is_refused(tmp_path):
-    x = o8.parameter(ov.PartialShape.dynamic(), ov.Type.f32, name="x")
-    xml = save_ir(M(o1.relu(x), [x]), tmp_path)
-    with pytest.raises(IRError, match="dynamic rank"):
-        convert(xml)
-
-
 def test_bad_domain_attribute_names_the_layer(tmp_path):
     x = P([3, 4], name="x")
     xml = save_ir(M(o8.gather(x, C([[0]] * 3, np.int64), C(1, np.int64), batch_dims=1), [x]), tmp_path)

@@ -48,11 +48,11 @@ def assemble(ctx: Context, inline: bool, session_check: bool = True) -> tuple[on
         if _rank_outputs(model, inferred) | _nonnegative_reduce_axes(ctx, model, inferred):
             checked = ir.serde.serialize_model(model)
         check_loadable(checked, inferred, ctx.ir.source, ctx.node_owners)
-        onnx.checker.check_model(checked)
+        _check_model(checked)
         if inline and ctx.domain_used:
             inline_ir(model)
             checked = ir.serde.serialize_model(model)
-            onnx.checker.check_model(checked, full_check=True)
+            _check_model(checked, full_check=True)
     except (IRError, HintsContradicted):
         raise
     except (OnnxExtError, onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
@@ -139,12 +139,36 @@ def _feeds_a_pool(value: ir.Value) -> bool:
                for use in value.uses())
 
 
+def _check_model(model: onnx.ModelProto, full_check: bool = False) -> None:
+    """``onnx.checker.check_model``, but for graph inputs and outputs of unknown rank (a Parameter of dynamic rank
+    and what it feeds): ONNX's IR declares one with no shape ("a tensor value of any shape may be passed"), which
+    onnxruntime takes and the checker (1.23) refuses ("Field 'shape' of 'type' is required", onnx/onnx#2932). The
+    checker sees them as scalars (it infers nothing without ``full_check``); the full check's inference runs on
+    the model itself."""
+    unknown = [v for v in [*model.graph.input, *model.graph.output]
+               if v.type.HasField("tensor_type") and not v.type.tensor_type.HasField("shape")]
+    if not unknown:
+        onnx.checker.check_model(model, full_check=full_check)
+        return
+    declared = onnx.ModelProto()
+    declared.CopyFrom(model)
+    for v in [*declared.graph.input, *declared.graph.output]:
+        if v.type.HasField("tensor_type"):
+            v.type.tensor_type.shape.SetInParent()
+    onnx.checker.check_model(declared)
+    if full_check:
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+
+
 def _rank_outputs(model: ir.Model, inferred: dict) -> bool:
     """Give the model's outputs of unknown rank (an IR port of a rank known only at run time) the shape
     ONNX's inference finds, else a scalar's: ONNX's IR wants a rank on the main graph's outputs (the
     checker's "Field 'shape' of 'type' is required"). That rank is a lie onnxruntime's optimizers may act
     on (ReshapeFusion made an Unsqueeze of such data a Reshape of its axes' type): the session check after
-    this refuses such a model in one line. Whether there were any."""
+    this refuses such a model in one line. Whether there were any. With an input of unknown rank (which has no
+    shape: ``_check_model``) they have none either, as ONNX's IR allows."""
+    if any(v.shape is None for v in model.graph.inputs):
+        return False
     unknown = [v for v in model.graph.outputs if v.shape is None]
     for v in unknown:
         dims = (inferred.get(v.name) or (None, None))[1]

@@ -26,10 +26,8 @@ def parameter(ctx: Context, layer) -> None:
     et = port.element_type or attr.element(ctx, layer, "element_type", "dynamic")
     if et is None:
         raise ctx.error("a Parameter of dynamic element type cannot be an ONNX graph input")
+    # of dynamic rank (shape="..."): an ONNX input with no shape; the translators of ops that need the rank refuse it
     v = Value(ctx.out(0), et, ctx.out_value(0).shape)
-    if v.shape is None:
-        raise ctx.error(f"Parameter shape {attr.string(ctx, layer, 'shape', '')!r} has a dynamic rank, which an ONNX "
-                        "graph input cannot declare")
     ctx.values[(layer.id, port.id)] = v
     ctx.graph_input(v.name, v.type, v.shape)
 

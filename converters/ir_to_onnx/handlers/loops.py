@@ -21,7 +21,9 @@ outputs). From the port map and back edges:
   change across iterations, which ONNX's scan outputs refuse), else the last of the
   stacked values;
 - the ``execution_condition`` Result (Loop) is ONNX's condition output; without one the
-  condition is passed through. A trip count of -1 is no trip count.
+  condition is passed through. A trip count of -1 is no trip count;
+- a TensorIterator that slices no input runs |end - start| / part_size times, by its first concatenated
+  output (OpenVINO's shape inference), or once when nothing is sliced (its CPU plugin).
 
 A slice runs over [start, end], both included, a negative bound counted from the dim's end (OpenVINO's
 shape inference: (|end - start| + 1) / part_size iterations), in parts with |stride| = part_size.
@@ -310,7 +312,23 @@ def tensor_iterator(ctx: Context, layer) -> None:
     if any(e.attrs.get("axis", "").strip() for e in entries if e.tag == "input"):
         _loop(ctx, layer, "", "")  # the sliced inputs count the iterations
     elif any(e.attrs.get("axis", "").strip() for e in entries if e.tag == "output"):
-        raise ctx.error("TensorIterator with a sliced output but no sliced input (the number of iterations "
-                        "would come from the output's shape) is not supported")
+        _loop(ctx, layer, ctx.i64(_iterations_of_output(ctx, layer)), "")
     else:  # nothing sliced: OpenVINO's CPU plugin runs the body once (no trip count would loop forever)
         _loop(ctx, layer, ctx.i64(1), "")
+
+
+def _iterations_of_output(ctx: Context, layer) -> int:
+    """The iterations of a TensorIterator that slices no input: OpenVINO's shape inference
+    (``try_to_set_num_iterations_if_no_slice_inputs``) takes |end - start| / part_size of its first concatenated
+    output (by port id), no +1 and no bound counted from a dim (there is none), which its reference runs and its
+    CPU plugin agrees with where it runs (start 0, end -1: one iteration). It refuses fewer than one."""
+    _, outputs, _ = _entries(ctx, layer)
+    first = min((e for e in outputs if e.axis is not None and e.port >= 0), key=lambda e: layer.outputs[e.port].id)
+    if first.part < 1:
+        raise ctx.error(f"output port {layer.outputs[first.port].id} has part_size {first.part} (must be >= 1)")
+    count = abs(first.end - first.start) // first.part
+    if count < 1:
+        raise ctx.error(f"no input is sliced and output port {layer.outputs[first.port].id} (start {first.start}, "
+                        f"end {first.end}, part_size {first.part}) gives 0 iterations, which OpenVINO's CPU plugin "
+                        "refuses to run")
+    return count
