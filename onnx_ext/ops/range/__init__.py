@@ -42,7 +42,10 @@ with signed, unknown types), each also as ``*_i64`` for int64 output, which ends
 without a Cast. Integer values come from onnxruntime's own Range when it is exact
 (|start| and count * |step| <= 2^52), else from i * step + start in int64. The
 public ``Range`` (what onnxscript users call) branches on output_type at run time.
-With the input types known (always, from an IR): ``FastRange``.
+With the input types known (always, from an IR): ``FastRange``, whose If chooses the exact body for huge
+values; int64 output with a constant step of 1..64 and integer start and stop (position ids, arange(n)):
+``SmallStepRange``, Clip and Range with no If (OpenVINO's CPU plugin computes a wrong first inference per
+input shape after an If: docs/spec-corrections.md).
 """
 
 from __future__ import annotations
