@@ -147,10 +147,11 @@ def _dynamic_cases():
         otype = onnx_ext.types.from_numpy(et).onnx
         yield (f"Range-4-{name}", "Range", args, {"output_type": otype}, [False] * 3,
                range_reference(*args, output_type=otype))
-    for start, stop, step in [(0, 9, 1), (10, -7, -3)]:  # a constant small step: SmallStepRange (Clip, Range)
+    # a constant small step: SmallStepRange (Clip, Range; with start at run time, Min and Add too)
+    for start, stop, step, const_start in [(0, 9, 1, True), (10, -7, -3, True), (5, 12, 2, False), (3, -4, -1, False)]:
         args = [np.array(v, np.int64) for v in (start, stop, step)]
-        yield (f"Range-4-i64-constant-step{step}", "Range", args, {"output_type": 7}, [True, False, True],
-               range_reference(*args, output_type=7))
+        yield (f"Range-4-i64-constant-step{step}-start-{'const' if const_start else 'runtime'}", "Range", args,
+               {"output_type": 7}, [const_start, False, True], range_reference(*args, output_type=7))
     broadcasts = [("numpy", [2, 3, 4], None, -1), ("explicit", [2, 3, 4], [1, 2], -1), ("none", [3, 2], [0, 1], -1),
                   ("bidirectional", [2, 1, 4], None, -1), ("pdpd", [2, 3, 4], None, 1), ("pdpd", [2, 3, 4], None, -1)]
     for version in (1, 3):
