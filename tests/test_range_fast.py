@@ -354,3 +354,17 @@ def test_small_step_body_leaves_clip_and_range(tmp_path):
         opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
         ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
         assert [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node] == ["Clip", "Range"]
+
+
+@pytest.mark.parametrize("start, stop, step", [
+    (0, 2**63 - 1, 1), (-(2**63), 2**63 - 1, 1), (2**63 - 1, -(2**63), -1), (-5, 2**63 - 1, 64), (2**62, -(2**62), -64),
+])
+def test_small_step_body_fails_on_int64_spans(start, stop, step):
+    # Spans past int64 or 2^53: the clipped count is still far too large to allocate; onnxruntime fails
+    # (its own check, or the allocation), never an empty or short output.
+    inputs = [np.array(v, np.int64) for v in (start, stop, step)]
+    model = _model(inputs, np.dtype(np.int64), [False, False, True])
+    assert model.graph.node[0].overload.startswith("fast_i64_smallstep_")
+    for m in (model, onnx_ext.inline(model)):
+        with pytest.raises(Exception, match="Range"):
+            onnx_ext.run(m, feeds_of(model, inputs))
