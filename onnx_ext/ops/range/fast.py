@@ -183,8 +183,8 @@ def _or_exact(host: BodyBuilder, et: ElementType, exact: str, ok: str, fast: Bod
 
 
 
-#: The largest |step| the If-free body takes: a range it clips (|stop - start| > 2^53, beyond a double's
-#: integers) then has at least 2^53 / 64 = 2^47 elements, which no machine allocates (the clipped count too).
+#: The largest |step| the If-free body takes: a span |stop - start| past 2^53 (where onnxruntime's double count
+#: may be off) then has at least 2^53 / 64 = 2^47 elements, which no machine allocates.
 _SMALL_STEP = 64
 _INTEGER_INPUTS = tuple(t for t in NUMERIC_TYPES if t.is_integer and t.ov != "u64")
 
@@ -200,8 +200,9 @@ class SmallStepRange(Overload):
     2^53 (onnxruntime counts ceil((stop' - start) / step) in double: then exactly, as the quotient of two
     exact doubles of a non-integer is at least 1/|step| from an integer). stop' clips stop to start (an
     empty range, which OpenVINO's Range, counting |stop - start| / |step|, needs) and to the int64 values
-    beyond which stop' - start would overflow; a clip beyond 2^53 leaves at least 2^47 elements to
-    allocate, which fails, as it should. A step outside the direction's bounds fails its check.
+    beyond which stop' - start would overflow; a span past 2^53 has at least 2^47 elements, and onnxruntime
+    fails (its count check, or the allocation), as it should. A step outside the direction's bounds fails
+    its check.
     """
 
     SPELLING = "fast_i64_smallstep_{direction}_{start}_{stop}_{step}"
