@@ -407,6 +407,12 @@ def range_scenarios(types=None):
         if not types or ot in types:
             add(f"{ot}-arange", f"{ot} (0, n, 1.0), n = 1M at run time; start and step constant", ot, 0.0,
                 1_000_000.0, 1.0, consts=((True, False, True),))
+    # int64 arange(n) (position ids): constant start and step, runtime stop: the If-free SmallStepRange
+    if not types or "i64" in types:
+        add("position-ids-arange", "i64 (0, n, 1), n = 512 at run time; start and step constant", "i64", 0, 512, 1,
+            consts=((True, False, True),))
+        add("i64-arange", "i64 (0, n, 1), n = 1M at run time; start and step constant", "i64", 0, 1_000_000, 1,
+            consts=((True, False, True),))
     # start not 0: the general float path (i * step + start, one pass more than from 0)
     for ot in ("f32", "f64"):
         if not types or ot in types:

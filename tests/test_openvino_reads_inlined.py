@@ -147,6 +147,11 @@ def _dynamic_cases():
         otype = onnx_ext.types.from_numpy(et).onnx
         yield (f"Range-4-{name}", "Range", args, {"output_type": otype}, [False] * 3,
                range_reference(*args, output_type=otype))
+    # a constant small step: SmallStepRange (Clip, Range; with start at run time, Min and Add too)
+    for start, stop, step, const_start in [(0, 9, 1, True), (10, -7, -3, True), (5, 12, 2, False), (3, -4, -1, False)]:
+        args = [np.array(v, np.int64) for v in (start, stop, step)]
+        yield (f"Range-4-i64-constant-step{step}-start-{'const' if const_start else 'runtime'}", "Range", args,
+               {"output_type": 7}, [const_start, False, True], range_reference(*args, output_type=7))
     broadcasts = [("numpy", [2, 3, 4], None, -1), ("explicit", [2, 3, 4], [1, 2], -1), ("none", [3, 2], [0, 1], -1),
                   ("bidirectional", [2, 1, 4], None, -1), ("pdpd", [2, 3, 4], None, 1), ("pdpd", [2, 3, 4], None, -1)]
     for version in (1, 3):
@@ -182,3 +187,36 @@ def test_openvino_cpu_runs_inlined_body_with_dynamic_dims(worker, tmp_path, case
     feeds = {f"in{i}": v for i, (v, c) in enumerate(zip(inputs, const)) if not c}
     (got,) = worker.apply(_run_dynamic_in_openvino, (str(path), feeds))
     assert_same(got, expected, "OpenVINO CPU on the inlined model, dynamic dims")
+
+
+# --- the CPU plugin's first inference at a new shape (docs/spec-corrections.md) ------------------------------
+
+def _first_inference_per_shape(path: str, feeds: list) -> list:
+    # One compiled model, each feed at a new input shape run once: the inference the plugin got wrong after
+    # an If (Range's body had one) followed by Unsqueeze and an Add of an Expand.
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    return [[np.array(v, copy=True) for v in compiled(f).values()] for f in feeds]
+
+
+def test_openvino_cpu_first_inference_of_inlined_embedding_block(worker, tmp_path):
+    # examples/embedding_block.xml with --inline: Range(0, seq, 1) -> position ids, Broadcast-3's Expand of a
+    # bias. Range's constant start and step choose its If-free body (SmallStepRange).
+    from pathlib import Path
+
+    import converters
+
+    model = converters.ir_to_onnx(Path(__file__).resolve().parents[1] / "examples" / "embedding_block.xml",
+                                  inline=True)
+    assert "Range" in [n.op_type for n in model.graph.node]  # in the graph, not in an If's branch
+    path = tmp_path / "embedding_block.onnx"
+    path.write_bytes(model.SerializeToString())
+    rng = np.random.default_rng(0)
+    feeds = [{"input_ids": rng.integers(0, 64, shape)} for shape in [(1, 5), (2, 7), (3, 4), (1, 9)]]
+    for feed, got in zip(feeds, worker.apply(_first_inference_per_shape, (str(path), feeds))):
+        want = onnx_ext.run(model, feed)
+        assert len(got) == len(want) == 2
+        for g, w in zip(got, want):
+            assert_same(g, w, f"CPU plugin's first inference at input shape {feed['input_ids'].shape}")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import onnx_ext
 from helpers import assert_same, bits, feeds_of, one_node_model, run_three_ways
-from onnx_ext.ops.range import SPEC, FastRange, range_length, range_reference
+from onnx_ext.ops.range import SPEC, FastRange, SmallStepRange, range_length, range_reference
 from onnx_ext.types import from_numpy
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -252,3 +252,119 @@ def test_constant_zero_start_keeps_the_sign_of_zero(start, in_dtype, out, const)
         got = onnx_ext.run(m, feeds_of(model, inputs))[0]
         assert got.dtype == out and got.shape == want.shape
         assert np.array_equal(bits(got), bits(want)), (got, want)
+
+
+# --- SmallStepRange: int64 output, a constant step of 1..64 (either sign): no If ------------------------------
+
+SMALL_STEP_INPUTS = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)]
+
+
+def _small_step_value(draw, dt):
+    info = np.iinfo(dt)
+    if draw(st.integers(0, 3)) == 0:  # the clip's edges: int64's ends, past 2^53
+        near = [info.min, info.max, 2**53, 2**53 + 1, -(2**53), 2**62, -(2**62), 2**31]
+        return draw(st.sampled_from([v for v in near if info.min <= v <= info.max]))
+    return draw(st.integers(max(info.min, -3000), min(info.max, 3000)))
+
+
+@st.composite
+def small_step_cases(draw):
+    types = [draw(st.sampled_from(SMALL_STEP_INPUTS)) for _ in range(2)]
+    vals = [_small_step_value(draw, dt) for dt in types]
+    step_type = draw(st.sampled_from([np.dtype(np.int64), np.dtype(np.int8), np.dtype(np.float32)]))
+    step = draw(st.sampled_from([1, -1, 2, -3, 7, 64, -64] + ([2.7, -64.9, 1.0] if step_type.kind == "f" else [])))
+    if step_type.kind == "u" and step < 0:
+        step = -step
+    if draw(st.booleans()):  # near the other end: a short range there
+        vals[1] = int(np.clip(vals[0] + draw(st.integers(-300, 300)), np.iinfo(types[1]).min, np.iinfo(types[1]).max))
+    inputs = [np.array(v).astype(dt) for v, dt in zip(vals, types)] + [np.array(step).astype(step_type)]
+    return inputs, draw(st.booleans())
+
+
+@given(small_step_cases())
+def test_small_step_body_matches_reference(case):
+    inputs, const_start = case
+    model = _model(inputs, np.dtype(np.int64), [const_start, False, True])
+    assert model.graph.node[0].overload.startswith("fast_i64_smallstep_")
+    n = range_length(*inputs, output_type=onnx.TensorProto.INT64)
+    if n > 200_000:
+        if n >= 2**47:  # past the clip (or nearly): no machine allocates it, and the body must fail, not cut it short
+            for m in (model, onnx_ext.inline(model)):
+                with pytest.raises(Exception):
+                    onnx_ext.run(m, feeds_of(model, inputs))
+        return
+    want = range_reference(*inputs, output_type=onnx.TensorProto.INT64)
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("step, direction, ok", [
+    (1, "up", True), (64, "up", True), (64.9, "up", True), (65, "up", False), (0, "up", False), (0.9, "up", False),
+    (-1, "up", False), (-1, "down", True), (-64.5, "down", True), (-65.0, "down", False), (2, "down", False),
+    (np.nan, "up", False), (np.inf, "up", False),
+])
+def test_small_step_body_checks_its_step(step, direction, ok):
+    # The converter chooses it for a constant step in its bounds; named by hand with another step, it fails.
+    step_type = np.float64 if isinstance(step, float) else np.int64
+    inputs = [np.array(3, np.int64), np.array(40, np.int64) * (1 if direction == "up" else -1), np.array(step, step_type)]
+    model = _model(inputs, np.dtype(np.int64), [False] * 3)
+    model.graph.node[0].overload = f"fast_i64_smallstep_{direction}_i64_i64_{'f64' if step_type == np.float64 else 'i64'}"
+    model = onnx_ext.attach_functions(model)
+    if not ok:
+        with pytest.raises(Exception, match="step_fits_the_small_step_body"):
+            onnx_ext.run(model, feeds_of(model, inputs))
+        return
+    want = range_reference(*inputs, output_type=onnx.TensorProto.INT64)
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("fast_i64_smallstep_up_i64_i64_i64", True), ("fast_i64_smallstep_down_i32_u32_f16", True),
+    ("fast_i64_smallstep_up_u64_i64_i64", False), ("fast_i64_smallstep_up_i64_f32_i64", False),
+    ("fast_i64_smallstep_left_i64_i64_i64", False), ("fast_i32_smallstep_up_i64_i64_i64", False),
+])
+def test_small_step_names(name, ok):
+    assert isinstance(SPEC.bodies.overload(name), SmallStepRange) == ok
+    if ok:
+        assert SPEC.function_proto(name).overload == name
+
+
+@pytest.mark.parametrize("inputs, const, chosen", [
+    ((0, 512, 1), (True, False, True), True), ((0, 512, 1), (False, False, True), True),
+    ((0, 512, 100), (True, False, True), False),  # |step| > 64: the FastRange body
+    ((0, 512, 1), (True, False, False), False),  # step at run time
+    ((0.0, 512, 1), (True, False, True), False),  # float start
+])
+def test_small_step_body_is_chosen_for_a_constant_small_step(inputs, const, chosen):
+    values = [np.array(v) for v in inputs]
+    model = _model(values, np.dtype(np.int64), list(const))
+    assert model.graph.node[0].overload.startswith("fast_i64_smallstep_") == chosen
+
+
+def test_small_step_body_leaves_clip_and_range(tmp_path):
+    # arange(n) as exporters write it (position ids): constant start and step, a runtime stop. onnxruntime
+    # folds the checks and bounds: Clip and Range, no If (the CPU plugin's first-inference bug).
+    import onnxruntime as ort
+
+    inputs = [np.array(0, np.int64), np.array(512, np.int64), np.array(1, np.int64)]
+    model = _model(inputs, np.dtype(np.int64), [True, False, True])
+    for m in (model, onnx_ext.inline(model)):
+        opts = ort.SessionOptions()
+        opts.optimized_model_filepath = str(tmp_path / "opt.onnx")
+        ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        assert [n.op_type for n in onnx.load(str(tmp_path / "opt.onnx")).graph.node] == ["Clip", "Range"]
+
+
+@pytest.mark.parametrize("start, stop, step", [
+    (0, 2**63 - 1, 1), (-(2**63), 2**63 - 1, 1), (2**63 - 1, -(2**63), -1), (-5, 2**63 - 1, 64), (2**62, -(2**62), -64),
+])
+def test_small_step_body_fails_on_int64_spans(start, stop, step):
+    # Spans past int64 or 2^53: the clipped count is still far too large to allocate; onnxruntime fails
+    # (its own check, or the allocation), never an empty or short output.
+    inputs = [np.array(v, np.int64) for v in (start, stop, step)]
+    model = _model(inputs, np.dtype(np.int64), [False, False, True])
+    assert model.graph.node[0].overload.startswith("fast_i64_smallstep_")
+    for m in (model, onnx_ext.inline(model)):
+        with pytest.raises(Exception, match="Range"):
+            onnx_ext.run(m, feeds_of(model, inputs))

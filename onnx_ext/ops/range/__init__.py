@@ -42,7 +42,10 @@ with signed, unknown types), each also as ``*_i64`` for int64 output, which ends
 without a Cast. Integer values come from onnxruntime's own Range when it is exact
 (|start| and count * |step| <= 2^52), else from i * step + start in int64. The
 public ``Range`` (what onnxscript users call) branches on output_type at run time.
-With the input types known (always, from an IR): ``FastRange``.
+With the input types known (always, from an IR): ``FastRange``, whose If chooses the exact body for huge
+values; int64 output with a constant step of 1..64 and integer start and stop (position ids, arange(n)):
+``SmallStepRange``, Clip and Range with no If (OpenVINO's CPU plugin computes a wrong first inference per
+input shape after an If: docs/spec-corrections.md).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from ...errors import OpInputError
 from ...types import NUMERIC_TYPES, from_onnx
 from ..base import Attr, Bodies, OpSpec, Operand
 from .exact import EXACT, HELPERS, Range, exact_overload
-from .fast import FastRange
+from .fast import FastRange, SmallStepRange, small_step_direction
 from .reference import (
     INPUTS,
     check_value,
@@ -66,7 +69,7 @@ from .reference import (
     scalar_value,
 )
 
-__all__ = ["SPEC", "FastRange", "Range", "range_length", "range_reference"]
+__all__ = ["SPEC", "FastRange", "Range", "SmallStepRange", "range_length", "range_reference"]
 
 
 def check_attributes(attrs: dict) -> dict:
@@ -95,6 +98,9 @@ def select_body(attrs: dict, operands: Sequence[Operand]) -> str:
     et = output_element_type(attrs["output_type"])
     types = [o.type for o in operands]
     if all(t is not None and t.kind != "bool" for t in types):
+        direction = small_step_direction(et, types, operands[2].value)
+        if direction is not None:
+            return SmallStepRange(direction, *types).name
         start = None if operands[0].value is None else scalar_value(INPUTS[0], operands[0].value)
         constant_start = None if start is None or not et.is_float else "from0" if start == 0 else "offset"
         return FastRange(et, exact_overload(et, types), *types, constant_start).name
@@ -125,7 +131,7 @@ SPEC = OpSpec(
     select_body=select_body,
     output_type=lambda attrs, operands: from_onnx(attrs["output_type"]),
     output_shape=output_shape,
-    bodies=Bodies(Range, EXACT, [FastRange]),
+    bodies=Bodies(Range, EXACT, [FastRange, SmallStepRange]),
     helpers=HELPERS,
     public=Range,
     reference=range_reference,

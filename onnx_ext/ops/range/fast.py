@@ -181,3 +181,61 @@ def _or_exact(host: BodyBuilder, et: ElementType, exact: str, ok: str, fast: Bod
     return host.if_(ok, fast, y, exact_path, y_exact)
 
 
+
+
+#: The largest |step| the If-free body takes: a span |stop - start| past 2^53 (where onnxruntime's double count
+#: may be off) then has at least 2^53 / 64 = 2^47 elements, which no machine allocates.
+_SMALL_STEP = 64
+_INTEGER_INPUTS = tuple(t for t in NUMERIC_TYPES if t.is_integer and t.ov != "u64")
+
+
+@dataclass(frozen=True)
+class SmallStepRange(Overload):
+    """Range-4 with int64 output, integer start and stop (not uint64) and a step (any type) that truncates
+    to 1..64 (``up``) or -64..-1 (``down``), the converter's choice for a constant step (position ids,
+    arange(n)): one onnxruntime Range and no If (OpenVINO's CPU plugin computes a wrong first inference
+    after an If: docs/spec-corrections.md).
+
+    Range(start, stop', step) in int64 is exact when 0 <= (stop' - start) / step and |stop' - start| <=
+    2^53 (onnxruntime counts ceil((stop' - start) / step) in double: then exactly, as the quotient of two
+    exact doubles of a non-integer is at least 1/|step| from an integer). stop' clips stop to start (an
+    empty range, which OpenVINO's Range, counting |stop - start| / |step|, needs) and to the int64 values
+    beyond which stop' - start would overflow; a span past 2^53 has at least 2^47 elements, and onnxruntime
+    fails (its count check, or the allocation), as it should. A step outside the direction's bounds fails
+    its check.
+    """
+
+    SPELLING = "fast_i64_smallstep_{direction}_{start}_{stop}_{step}"
+    direction: Annotated[str, words(("up", "down"))]
+    start: Annotated[ElementType, words({t.ov: t for t in _INTEGER_INPUTS})]
+    stop: Annotated[ElementType, words({t.ov: t for t in _INTEGER_INPUTS})]
+    step: Annotated[ElementType, _TYPE]
+
+    def build(self, g: BodyBuilder) -> str:
+        i64 = from_ov("i64")
+        s, e = (x if t == i64 else g("Cast", x, to=i64.onnx) for x, t in zip(INPUTS[:2], (self.start, self.stop)))
+        td = INPUTS[2] if self.step.ov == "f64" else g("Cast", INPUTS[2], to=from_ov("f64").onnx)
+        # |step| in [1, 65) with the direction's sign: truncated, 1..64 (NaN fails too)
+        sign = 1.0 if self.direction == "up" else -1.0
+        magnitude = g("Mul", td, g.const(sign, np.float64))
+        ok = g("And", g("GreaterOrEqual", magnitude, g.const(1.0, np.float64)),
+               g("Less", magnitude, g.const(_SMALL_STEP + 1.0, np.float64)))
+        t = INPUTS[2] if self.step == i64 else g("Cast", INPUTS[2], to=i64.onnx)
+        t = g("Add", t, g.check("step_fits_the_small_step_body", ok))
+        limits = np.iinfo(np.int64)
+        if self.direction == "up":  # stop' in [start, start + INT64_MAX - max(start, 0)]
+            bounds = (s, g("Add", g("Min", s, g.const(0)), g.const(limits.max)))
+        else:  # stop' in [start + INT64_MIN - min(start, 0), start]
+            bounds = (g("Add", g("Max", s, g.const(0)), g.const(limits.min)), s)
+        return g("Range", s, g("Clip", e, *bounds), t)
+
+
+def small_step_direction(et: ElementType, types, step) -> str | None:
+    """``up`` or ``down``: SmallStepRange serves int64 output from these input types and this step (a
+    constant, or None); None: it does not."""
+    if et.ov != "i64" or step is None or any(t not in _INTEGER_INPUTS for t in types[:2]):
+        return None
+    t = np.asarray(step).astype(np.float64)
+    if not 1 <= abs(t) < _SMALL_STEP + 1:
+        return None
+    return "up" if t > 0 else "down"
