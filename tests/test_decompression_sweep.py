@@ -21,6 +21,8 @@ import openvino as ov  # noqa: E402  (the test extra installs it)
 import openvino.opset13 as ops  # noqa: E402
 
 from converters.ir_nf4 import NF4_TABLE  # noqa: E402
+from converters.ir_reader import read_ir  # noqa: E402
+from converters.ir_to_onnx import ir_to_onnx  # noqa: E402
 from ir_testing import convert, run_onnx  # noqa: E402
 from test_quantized import CPU_EXACT, QRANGE, _nf4_constant  # noqa: E402
 
@@ -150,3 +152,54 @@ def test_compressed_weights_match_cpu_plugin(kind, wtype, grouped, ftype, zero_p
     # the file keeps the weights compressed: no float initializer as large as the weights
     floats = [i for i in model.graph.initializer if i.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16)]
     assert all(np.prod(i.dims) < weights.size for i in floats), "weights were decompressed into floats"
+    if kind in ("gather", "tied"):
+        _assert_table_form(model, kind, wtype)
+
+
+def _assert_table_form(model: onnx.ModelProto, kind: str, wtype: str) -> None:
+    """An integer table's rows: GatherBlockQuantized on the compressed bytes (a tied 4-bit one reading MatMulNBits'
+    B, scales and zero points, reshaped: the file holds them once); NF4 and a tied 8-bit table (f32 weights in
+    memory for the MatMul anyway: no 8-bit MatMulNBits kernel) folded at load, then ONNX Gather."""
+    ops = [n.op_type for n in model.graph.node]
+    if wtype == "nf4" or (kind == "tied" and wtype in ("u8", "i8")):
+        assert "GatherBlockQuantized" not in ops, ops
+        return
+    (rows,) = [n for n in model.graph.node if n.op_type == "GatherBlockQuantized"]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in rows.attribute}
+    assert attrs["bits"] == int(wtype[1]) and attrs["gather_axis"] == 0 and attrs["quantize_axis"] == 1, attrs
+    inits = {i.name: i for i in model.graph.initializer}
+    producers = {out: n for n in model.graph.node for out in n.output}
+    if kind == "gather":
+        assert rows.input[0] in inits and inits[rows.input[0]].data_type == onnx.TensorProto.UINT8
+        return
+    (head,) = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    for mine, theirs in zip(rows.input[2:] + [rows.input[0]], head.input[2:] + [head.input[1]]):
+        assert producers[mine].op_type == "Reshape" and producers[mine].input[0] == theirs, (mine, theirs)
+    assert len(rows.input) == len(head.input), (rows.input, head.input)
+
+
+@pytest.mark.parametrize("kind", ["gather", "tied"])
+@pytest.mark.parametrize("wtype, grouped, ftype, zero_point", [("u4", True, "f16", True), ("i8", False, "f32", False)])
+def test_standard_onnx_tables_match_cpu_plugin(kind, wtype, grouped, ftype, zero_point, tmp_path):
+    """With ``contrib=False`` no com.microsoft op, a table gathered as standard ONNX: the plugin's rows at f32, 8-bit
+    ones per row gathered with their scales, a 4-bit group-wise one with f16 scales folded to f32 at load (ONNX's
+    Gather has no 4-bit type; DequantizeLinear + Gather would dequantize the whole table at every run). Tied to the
+    lm_head: the 8-bit table folded (the plugin's logits up to the sums' order); a 4-bit one kept 4-bit for the
+    MatMul, as DequantizeLinear with the IR's f16 scale (each weight rounded to f16, as OpenVINO's reference)."""
+    rng = np.random.default_rng(29)
+    shape, channels, axis = CONSUMERS[kind]
+    held, pshape = _param_shape(shape, channels, axis, grouped)
+    w, weights = _chain(wtype, held, pshape, shape, ftype, zero_point, False, rng)
+    layer, param, value = _consumer(kind, w, shape)
+    xml = _save(ov.Model([layer], [param], kind), tmp_path / "compressed.xml")
+    model = ir_to_onnx(read_ir(xml), contrib=False)
+    assert not [n.op_type for n in model.graph.node if n.domain == "com.microsoft"]
+    got = run_onnx(model, [value])[0]
+    cpu = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)([value])[0])
+    if kind == "gather":
+        np.testing.assert_array_equal(got, cpu)
+        np.testing.assert_array_equal(got, weights[value])
+    else:
+        products = np.abs(weights[value]) @ np.abs(weights).T
+        rounded = 2.0**-10 * products if wtype == "u4" else 0  # (two f16 roundings a product: the row's, the head's)
+        assert got.shape == cpu.shape and np.all(np.abs(got - cpu) <= shape[1] * 2.0**-23 * products + rounded)

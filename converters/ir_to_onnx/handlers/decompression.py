@@ -24,8 +24,11 @@ onnxruntime's ``com.microsoft.MatMulNBits`` on the packed weights (experts' weig
 onnxruntime and is re-run at every inference (benchmarks/results/bench_quantized.md: MatMulNBits
 90-611x faster for one row of input, 8-12x for 32, at 1 thread). MatMulNBits dequantizes in f32
 (an f16 scale is widened exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
-each weight. Patterns that do not fit (a zero point that is not an integer of the weight's
-type, other broadcasts) are translated layer by layer, still on the compressed constant.
+each weight. The rows of 8- and 4-bit tables (embeddings, tied or not to a MatMulNBits lm_head) become
+``com.microsoft.GatherBlockQuantized`` on the compressed bytes, bit for bit the plugin's rows
+(``_gather_block_quantized``; benchmarks/bench_embedding.py: 4-bit tables no longer f32 in memory). Patterns
+that do not fit (a zero point that is not an integer of the weight's type, other broadcasts) are translated layer
+by layer, still on the compressed constant.
 
 **NF4 weights** (NNCF ``CompressWeightsMode.NF4``; the reader makes each ``nf4`` Const u4 codes -> Convert(i32)
 -> Gather into ``ir_nf4.NF4_TABLE``) into MatMuls only, f32 out: dequantized as OpenVINO's CPU plugin does it at
@@ -67,6 +70,9 @@ MS_DOMAIN = "com.microsoft"
 #: Whether 4-bit weights of a MatMul become MatMulNBits (else DequantizeLinear + MatMul);
 #: benchmarks/bench_quantized.py switches it to compare the two.
 USE_MATMUL_NBITS = True
+#: Whether the rows of 4- and 8-bit tables become GatherBlockQuantized (``_block_quantized``);
+#: benchmarks/bench_embedding.py switches it to compare with the forms before (folded in f32 at load).
+USE_GATHER_BLOCK_QUANTIZED = True
 #: How NF4 weights of MatMuls run: "folded", "bnb4" or "layers" (the module doc).
 NF4_MATMUL = "folded"
 #: MatMulBnb4's block sizes (onnxruntime's DequantizeBlockwiseBnb4 instantiates these only).
@@ -100,6 +106,9 @@ class Decompression:
     broadcast: bool = False
     #: NF4 weights: ``weights`` are the codes (u4), the values ``table[codes]`` (f32); else None.
     table: np.ndarray | None = None
+    #: A table both gathered (GatherBlockQuantized) and multiplied by (MatMulNBits: a tied lm_head): the
+    #: initializers the two share, by role, made by whichever is translated first (``_packed``).
+    shared: dict | None = None
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
@@ -448,6 +457,8 @@ def _taking_compressed(ctx: Context, d: Decompression, users, producers) -> list
     else:
         if block is not None:
             d.block_size = block
+            if not d.k_first and any(_is(u, "Gather") for u in users):
+                d.shared = {"of": d.weights}
         return [layer for layer, _ in users]
     d.k_first = False
     return []
@@ -559,28 +570,50 @@ def _nbits_node(ctx: Context, d: Decompression, a: str, out: str) -> str:
     if ctx.root.weight_options.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
         d = _requantized_int4(d)
     n, k = d.weights.shape
-    wtype = from_numpy(d.weights.dtype)
-    bits, block = wtype.bits, d.block_size
-    packed, shift = _nbits_values(d)
-    blocks = packed.shape[1]
-    scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
-    inputs = [a, ctx.const(packed, hint="weights"), ctx.const(scales.reshape(-1), hint="scale")]
-    if d.zero_point is not None or wtype.kind == "uint":
-        zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
-            _per_block(d.zero_point.astype(np.int16), n, blocks)
-        zp = (zp + shift).astype(np.uint8)
-        if bits == 4:
-            rows = np.zeros((n, blocks + blocks % 2), np.uint8)
-            rows[:, :blocks] = zp
-            zp = _pack_rows(rows)
-        inputs.append(ctx.const(zp.reshape(-1), hint="zero_point"))
+    packed = _packed(ctx, d)
+    inputs = [a, packed["weights"], packed["scale"]] + ([packed["zero_point"]] if "zero_point" in packed else [])
     # accuracy level 4: the activations quantized to int8 per block, int8 products (OpenVINO's CPU default for
     # compressed weights, its dynamic quantization); 0 (the default): dequantized weights, f32 products, exact
     level = {"accuracy_level": 4} if _int8_activations(ctx) else {}
-    out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
-                   **level)[0]
+    out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=from_numpy(d.weights.dtype).bits,
+                   block_size=d.block_size, **level)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
     return out
+
+
+def _packed(ctx: Context, d: Decompression) -> dict[str, str]:
+    """MatMulNBits' initializers by role: B (``_nbits_values``), the scales per block in the result's type, flat,
+    and the zero points (``_block_params``), flat; made once for a table that a GatherBlockQuantized reads too."""
+    shared = d.shared if d.shared is not None and d.shared["of"] is d.weights else None
+    if shared is not None and "weights" in shared:
+        return {role: name for role, name in shared.items() if role != "of"}
+    packed, shift = _nbits_values(d)
+    scales, zero_points = _block_params(d, packed.shape[1], shift)
+    names = {"weights": ctx.const(packed, hint="weights"), "scale": ctx.const(scales.reshape(-1), hint="scale")}
+    if zero_points is not None:
+        names["zero_point"] = ctx.const(zero_points.reshape(-1), hint="zero_point")
+    if shared is not None:
+        shared.update(names)
+    return names
+
+
+def _block_params(d: Decompression, blocks: int, shift: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scales [N, blocks] in the result's type (an f16 scale widened exactly), and the zero points [N, blocks]
+    (4-bit ones two a byte, low nibble first: [N, blocks / 2 rounded up]) as uint8 shifted by ``shift`` as the
+    weights; None for signed weights without one (the ops' default zero point, 2^(bits-1), is the shift). As
+    MatMulNBits and GatherBlockQuantized (on uint8 data) take them."""
+    n = d.weights.shape[0]
+    scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
+    if d.zero_point is None and from_numpy(d.weights.dtype).kind == "int":
+        return scales, None
+    zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
+        _per_block(d.zero_point.astype(np.int16), n, blocks)
+    zp = (zp + shift).astype(np.uint8)
+    if from_numpy(d.weights.dtype).bits == 4:
+        rows = np.zeros((n, blocks + blocks % 2), np.uint8)
+        rows[:, :blocks] = zp
+        zp = _pack_rows(rows)
+    return scales, zp
 
 
 #: The block of requantized weights: onnxruntime-genai's model builder's default for int4.
@@ -615,10 +648,13 @@ def _pack_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def _row_gather(ctx: Context, d: Decompression, gather: Layer, producers) -> bool:
-    """``gather`` takes rows (axis 0, no batch dims) of 8-bit weights [V, H] with a scale (and zero point)
-    per row or per tensor: an embedding table, tied or not to the lm_head."""
-    if d.weights.ndim != 2 or from_numpy(d.weights.dtype).bits != 8 or d.block_size is not None or \
-            d.axis not in (0, None) or gather.type.lower() != "gather" or len(gather.inputs) != 3:
+    """``gather`` takes rows (axis 0, no batch dims) of weights [V, H] (an embedding table, tied or not to the
+    lm_head) that it can gather compressed: ones GatherBlockQuantized holds (``_block_quantized``), or 8-bit ones
+    with a scale (and zero point) per row or per tensor (their rows, scales and zero points gathered)."""
+    if d.weights.ndim != 2 or gather.type.lower() != "gather" or len(gather.inputs) != 3:
+        return False
+    if not _block_quantized(ctx, d) and (from_numpy(d.weights.dtype).bits != 8 or d.block_size is not None or
+                                         d.axis not in (0, None)):
         return False
     src, _ = producers.get((gather.id, 2), (None, None))
     axis = src.value if src is not None and src.type.lower() == "const" else None
@@ -626,10 +662,71 @@ def _row_gather(ctx: Context, d: Decompression, gather: Layer, producers) -> boo
     return axis is not None and axis.size == 1 and int(axis.reshape(-1)[0]) in (0, -2) and batch_dims == 0
 
 
+def _block_quantized(ctx: Context, d: Decompression) -> bool:
+    """Whether the rows of 2-D weights [V, H] become onnxruntime's ``com.microsoft.GatherBlockQuantized``: 8- or
+    4-bit weights (4-bit ones of even H: its uint8 data holds two a byte), a scale (and zero point) per tensor, per
+    row, or per group along H of a power of two >= 16 (its blocks), an f32 result."""
+    bits = from_numpy(d.weights.dtype).bits
+    if not (ctx.root.weight_options.contrib and USE_GATHER_BLOCK_QUANTIZED) or d.weights.ndim != 2 or \
+            d.broadcast or d.out_type.ov != "f32" or bits not in (4, 8) or (bits == 4 and d.weights.shape[1] % 2):
+        return False
+    if d.axis in (0, None) and d.scale.ndim <= 1:  # per row or tensor (a block set by MatMulNBits: tied)
+        return True
+    return d.axis == 1 and d.block_size >= 16 and not d.block_size & (d.block_size - 1)
+
+
+def _gather_block_quantized(ctx: Context, d: Decompression) -> None:
+    """GatherBlockQuantized(data, indices, scales, zero_points): data the weights as uint8 [V, H * bits / 8]
+    (signed ones shifted by 2^(bits-1), 4-bit ones two a byte, low nibble first: MatMulNBits' bytes, and its
+    scales and zero points, ``_block_params``; f16 scales Cast to f32), gather_axis 0, quantize_axis 1,
+    block_size the group (a row one block: a power of two >= H). Its CPU kernel computes ``float(w - zp) *
+    scale`` with the f32 scales (an f16 one widened exactly): OpenVINO's CPU plugin's rows at f32, bit for bit;
+    an index out of range gives zeros, as Gather-8 (the plugin reads past the table). A table a MatMulNBits
+    reads too (tied: the lm_head) shares its initializers, reshaped (onnxruntime folds the Reshapes at load:
+    the file holds the table once)."""
+    v, k = d.weights.shape
+    bits = from_numpy(d.weights.dtype).bits
+    block = d.block_size or max(16, 1 << (k - 1).bit_length())
+    blocks = -(-k // block)
+    shift = 1 << (bits - 1) if from_numpy(d.weights.dtype).kind == "int" else 0
+    shared = d.shared if d.shared is not None and d.shared["of"] is d.weights and d.block_size else None
+    if shared is not None:
+        _packed(ctx, d)  # (made here when the Gather comes first)
+
+    def reshaped(role: str, shape: tuple) -> str:
+        return ctx.one("Reshape", [shared[role], ctx.i64(np.array(shape))])
+
+    if shared is not None and k % block == 0:  # (else MatMulNBits' B is padded to whole blocks)
+        data = reshaped("weights", (v, k * bits // 8))
+    else:
+        values = (d.weights.astype(np.int16) + shift).astype(np.uint8)
+        data = ctx.const(_pack_rows(values) if bits == 4 else values, hint="weights")
+    if shared is not None:
+        scales = reshaped("scale", (v, blocks))
+        zero_point = reshaped("zero_point", (v, -1)) if "zero_point" in shared else None
+    else:
+        # the scales stored in the IR's type (f16: half the bytes), widened at load (a Cast onnxruntime folds)
+        scale_array, zp_array = _block_params(replace(d, out_type=d.float_type), blocks, shift)
+        scales = ctx.cast(ctx.const(scale_array, hint="scale"), d.float_type, d.out_type)
+        zero_point = None if zp_array is None else ctx.const(zp_array, hint="zero_point")
+    indices = ctx.input(1)
+    ids = indices.name if indices.type is not None and indices.type.ov in ("i32", "i64") else \
+        ctx.cast(indices.name, indices.type, from_ov("i64"))
+    inputs = [data, ids, scales] + ([zero_point] if zero_point is not None else [])
+    out = ctx.node("GatherBlockQuantized", inputs, [ctx.out(0)], domain=MS_DOMAIN, bits=bits, block_size=block,
+                   gather_axis=0, quantize_axis=1)[0]
+    ctx.root.extra_opsets[MS_DOMAIN] = 1
+    declare(ctx.value(out), d.out_type, None if indices.shape is None else tuple(indices.shape) + (k,))
+
+
 def _gather_rows(ctx: Context, d: Decompression) -> None:
     """The rows of the weights, then of the scales and zero points, gathered (Gather-8: out-of-range indices
-    give zero rows, as zero weights, scales and zero points do), dequantized in f32: (w - zp) * scale."""
+    give zero rows, as zero weights, scales and zero points do), dequantized in f32: (w - zp) * scale; or one
+    GatherBlockQuantized (``_block_quantized``)."""
     from onnx_ext.model import ir_node
+
+    if _block_quantized(ctx, d):
+        return _gather_block_quantized(ctx, d)
 
     indices, axis = ctx.input(1), ctx.input(2)
     v = d.weights.shape[0]
