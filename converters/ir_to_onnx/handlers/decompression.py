@@ -46,7 +46,9 @@ the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks t
 - "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
 (MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
 MXFP4/FP4 (f4e2m1) and MXFP8/FP8 (f8e4m3/f8e5m2) weights take the "folded" form the same way, with their own tables
-(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only).
+(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only). NNCF's CB4 (u4 codes -> Convert -> Gather into an f8e4m3 codebook
+Convert to f16) takes it with the codebook as the table; scales computed from Consts (NVFP4's f8e4m3 scale times an f32
+global scale, rounded to f16) are folded at conversion as OpenVINO folds them (``_evaluated``).
 """
 
 from __future__ import annotations
@@ -151,21 +153,50 @@ def _sole_consumer(layer: Layer, consumers) -> tuple[Layer, int] | None:
 
 
 def _constant(ctx: Context, layer: Layer, index: int, producers, consumers, side: list[Layer]) -> np.ndarray | None:
-    """The value of input ``index`` when it is a Const, or a Convert of one (which joins
-    ``side``, the layers replaced with the subgraph, when it feeds nothing else)."""
+    """The value of input ``index`` when it is computed from Consts only (``_evaluated``); the layers computing it
+    join ``side``, the layers replaced with the subgraph, where each feeds nothing else."""
     src, _ = producers.get((layer.id, index), (None, None))
-    if src is None:
-        return None
-    if src.type.lower() == "const":
+    return None if src is None else _evaluated(ctx, src, producers, consumers, side, 0)
+
+
+def _evaluated(ctx: Context, src: Layer, producers, consumers, side: list[Layer], depth: int) -> np.ndarray | None:
+    """``src``'s value when it is a Const, or a Convert, Multiply (same types, numpy broadcast) or Gather (axis 0, no
+    batch dims, indices in range) of such values, computed as OpenVINO folds them: NNCF's scales and tables, as the
+    CPU plugin holds them (NVFP4's scale: the f8e4m3 scale widened to f32, times the f32 global scale, rounded to
+    f16; CB4's f8e4m3 codebook converted to f16). None for anything else."""
+    kind = src.type.lower()
+    if kind == "const":
         return src.value
-    if src.type.lower() == "convert":
-        inner, _ = producers.get((src.id, 0), (None, None))
+    arity = {"convert": 1, "multiply": 2, "gather": 3}.get(kind)
+    if arity is None or depth > 4 or len(src.inputs) != arity or len(src.outputs) != 1:
+        return None
+    mine: list[Layer] = []
+    values = []
+    for i in range(arity):
+        inner, _ = producers.get((src.id, i), (None, None))
+        value = None if inner is None else _evaluated(ctx, inner, producers, consumers, mine, depth + 1)
+        if value is None:
+            return None
+        values.append(np.asarray(value))
+    if kind == "convert":
         dst = _destination(ctx, src)
-        if inner is not None and inner.type.lower() == "const" and inner.value is not None and dst is not None:
-            if _sole_consumer(src, consumers) is not None:
-                side.append(src)
-            return fold_convert(inner.value, dst)
-    return None
+        value = None if dst is None else fold_convert(values[0], dst)
+    elif kind == "multiply":
+        if values[0].dtype != values[1].dtype or not from_numpy(values[0].dtype).is_float or \
+                attr.string(ctx, src, "auto_broadcast", "numpy").lower() != "numpy":
+            return None
+        value = np.multiply(values[0], values[1])  # (f16: the product rounded once, as ov::float16's)
+    else:
+        table, indices, axis = values
+        batch_dims = 0 if src.version == "opset1" else attr.integer(ctx, src, "batch_dims", 0)
+        if axis.size != 1 or int(axis.reshape(-1)[0]) != 0 or batch_dims != 0 or table.ndim == 0 or \
+                indices.dtype.kind not in "iu" or np.any(indices.astype(np.int64) < 0) or \
+                np.any(indices.astype(np.int64) >= table.shape[0]):
+            return None
+        value = np.take(table, indices.astype(np.int64), axis=0)
+    if value is not None and _sole_consumer(src, consumers) is not None:
+        side.extend(mine + [src])
+    return value
 
 
 def _destination(ctx: Context, layer: Layer) -> ElementType | None:
@@ -176,18 +207,34 @@ def _is(hit, op_type: str) -> bool:
     return hit is not None and hit[0].type.lower() == op_type.lower()
 
 
-def _nf4_lookup(const: Layer, consumers) -> list[Layer]:
-    """[Convert(i32), Gather] after ``const`` when it holds an nf4 or f4e2m1 Const's codes (ir_nf4.py); else []."""
+def _nf4_lookup(ctx: Context, const: Layer, consumers, producers, side: list[Layer]) -> tuple[list[Layer], object]:
+    """([Convert, Gather], the table) after ``const`` when it holds the codes of an nf4, f4e2m1 or f8 Const
+    (ir_nf4.py), or of NNCF's codebook (CB4: u4 codes -> Convert -> Gather(a constant 1-D float table, codes, axis
+    0), f16 values whose Gather the scale Multiply reads directly); else ([], None). The codebook's layers join
+    ``side``."""
     hit = _sole_consumer(const, consumers)
     gather = _sole_consumer(hit[0], consumers) if _is(hit, "Convert") else None
-    found = gather is not None and gather[1] == 1 and lookup_table(gather[0]) is not None
-    return [hit[0], gather[0]] if found else []
+    if gather is None or gather[1] != 1 or not _is(gather, "Gather"):
+        return [], None
+    if lookup_table(gather[0]) is not None:
+        return [hit[0], gather[0]], lookup_table(gather[0])
+    mine: list[Layer] = []
+    table = _constant(ctx, gather[0], 0, producers, consumers, mine)
+    axis = _constant(ctx, gather[0], 2, producers, consumers, [])
+    batch_dims = 0 if gather[0].version == "opset1" else attr.integer(ctx, gather[0], "batch_dims", 0)
+    if table is None or table.ndim != 1 or table.dtype not in (np.float16, np.float32) or axis is None or \
+            axis.size != 1 or int(axis.reshape(-1)[0]) != 0 or batch_dims != 0 or \
+            int(np.asarray(const.value).astype(np.int64).max(initial=0)) >= table.size:
+        return [], None
+    side.extend(mine)
+    return [hit[0], gather[0]], table
 
 
 def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | None:
     weights = const.value
     wtype = from_numpy(weights.dtype)
-    lookup = _nf4_lookup(const, consumers)
+    side: list[Layer] = []  # layers computing the zero point, scale (and codebook) from Consts
+    lookup, table = _nf4_lookup(ctx, const, consumers, producers, side)
     if lookup and NF4_MATMUL == "layers":
         return None
     hit = _sole_consumer(lookup[-1] if lookup else const, consumers)
@@ -199,14 +246,13 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
             return None
         reshape = [hit[0]]
         hit = _sole_consumer(hit[0], consumers)
-    ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
-    if ftype is None or not ftype.is_float:
-        return None
-    convert = hit[0]
-    if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
-        return None
-    chain, cur = reshape + lookup + [convert], convert
-    side: list[Layer] = []  # Converts of the zero point and scale
+    if lookup and lookup_table(lookup[-1]) is None:  # a codebook's values: the Gather's type, no Convert
+        ftype, chain, cur = from_numpy(table.dtype), list(lookup), lookup[-1]
+    else:
+        ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
+        if ftype is None or ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
+            return None
+        chain, cur = reshape + lookup + [hit[0]], hit[0]
     zero_point = None
     hit = _sole_consumer(cur, consumers)
     if _is(hit, "Subtract") and hit[1] == 0 and not lookup:  # (NF4 has none)
@@ -246,7 +292,7 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
-    d.table = lookup_table(lookup[-1]) if lookup else None
+    d.table = None if table is None else table if table is NF4_TABLE else np.asarray(table, np.float32)
     d.users = _compressed_users(ctx, d, consumers, producers)
     if (d.broadcast or d.table is not None) and not (d.folded or d.users):
         return None
