@@ -118,6 +118,13 @@ def test_weight_mode_generates_openvinos_tokens(name, llm_cache, tmp_path):
     for et in MODES[name][3]:
         assert f'element_type="{et}"' in xml, f"NNCF's {name} IR holds no {et} Const"
     convert_folder(src, tmp_path / "onnx")
+    if name == "int4_all_layers":  # the 4-bit embedding gathered compressed, nothing of it f32 (issue 17)
+        import onnx
+
+        model = onnx.load(str(tmp_path / "onnx" / "model.onnx"), load_external_data=False)
+        assert sum(n.op_type == "GatherBlockQuantized" for n in model.graph.node) == 1
+        assert max(int(np.prod(i.dims)) for i in model.graph.initializer if i.data_type == onnx.TensorProto.FLOAT) \
+            < VOCAB * 4
     rng = np.random.default_rng(3)
     for lengths in ([7], [5, 12]):
         prompts = [[int(t) for t in rng.integers(EOS + 1, VOCAB, n)] for n in lengths]
