@@ -401,10 +401,12 @@ def test_matmul_nbits_before_the_output_is_typed(tmp_path):
 @pytest.mark.parametrize("wtype, zero_point, group", [("u8", True, None), ("i8", False, None), ("u4", True, None),
                                                      ("u4", True, 16), ("i4", False, 16)])
 def test_compressed_embedding_gather(wtype, zero_point, group, tmp_path):
-    """NNCF keeps embeddings 8-bit (asymmetric: a zero point per row): the rows gathered from the 8-bit table
-    and dequantized (Gather, Cast, [Sub,] Mul); 4-bit tables with f16 scales (``all_layers``; per row or in groups
-    of 16): dequantized in f32 on the initializers (folded at load), then Gather. Both the CPU plugin's rows bit for
-    bit (its reference rounds the products to the f16 scale: the 4-bit BERT was 2-3e-4 of max off)."""
+    """NNCF keeps embeddings 8-bit (asymmetric: a zero point per row), 4-bit with ``all_layers`` (f16 scales per row
+    or in groups of 16): the rows gathered from the compressed table by onnxruntime's GatherBlockQuantized (its
+    uint8 data; nothing dequantized in the file or in memory). With ``contrib=False``: 8-bit rows gathered and
+    dequantized (Gather, Cast, [Sub,] Mul), 4-bit tables dequantized in f32 on the initializers (folded at load),
+    then Gather. All the CPU plugin's rows bit for bit (its reference rounds the products to the f16 scale: the
+    4-bit BERT was 2-3e-4 of max off), zero rows for ids out of range (Gather-8's, as the reference)."""
     rng = np.random.default_rng(16)
     if group:
         table, weights = _grouped_weights(wtype, [50, 32], 1, group, rng)
@@ -413,26 +415,29 @@ def test_compressed_embedding_gather(wtype, zero_point, group, tmp_path):
         table = model_ov.get_results()[0].input(0).get_source_output()
     ids = ops.parameter([-1, -1], np.int64, name="ids")
     xml = _save(ov.Model([ops.gather(table, ids, ops.constant(np.int64(0)))], [ids], "embedding"), tmp_path)
-    model = convert(xml)
-    assert "DequantizeLinear" not in _ops(model) and {"Gather", "Mul"} <= _ops(model)
+    model, standard = convert(xml), ir_to_onnx(read_ir(xml), contrib=False)
+    assert _ops(model) <= {"GatherBlockQuantized", "Cast"} and "GatherBlockQuantized" in _ops(model)
+    assert {i.data_type for i in model.graph.initializer} <= {onnx.TensorProto.UINT8, onnx.TensorProto.FLOAT16}
+    assert "DequantizeLinear" not in _ops(standard) and {"Gather", "Mul"} <= _ops(standard)
     if wtype in ("u8", "i8"):  # nothing dequantized but the rows gathered
-        assert {"u8": "UINT8", "i8": "INT8"}[wtype] in _initializer_types(model)
+        assert {"u8": "UINT8", "i8": "INT8"}[wtype] in _initializer_types(standard)
         # the tables are constants: Gather-8 without a check or an If (out-of-range rows read a zero row)
-        overloads = {n.overload for n in model.graph.node if n.op_type == "Gather" and n.domain == DOMAIN}
+        overloads = {n.overload for n in standard.graph.node if n.op_type == "Gather" and n.domain == DOMAIN}
         assert overloads and all(o.startswith("table_axis0_n50_") for o in overloads), overloads
     feeds = [rng.integers(0, 50, (2, 7)).astype(np.int64)]
     feeds[0][1, :5] = [-1, -50, 50, -51, 2**40]  # from the end; out of range: zero rows (OpenVINO's reference)
     bad = (feeds[0] < -50) | (feeds[0] >= 50)
-    got = run_onnx(model, feeds)[0]
     reference = evaluate_ir(xml, feeds)[0]
-    assert np.array_equal(bits(got[bad]), bits(reference[bad])) and not reference[bad].any()
     # rows dequantized in f32, as OpenVINO's CPU plugin does (docs/quantized.md; the reference rounds each product to
     # the scale's f16); its rows of out-of-range indices are not zeros (memory past the table): the reference's
     want = np.asarray(ov.Core().compile_model(str(xml), "CPU", CPU_EXACT)(feeds)[0])
     want[bad] = reference[bad]
-    assert_close(got, want, "embedding rows", ulps=0)
-    if group:  # the test's own f32 arithmetic agrees
-        np.testing.assert_array_equal(got[~bad], weights[feeds[0][~bad]])
+    for form in (model, standard):
+        got = run_onnx(form, feeds)[0]
+        assert np.array_equal(bits(got[bad]), bits(reference[bad])) and not reference[bad].any()
+        assert_close(got, want, "embedding rows", ulps=0)
+        if group:  # the test's own f32 arithmetic agrees
+            np.testing.assert_array_equal(got[~bad], weights[feeds[0][~bad]])
 
 
 @pytest.mark.parametrize("tied", [False, True])

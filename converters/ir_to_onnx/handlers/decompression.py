@@ -24,8 +24,11 @@ onnxruntime's ``com.microsoft.MatMulNBits`` on the packed weights (experts' weig
 onnxruntime and is re-run at every inference (benchmarks/results/bench_quantized.md: MatMulNBits
 90-611x faster for one row of input, 8-12x for 32, at 1 thread). MatMulNBits dequantizes in f32
 (an f16 scale is widened exactly, the product is not rounded to f16 as in OpenVINO's reference): within 2^-11 of
-each weight. Patterns that do not fit (a zero point that is not an integer of the weight's
-type, other broadcasts) are translated layer by layer, still on the compressed constant.
+each weight. The rows of 8- and 4-bit tables (embeddings, tied or not to a MatMulNBits lm_head) become
+``com.microsoft.GatherBlockQuantized`` on the compressed bytes, bit for bit the plugin's rows
+(``_gather_block_quantized``; benchmarks/bench_embedding.py: 4-bit tables no longer f32 in memory). Patterns
+that do not fit (a zero point that is not an integer of the weight's type, other broadcasts) are translated layer
+by layer, still on the compressed constant.
 
 **NF4 weights** (NNCF ``CompressWeightsMode.NF4``; the reader makes each ``nf4`` Const u4 codes -> Convert(i32)
 -> Gather into ``ir_nf4.NF4_TABLE``) into MatMuls only, f32 out: dequantized as OpenVINO's CPU plugin does it at
@@ -43,7 +46,9 @@ the table value and the product to the f16 scale's type). ``NF4_MATMUL`` picks t
 - "layers": the IR's layers one by one (the f16 Multiply is not folded: onnxruntime has no f16 Mul kernel).
 (MatMulNBits cannot hold NF4: it dequantizes (q - zero point) * scale, and the table is not evenly spaced.)
 MXFP4/FP4 (f4e2m1) and MXFP8/FP8 (f8e4m3/f8e5m2) weights take the "folded" form the same way, with their own tables
-(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only).
+(``ir_nf4.TABLES``; MatMulBnb4 is NF4's only). NNCF's CB4 (u4 codes -> Convert -> Gather into an f8e4m3 codebook
+Convert to f16) takes it with the codebook as the table; scales computed from Consts (NVFP4's f8e4m3 scale times an f32
+global scale, rounded to f16) are folded at conversion as OpenVINO folds them (``_evaluated``).
 """
 
 from __future__ import annotations
@@ -67,6 +72,9 @@ MS_DOMAIN = "com.microsoft"
 #: Whether 4-bit weights of a MatMul become MatMulNBits (else DequantizeLinear + MatMul);
 #: benchmarks/bench_quantized.py switches it to compare the two.
 USE_MATMUL_NBITS = True
+#: Whether the rows of 4- and 8-bit tables become GatherBlockQuantized (``_block_quantized``);
+#: benchmarks/bench_embedding.py switches it to compare with the forms before (folded in f32 at load).
+USE_GATHER_BLOCK_QUANTIZED = True
 #: How NF4 weights of MatMuls run: "folded", "bnb4" or "layers" (the module doc).
 NF4_MATMUL = "folded"
 #: MatMulBnb4's block sizes (onnxruntime's DequantizeBlockwiseBnb4 instantiates these only).
@@ -100,6 +108,9 @@ class Decompression:
     broadcast: bool = False
     #: NF4 weights: ``weights`` are the codes (u4), the values ``table[codes]`` (f32); else None.
     table: np.ndarray | None = None
+    #: A table both gathered (GatherBlockQuantized) and multiplied by (MatMulNBits: a tied lm_head): the
+    #: initializers the two share, by role, made by whichever is translated first (``_packed``).
+    shared: dict | None = None
 
     def translate(self, ctx: Context, layer: Layer) -> None:
         if layer is self.last:
@@ -142,21 +153,50 @@ def _sole_consumer(layer: Layer, consumers) -> tuple[Layer, int] | None:
 
 
 def _constant(ctx: Context, layer: Layer, index: int, producers, consumers, side: list[Layer]) -> np.ndarray | None:
-    """The value of input ``index`` when it is a Const, or a Convert of one (which joins
-    ``side``, the layers replaced with the subgraph, when it feeds nothing else)."""
+    """The value of input ``index`` when it is computed from Consts only (``_evaluated``); the layers computing it
+    join ``side``, the layers replaced with the subgraph, where each feeds nothing else."""
     src, _ = producers.get((layer.id, index), (None, None))
-    if src is None:
-        return None
-    if src.type.lower() == "const":
+    return None if src is None else _evaluated(ctx, src, producers, consumers, side, 0)
+
+
+def _evaluated(ctx: Context, src: Layer, producers, consumers, side: list[Layer], depth: int) -> np.ndarray | None:
+    """``src``'s value when it is a Const, or a Convert, Multiply (same types, numpy broadcast) or Gather (axis 0, no
+    batch dims, indices in range) of such values, computed as OpenVINO folds them: NNCF's scales and tables, as the
+    CPU plugin holds them (NVFP4's scale: the f8e4m3 scale widened to f32, times the f32 global scale, rounded to
+    f16; CB4's f8e4m3 codebook converted to f16). None for anything else."""
+    kind = src.type.lower()
+    if kind == "const":
         return src.value
-    if src.type.lower() == "convert":
-        inner, _ = producers.get((src.id, 0), (None, None))
+    arity = {"convert": 1, "multiply": 2, "gather": 3}.get(kind)
+    if arity is None or depth > 4 or len(src.inputs) != arity or len(src.outputs) != 1:
+        return None
+    mine: list[Layer] = []
+    values = []
+    for i in range(arity):
+        inner, _ = producers.get((src.id, i), (None, None))
+        value = None if inner is None else _evaluated(ctx, inner, producers, consumers, mine, depth + 1)
+        if value is None:
+            return None
+        values.append(np.asarray(value))
+    if kind == "convert":
         dst = _destination(ctx, src)
-        if inner is not None and inner.type.lower() == "const" and inner.value is not None and dst is not None:
-            if _sole_consumer(src, consumers) is not None:
-                side.append(src)
-            return fold_convert(inner.value, dst)
-    return None
+        value = None if dst is None else fold_convert(values[0], dst)
+    elif kind == "multiply":
+        if values[0].dtype != values[1].dtype or not from_numpy(values[0].dtype).is_float or \
+                attr.string(ctx, src, "auto_broadcast", "numpy").lower() != "numpy":
+            return None
+        value = np.multiply(values[0], values[1])  # (f16: the product rounded once, as ov::float16's)
+    else:
+        table, indices, axis = values
+        batch_dims = 0 if src.version == "opset1" else attr.integer(ctx, src, "batch_dims", 0)
+        if axis.size != 1 or int(axis.reshape(-1)[0]) != 0 or batch_dims != 0 or table.ndim == 0 or \
+                indices.dtype.kind not in "iu" or np.any(indices.astype(np.int64) < 0) or \
+                np.any(indices.astype(np.int64) >= table.shape[0]):
+            return None
+        value = np.take(table, indices.astype(np.int64), axis=0)
+    if value is not None and _sole_consumer(src, consumers) is not None:
+        side.extend(mine + [src])
+    return value
 
 
 def _destination(ctx: Context, layer: Layer) -> ElementType | None:
@@ -167,18 +207,34 @@ def _is(hit, op_type: str) -> bool:
     return hit is not None and hit[0].type.lower() == op_type.lower()
 
 
-def _nf4_lookup(const: Layer, consumers) -> list[Layer]:
-    """[Convert(i32), Gather] after ``const`` when it holds an nf4 or f4e2m1 Const's codes (ir_nf4.py); else []."""
+def _nf4_lookup(ctx: Context, const: Layer, consumers, producers, side: list[Layer]) -> tuple[list[Layer], object]:
+    """([Convert, Gather], the table) after ``const`` when it holds the codes of an nf4, f4e2m1 or f8 Const
+    (ir_nf4.py), or of NNCF's codebook (CB4: u4 codes -> Convert -> Gather(a constant 1-D float table, codes, axis
+    0), f16 values whose Gather the scale Multiply reads directly); else ([], None). The codebook's layers join
+    ``side``."""
     hit = _sole_consumer(const, consumers)
     gather = _sole_consumer(hit[0], consumers) if _is(hit, "Convert") else None
-    found = gather is not None and gather[1] == 1 and lookup_table(gather[0]) is not None
-    return [hit[0], gather[0]] if found else []
+    if gather is None or gather[1] != 1 or not _is(gather, "Gather"):
+        return [], None
+    if lookup_table(gather[0]) is not None:
+        return [hit[0], gather[0]], lookup_table(gather[0])
+    mine: list[Layer] = []
+    table = _constant(ctx, gather[0], 0, producers, consumers, mine)
+    axis = _constant(ctx, gather[0], 2, producers, consumers, [])
+    batch_dims = 0 if gather[0].version == "opset1" else attr.integer(ctx, gather[0], "batch_dims", 0)
+    if table is None or table.ndim != 1 or table.dtype not in (np.float16, np.float32) or axis is None or \
+            axis.size != 1 or int(axis.reshape(-1)[0]) != 0 or batch_dims != 0 or \
+            int(np.asarray(const.value).astype(np.int64).max(initial=0)) >= table.size:
+        return [], None
+    side.extend(mine)
+    return [hit[0], gather[0]], table
 
 
 def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | None:
     weights = const.value
     wtype = from_numpy(weights.dtype)
-    lookup = _nf4_lookup(const, consumers)
+    side: list[Layer] = []  # layers computing the zero point, scale (and codebook) from Consts
+    lookup, table = _nf4_lookup(ctx, const, consumers, producers, side)
     if lookup and NF4_MATMUL == "layers":
         return None
     hit = _sole_consumer(lookup[-1] if lookup else const, consumers)
@@ -190,14 +246,13 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
             return None
         reshape = [hit[0]]
         hit = _sole_consumer(hit[0], consumers)
-    ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
-    if ftype is None or not ftype.is_float:
-        return None
-    convert = hit[0]
-    if ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
-        return None
-    chain, cur = reshape + lookup + [convert], convert
-    side: list[Layer] = []  # Converts of the zero point and scale
+    if lookup and lookup_table(lookup[-1]) is None:  # a codebook's values: the Gather's type, no Convert
+        ftype, chain, cur = from_numpy(table.dtype), list(lookup), lookup[-1]
+    else:
+        ftype = _destination(ctx, hit[0]) if _is(hit, "Convert") else None
+        if ftype is None or ftype.ov not in ("f32", "f16"):  # DequantizeLinear's float types that onnxruntime runs
+            return None
+        chain, cur = reshape + lookup + [hit[0]], hit[0]
     zero_point = None
     hit = _sole_consumer(cur, consumers)
     if _is(hit, "Subtract") and hit[1] == 0 and not lookup:  # (NF4 has none)
@@ -237,7 +292,7 @@ def _match(ctx: Context, const: Layer, consumers, producers) -> Decompression | 
     if zero_point is not None and zp is None:
         return None
     d = _decompression(weights, scale, zp, layout, blocked, ftype, out_type, chain)
-    d.table = lookup_table(lookup[-1]) if lookup else None
+    d.table = None if table is None else table if table is NF4_TABLE else np.asarray(table, np.float32)
     d.users = _compressed_users(ctx, d, consumers, producers)
     if (d.broadcast or d.table is not None) and not (d.folded or d.users):
         return None
@@ -448,6 +503,8 @@ def _taking_compressed(ctx: Context, d: Decompression, users, producers) -> list
     else:
         if block is not None:
             d.block_size = block
+            if not d.k_first and any(_is(u, "Gather") for u in users):
+                d.shared = {"of": d.weights}
         return [layer for layer, _ in users]
     d.k_first = False
     return []
@@ -559,28 +616,50 @@ def _nbits_node(ctx: Context, d: Decompression, a: str, out: str) -> str:
     if ctx.root.weight_options.requantize_int4 and _int8_activations(ctx) and from_numpy(d.weights.dtype).bits == 8:
         d = _requantized_int4(d)
     n, k = d.weights.shape
-    wtype = from_numpy(d.weights.dtype)
-    bits, block = wtype.bits, d.block_size
-    packed, shift = _nbits_values(d)
-    blocks = packed.shape[1]
-    scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
-    inputs = [a, ctx.const(packed, hint="weights"), ctx.const(scales.reshape(-1), hint="scale")]
-    if d.zero_point is not None or wtype.kind == "uint":
-        zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
-            _per_block(d.zero_point.astype(np.int16), n, blocks)
-        zp = (zp + shift).astype(np.uint8)
-        if bits == 4:
-            rows = np.zeros((n, blocks + blocks % 2), np.uint8)
-            rows[:, :blocks] = zp
-            zp = _pack_rows(rows)
-        inputs.append(ctx.const(zp.reshape(-1), hint="zero_point"))
+    packed = _packed(ctx, d)
+    inputs = [a, packed["weights"], packed["scale"]] + ([packed["zero_point"]] if "zero_point" in packed else [])
     # accuracy level 4: the activations quantized to int8 per block, int8 products (OpenVINO's CPU default for
     # compressed weights, its dynamic quantization); 0 (the default): dequantized weights, f32 products, exact
     level = {"accuracy_level": 4} if _int8_activations(ctx) else {}
-    out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=bits, block_size=block,
-                   **level)[0]
+    out = ctx.node("MatMulNBits", inputs, [out], domain=MS_DOMAIN, K=k, N=n, bits=from_numpy(d.weights.dtype).bits,
+                   block_size=d.block_size, **level)[0]
     ctx.root.extra_opsets[MS_DOMAIN] = 1
     return out
+
+
+def _packed(ctx: Context, d: Decompression) -> dict[str, str]:
+    """MatMulNBits' initializers by role: B (``_nbits_values``), the scales per block in the result's type, flat,
+    and the zero points (``_block_params``), flat; made once for a table that a GatherBlockQuantized reads too."""
+    shared = d.shared if d.shared is not None and d.shared["of"] is d.weights else None
+    if shared is not None and "weights" in shared:
+        return {role: name for role, name in shared.items() if role != "of"}
+    packed, shift = _nbits_values(d)
+    scales, zero_points = _block_params(d, packed.shape[1], shift)
+    names = {"weights": ctx.const(packed, hint="weights"), "scale": ctx.const(scales.reshape(-1), hint="scale")}
+    if zero_points is not None:
+        names["zero_point"] = ctx.const(zero_points.reshape(-1), hint="zero_point")
+    if shared is not None:
+        shared.update(names)
+    return names
+
+
+def _block_params(d: Decompression, blocks: int, shift: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scales [N, blocks] in the result's type (an f16 scale widened exactly), and the zero points [N, blocks]
+    (4-bit ones two a byte, low nibble first: [N, blocks / 2 rounded up]) as uint8 shifted by ``shift`` as the
+    weights; None for signed weights without one (the ops' default zero point, 2^(bits-1), is the shift). As
+    MatMulNBits and GatherBlockQuantized (on uint8 data) take them."""
+    n = d.weights.shape[0]
+    scales = _per_block(d.scale, n, blocks).astype(d.out_type.numpy)
+    if d.zero_point is None and from_numpy(d.weights.dtype).kind == "int":
+        return scales, None
+    zp = np.zeros((n, blocks), np.int16) if d.zero_point is None else \
+        _per_block(d.zero_point.astype(np.int16), n, blocks)
+    zp = (zp + shift).astype(np.uint8)
+    if from_numpy(d.weights.dtype).bits == 4:
+        rows = np.zeros((n, blocks + blocks % 2), np.uint8)
+        rows[:, :blocks] = zp
+        zp = _pack_rows(rows)
+    return scales, zp
 
 
 #: The block of requantized weights: onnxruntime-genai's model builder's default for int4.
@@ -615,10 +694,13 @@ def _pack_rows(rows: np.ndarray) -> np.ndarray:
 
 
 def _row_gather(ctx: Context, d: Decompression, gather: Layer, producers) -> bool:
-    """``gather`` takes rows (axis 0, no batch dims) of 8-bit weights [V, H] with a scale (and zero point)
-    per row or per tensor: an embedding table, tied or not to the lm_head."""
-    if d.weights.ndim != 2 or from_numpy(d.weights.dtype).bits != 8 or d.block_size is not None or \
-            d.axis not in (0, None) or gather.type.lower() != "gather" or len(gather.inputs) != 3:
+    """``gather`` takes rows (axis 0, no batch dims) of weights [V, H] (an embedding table, tied or not to the
+    lm_head) that it can gather compressed: ones GatherBlockQuantized holds (``_block_quantized``), or 8-bit ones
+    with a scale (and zero point) per row or per tensor (their rows, scales and zero points gathered)."""
+    if d.weights.ndim != 2 or gather.type.lower() != "gather" or len(gather.inputs) != 3:
+        return False
+    if not _block_quantized(ctx, d) and (from_numpy(d.weights.dtype).bits != 8 or d.block_size is not None or
+                                         d.axis not in (0, None)):
         return False
     src, _ = producers.get((gather.id, 2), (None, None))
     axis = src.value if src is not None and src.type.lower() == "const" else None
@@ -626,10 +708,71 @@ def _row_gather(ctx: Context, d: Decompression, gather: Layer, producers) -> boo
     return axis is not None and axis.size == 1 and int(axis.reshape(-1)[0]) in (0, -2) and batch_dims == 0
 
 
+def _block_quantized(ctx: Context, d: Decompression) -> bool:
+    """Whether the rows of 2-D weights [V, H] become onnxruntime's ``com.microsoft.GatherBlockQuantized``: 8- or
+    4-bit weights (4-bit ones of even H: its uint8 data holds two a byte), a scale (and zero point) per tensor, per
+    row, or per group along H of a power of two >= 16 (its blocks), an f32 result."""
+    bits = from_numpy(d.weights.dtype).bits
+    if not (ctx.root.weight_options.contrib and USE_GATHER_BLOCK_QUANTIZED) or d.weights.ndim != 2 or \
+            d.broadcast or d.out_type.ov != "f32" or bits not in (4, 8) or (bits == 4 and d.weights.shape[1] % 2):
+        return False
+    if d.axis in (0, None) and d.scale.ndim <= 1:  # per row or tensor (a block set by MatMulNBits: tied)
+        return True
+    return d.axis == 1 and d.block_size >= 16 and not d.block_size & (d.block_size - 1)
+
+
+def _gather_block_quantized(ctx: Context, d: Decompression) -> None:
+    """GatherBlockQuantized(data, indices, scales, zero_points): data the weights as uint8 [V, H * bits / 8]
+    (signed ones shifted by 2^(bits-1), 4-bit ones two a byte, low nibble first: MatMulNBits' bytes, and its
+    scales and zero points, ``_block_params``; f16 scales Cast to f32), gather_axis 0, quantize_axis 1,
+    block_size the group (a row one block: a power of two >= H). Its CPU kernel computes ``float(w - zp) *
+    scale`` with the f32 scales (an f16 one widened exactly): OpenVINO's CPU plugin's rows at f32, bit for bit;
+    an index out of range gives zeros, as Gather-8 (the plugin reads past the table). A table a MatMulNBits
+    reads too (tied: the lm_head) shares its initializers, reshaped (onnxruntime folds the Reshapes at load:
+    the file holds the table once)."""
+    v, k = d.weights.shape
+    bits = from_numpy(d.weights.dtype).bits
+    block = d.block_size or max(16, 1 << (k - 1).bit_length())
+    blocks = -(-k // block)
+    shift = 1 << (bits - 1) if from_numpy(d.weights.dtype).kind == "int" else 0
+    shared = d.shared if d.shared is not None and d.shared["of"] is d.weights and d.block_size else None
+    if shared is not None:
+        _packed(ctx, d)  # (made here when the Gather comes first)
+
+    def reshaped(role: str, shape: tuple) -> str:
+        return ctx.one("Reshape", [shared[role], ctx.i64(np.array(shape))])
+
+    if shared is not None and k % block == 0:  # (else MatMulNBits' B is padded to whole blocks)
+        data = reshaped("weights", (v, k * bits // 8))
+    else:
+        values = (d.weights.astype(np.int16) + shift).astype(np.uint8)
+        data = ctx.const(_pack_rows(values) if bits == 4 else values, hint="weights")
+    if shared is not None:
+        scales = reshaped("scale", (v, blocks))
+        zero_point = reshaped("zero_point", (v, -1)) if "zero_point" in shared else None
+    else:
+        # the scales stored in the IR's type (f16: half the bytes), widened at load (a Cast onnxruntime folds)
+        scale_array, zp_array = _block_params(replace(d, out_type=d.float_type), blocks, shift)
+        scales = ctx.cast(ctx.const(scale_array, hint="scale"), d.float_type, d.out_type)
+        zero_point = None if zp_array is None else ctx.const(zp_array, hint="zero_point")
+    indices = ctx.input(1)
+    ids = indices.name if indices.type is not None and indices.type.ov in ("i32", "i64") else \
+        ctx.cast(indices.name, indices.type, from_ov("i64"))
+    inputs = [data, ids, scales] + ([zero_point] if zero_point is not None else [])
+    out = ctx.node("GatherBlockQuantized", inputs, [ctx.out(0)], domain=MS_DOMAIN, bits=bits, block_size=block,
+                   gather_axis=0, quantize_axis=1)[0]
+    ctx.root.extra_opsets[MS_DOMAIN] = 1
+    declare(ctx.value(out), d.out_type, None if indices.shape is None else tuple(indices.shape) + (k,))
+
+
 def _gather_rows(ctx: Context, d: Decompression) -> None:
     """The rows of the weights, then of the scales and zero points, gathered (Gather-8: out-of-range indices
-    give zero rows, as zero weights, scales and zero points do), dequantized in f32: (w - zp) * scale."""
+    give zero rows, as zero weights, scales and zero points do), dequantized in f32: (w - zp) * scale; or one
+    GatherBlockQuantized (``_block_quantized``)."""
     from onnx_ext.model import ir_node
+
+    if _block_quantized(ctx, d):
+        return _gather_block_quantized(ctx, d)
 
     indices, axis = ctx.input(1), ctx.input(2)
     v = d.weights.shape[0]

@@ -23,7 +23,7 @@ def domain_node(ctx: Context, op_type: str, values: list[Value], outputs: list[s
 
 # The rest: rows of compressed 8-bit weights (an embedding) dequantized after the Gather (decompression.py).
 @translator("Gather", since=gather_op.VERSIONS[0], until=gather_op.VERSIONS[-1],
-            emits=("onnx_ext.Gather", "Concat", "Mul", "Reshape", "Shape", "Sub"))
+            emits=("onnx_ext.Gather", "Concat", "Mul", "Reshape", "Shape", "Sub", "com.microsoft.GatherBlockQuantized"))
 def gather(ctx: Context, layer) -> None:
     version = op_version(layer)
     batch_dims = 0 if version == 1 else attr.integer(ctx, layer, "batch_dims", 0)
