@@ -61,7 +61,7 @@ def _accumulator():
     return ov.Model([ops.result(ops.multiply(new, ops.constant(np.float32(2))))], [o6.assign(new, var)], [x], "acc")
 
 
-def _cross_attention(rng):
+def _cross_attention(rng, static: bool = False):
     """A stateful seq2seq decoder's cross-attention cache, as optimum-intel exports it: keys = Tanh(enc @ W)
     computed from ``encoder_hidden_states`` into a variable on the first step and kept unchanged after
     (ReadValue-6 whose initial value reads a Parameter, Assign of the ReadValue); out = softmax(x @ keys^T) @ keys."""
@@ -69,11 +69,12 @@ def _cross_attention(rng):
     import openvino.opset13 as ops
     from openvino.op.util import Variable, VariableInfo
 
-    enc = ops.parameter([-1, -1, FEATURES], np.float32, name="encoder_hidden_states")
-    x = ops.parameter([-1, -1, FEATURES], np.float32, name="x")
+    batch, enc_len = (2, 6) if static else (-1, -1)
+    enc = ops.parameter([batch, enc_len, FEATURES], np.float32, name="encoder_hidden_states")
+    x = ops.parameter([batch, -1, FEATURES], np.float32, name="x")
     w = ops.constant(rng.standard_normal((FEATURES, FEATURES)).astype(np.float32) * 0.5)
     info = VariableInfo()
-    info.variable_id, info.data_type, info.data_shape = "197", ov.Type.f32, ov.PartialShape([-1, -1, FEATURES])
+    info.variable_id, info.data_type, info.data_shape = "197", ov.Type.f32, ov.PartialShape([batch, enc_len, FEATURES])
     var = Variable(info)
     keys = o6.read_value(ops.tanh(ops.matmul(enc, w, False, False)), var)
     scores = ops.softmax(ops.matmul(x, keys, False, True), -1)
@@ -81,13 +82,17 @@ def _cross_attention(rng):
     return ov.Model([ops.result(out)], [o6.assign(keys, var)], [enc, x], "cross")
 
 
-def test_initial_value_computed_from_inputs_is_given_when_the_state_is_empty(tmp_path):
+@pytest.mark.parametrize("static", [False, True])
+def test_initial_value_computed_from_inputs_is_given_when_the_state_is_empty(static, tmp_path):
     # issue 17: the state input fed empty stands for OpenVINO's unset variable (the first step after a reset):
     # the graph computes the initial value then, and keeps the state fed after, whatever encoder states come
     rng = np.random.default_rng(5)
-    xml = save_ir(_cross_attention(rng), tmp_path)
+    xml = save_ir(_cross_attention(rng, static), tmp_path)
     model = ir_to_onnx(read_ir(xml))
     assert [i.name for i in model.graph.input] == ["encoder_hidden_states", "x", "input_restored.197"]
+    # a static [2, 6, 8] state is declared with dynamic dims: fed empty ([2, 0, 8]) on the first step
+    assert _dims(model.graph.input[2]) == ([None, None, None] if static else [None, None, FEATURES])
+    assert _dims(model.graph.output[1]) == ([2, 6, FEATURES] if static else [None, None, FEATURES])
     assert [o.name for o in model.graph.output][1:] == ["output_restored.197"]
     main = [n.op_type for n in model.graph.node]
     (branch_if,) = [n for n in model.graph.node if n.op_type == "If"]
@@ -106,6 +111,10 @@ def test_initial_value_computed_from_inputs_is_given_when_the_state_is_empty(tmp
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     fresh = session.run(None, {**steps[1], "input_restored.197": np.zeros((batch, 0, FEATURES), np.float32)})[0]
     assert not np.allclose(fresh, results[1][0], atol=1e-3)
+
+
+def _dims(value_info) -> list:
+    return [d.dim_value if d.HasField("dim_value") else None for d in value_info.type.tensor_type.shape.dim]
 
 
 def test_empty_and_constant_initial_values_are_dropped(tmp_path):

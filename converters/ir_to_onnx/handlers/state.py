@@ -23,7 +23,9 @@ head] past built from ``ShapeOf(input_ids)``) is dropped: the caller feeds the f
 seq2seq decoder's cross-attention keys and values, projected from ``encoder_hidden_states`` on the
 first step and kept after) is what the caller could not make: the state input fed empty (any dim 0)
 stands for "not set yet", and an If gives the initial value then, the input otherwise; the layers
-only that value needs move into the If's branch (``sink_initial_values``), so later steps skip them. optimum-intel's ``beam_idx`` input, which Gathers every cache
+only that value needs move into the If's branch (``sink_initial_values``), so later steps skip them
+(a static state shape is declared with dynamic dims on the input, which could not be fed empty
+otherwise). optimum-intel's ``beam_idx`` input, which Gathers every cache
 along the batch (beam search reordering), goes with its Gathers: reordering the cache is the
 caller's job, as in onnxruntime-genai.
 """
@@ -214,11 +216,14 @@ def read_value(ctx: Context, layer: Layer) -> None:
     if shape is None or not port.dims:
         shape = _variable_shape(ctx, layer)
     value = Value(ctx.out(0), et, shape)
-    ctx.graph_input(value.name, value.type, value.shape)
     # (a Const or empty initial value was not translated: convert.live_layers)
     initial = ctx.values.get(ctx.source(layer, 0)) if layer.inputs else None
     if initial is not None and _computed(initial):
-        value = _initial_when_empty(ctx, v, value, initial)
+        fed = shape if shape is None or not value.static_shape else (None,) * len(shape)  # an empty one fits
+        ctx.graph_input(value.name, et, fed)
+        value = _initial_when_empty(ctx, Value(value.name, et, fed), initial, shape)
+    else:
+        ctx.graph_input(value.name, value.type, value.shape)
     ctx.values[(layer.id, port.id)] = value
 
 
@@ -227,7 +232,7 @@ def _computed(initial: Value) -> bool:
     return initial.const is None and not (initial.shape is not None and 0 in initial.shape)
 
 
-def _initial_when_empty(ctx: Context, v: Variable, state: Value, initial: Value) -> Value:
+def _initial_when_empty(ctx: Context, state: Value, initial: Value, shape: tuple | None) -> Value:
     """If(Size(state) == 0) -> the initial value, else the state fed: OpenVINO's first step after a reset."""
     empty = ctx.one("Equal", [ctx.one("Size", [state.name]), ctx.const(np.int64(0))])
     branches = {}
@@ -237,7 +242,7 @@ def _initial_when_empty(ctx: Context, v: Variable, state: Value, initial: Value)
         branches[key] = body.graph(f"{ctx.layer.name}/{key}", [], [declare(body.value(out), state.type, state.shape)])
     name = ctx.one("If", [empty], **branches)
     ctx.root.state.initial_ifs.append(ctx.nodes[-1].name)
-    return Value(name, state.type, state.shape)
+    return Value(name, state.type, shape)
 
 
 def sink_initial_values(model: ir.Model, if_names: list[str]) -> None:
