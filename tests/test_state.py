@@ -61,6 +61,68 @@ def _accumulator():
     return ov.Model([ops.result(ops.multiply(new, ops.constant(np.float32(2))))], [o6.assign(new, var)], [x], "acc")
 
 
+def _cross_attention(rng, static: bool = False):
+    """A stateful seq2seq decoder's cross-attention cache, as optimum-intel exports it: keys = Tanh(enc @ W)
+    computed from ``encoder_hidden_states`` into a variable on the first step and kept unchanged after
+    (ReadValue-6 whose initial value reads a Parameter, Assign of the ReadValue); out = softmax(x @ keys^T) @ keys."""
+    import openvino.opset6 as o6
+    import openvino.opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    batch, enc_len = (2, 6) if static else (-1, -1)
+    enc = ops.parameter([batch, enc_len, FEATURES], np.float32, name="encoder_hidden_states")
+    x = ops.parameter([batch, -1, FEATURES], np.float32, name="x")
+    w = ops.constant(rng.standard_normal((FEATURES, FEATURES)).astype(np.float32) * 0.5)
+    info = VariableInfo()
+    info.variable_id, info.data_type, info.data_shape = "197", ov.Type.f32, ov.PartialShape([batch, enc_len, FEATURES])
+    var = Variable(info)
+    keys = o6.read_value(ops.tanh(ops.matmul(enc, w, False, False)), var)
+    scores = ops.softmax(ops.matmul(x, keys, False, True), -1)
+    out = ops.matmul(scores, keys, False, False)
+    return ov.Model([ops.result(out)], [o6.assign(keys, var)], [enc, x], "cross")
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_initial_value_computed_from_inputs_is_given_when_the_state_is_empty(static, tmp_path):
+    # issue 17: the state input fed empty stands for OpenVINO's unset variable (the first step after a reset):
+    # the graph computes the initial value then, and keeps the state fed after, whatever encoder states come
+    rng = np.random.default_rng(5)
+    xml = save_ir(_cross_attention(rng, static), tmp_path)
+    model = ir_to_onnx(read_ir(xml))
+    assert [i.name for i in model.graph.input] == ["encoder_hidden_states", "x", "input_restored.197"]
+    # a static [2, 6, 8] state is declared with dynamic dims: fed empty ([2, 0, 8]) on the first step
+    assert _dims(model.graph.input[2]) == ([None, None, None] if static else [None, None, FEATURES])
+    assert _dims(model.graph.output[1]) == ([2, 6, FEATURES] if static else [None, None, FEATURES])
+    assert [o.name for o in model.graph.output][1:] == ["output_restored.197"]
+    main = [n.op_type for n in model.graph.node]
+    (branch_if,) = [n for n in model.graph.node if n.op_type == "If"]
+    then = next(a.g for a in branch_if.attribute if a.name == "then_branch")
+    # the projection runs on the first step only: moved into the branch, not left in the main graph
+    assert [n.op_type for n in then.node] == ["MatMul", "Tanh", "Identity"] and "Tanh" not in main
+    assert main.count("MatMul") == 2
+    batch, enc_len = 2, 6
+    steps = [{"encoder_hidden_states": rng.standard_normal((batch, enc_len, FEATURES)).astype(np.float32),
+              "x": rng.standard_normal((batch, n, FEATURES)).astype(np.float32)} for n in (3, 1, 1)]
+    results = _run_both(xml, model, steps, {"input_restored.197": np.zeros((batch, 0, FEATURES), np.float32)})
+    for got, want in results:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # later steps read the first step's keys, not their own encoder states (which differ)
+    import onnxruntime as ort
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    fresh = session.run(None, {**steps[1], "input_restored.197": np.zeros((batch, 0, FEATURES), np.float32)})[0]
+    assert not np.allclose(fresh, results[1][0], atol=1e-3)
+
+
+def _dims(value_info) -> list:
+    return [d.dim_value if d.HasField("dim_value") else None for d in value_info.type.tensor_type.shape.dim]
+
+
+def test_empty_and_constant_initial_values_are_dropped(tmp_path):
+    # LowLatency2's zeros (a Const) and an LLM's empty past stay plain graph inputs: no If, nothing computed
+    xml = save_ir(_accumulator(), tmp_path)
+    assert not any(n.op_type == "If" for n in ir_to_onnx(read_ir(xml)).graph.node)
+
+
 def _run_both(xml, onnx_model, feeds_per_step: list[dict], initial: dict[str, np.ndarray]):
     """OpenVINO's stateful run and onnxruntime's, the state fed back by name; the outputs of each step."""
     import onnxruntime as ort
@@ -130,6 +192,9 @@ def test_kv_cache_names_and_order():
         ("past_key_values.3.value", "present.3.value", 7)
     assert stateless_names("past_key_values.3.keypresent.3.key")[2] == 6
     assert stateless_names("past_key_values.1.keypresent.2.key")[2] == -1  # layers disagree: no known order
+    # optimum-intel's seq2seq decoders (Whisper, T5, BART): the self-attention cache
+    assert stateless_names("past_key_values.1.decoder.valuepresent.1.decoder.value") == \
+        ("past_key_values.1.decoder.value", "present.1.decoder.value", 3)
     assert stateless_names("cache_params.past.conv.2cache_params.present.conv.2") == \
         ("past_key_values.2.conv", "present.2.conv", 8)
     assert stateless_names("h") == ("input_restored.h", "output_restored.h", -1)

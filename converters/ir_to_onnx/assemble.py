@@ -20,6 +20,7 @@ from onnx_ext.types import from_numpy
 
 from ..ir import IRError
 from .context import LARGE_INITIALIZER_BYTES, Context, declare
+from .handlers.state import sink_initial_values
 from .loadable import REPORT, check_loadable, check_session, schema_refusal
 from .shape_hints import HintsContradicted, check_hints
 
@@ -35,6 +36,8 @@ def assemble(ctx: Context, inline: bool, session_check: bool = True) -> tuple[on
     _share_identical_initializers(ctx)
     model, weights = _model(ctx)
     weights = _remove_unused_nodes(model, weights)
+    if ctx.state is not None and ctx.state.initial_ifs:
+        sink_initial_values(model, ctx.state.initial_ifs)
     _keep_zero_pads_out_of_pools(model)
     # The weights are graph inputs of their type and shape (the last ones): attaching, inlining
     # and serialising the model for the checker never copy them.

@@ -204,12 +204,14 @@ def live_layers(ir_model: IRModel) -> list[Layer]:
     """Layers that reach a Result or an Assign, and every Parameter, producers first (as OpenVINO's
     reader builds the model: layers feeding no Result are dropped). On the IR's layers,
     not the ONNX graph: ``check_supported`` lists only what is live. A ReadValue's initial value
-    is not: the ReadValue becomes a graph input (handlers/state.py)."""
+    is not when it is a Const or declared empty: the ReadValue becomes a graph input the caller feeds
+    that value (handlers/state.py); one computed from the inputs is (an If gives it on the first step)."""
     order = ir_model.topological_layers()
-    state_reads = {layer.id for layer in ir_model.layers if layer.type.lower() == "readvalue"}
+    by_id = {layer.id: layer for layer in ir_model.layers}
     preds: dict[int, set[int]] = {layer.id: set() for layer in ir_model.layers}
     for e in ir_model.edges:
-        preds[e.to_layer].add(e.from_layer)
+        if by_id[e.to_layer].type.lower() != "readvalue" or _computed_initial_value(by_id[e.from_layer], e.from_port):
+            preds[e.to_layer].add(e.from_layer)
     live = set()
     stack = [layer.id for layer in ir_model.layers if layer.type.lower() in ("result", "assign")]
     while stack:
@@ -217,9 +219,14 @@ def live_layers(ir_model: IRModel) -> list[Layer]:
         if lid in live:
             continue
         live.add(lid)
-        if lid not in state_reads:
-            stack.extend(preds[lid])
+        stack.extend(preds[lid])
     return [layer for layer in order if layer.id in live or layer.type.lower() == "parameter"]
+
+
+def _computed_initial_value(layer: Layer, port_id: int) -> bool:
+    """A ReadValue's initial value made by ``layer``'s output ``port_id``: neither a Const nor declared empty."""
+    port = next((p for p in layer.outputs if p.id == port_id), None)
+    return layer.type.lower() != "const" and not (port is not None and 0 in port.dims)
 
 
 def check_supported(ir: IRModel, layers: list[Layer]) -> None:

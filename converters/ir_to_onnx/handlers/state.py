@@ -8,14 +8,24 @@ stateful_to_stateless_transformation``) makes them:
 - optimum-intel's KV cache (``variable_id`` ``past_key_values.N.keypresent.N.key``, ``.value``):
   input ``past_key_values.N.key|value``, output ``present.N.key|value``, ordered by layer, key
   before value (also LFM2's ``cache_params.past.T.Ncache_params.present.T.N``, T key, value or
-  conv: key, value, conv per layer);
+  conv: key, value, conv per layer; and a seq2seq decoder's self-attention cache,
+  ``past_key_values.N.decoder.keypresent.N.decoder.key``: ``past_key_values.N.decoder.key`` ->
+  ``present.N.decoder.key`` as optimum's ONNX export names it, where OpenVINO's pass, which knows no
+  ``.decoder``, writes ``input_restored.<variable_id>`` and leaves the cross-attention variables,
+  which ``beam_idx`` does not gather, stateful);
 - any other variable: input ``input_restored.<variable_id>``, output ``output_restored.<variable_id>``,
   after those, in the order of their Assign layers in the file.
 
 The inputs follow the model's Parameters, the outputs its Results. A ReadValue's initial value
-(its input: a zero-filled [batch, kv, 0, head] past built from ``ShapeOf(input_ids)``, or
-LowLatency2's zeros) is dropped: the caller feeds the first state itself (an empty past for an
-LLM, the initial value for others). optimum-intel's ``beam_idx`` input, which Gathers every cache
+(its input) that is a constant (LowLatency2's zeros) or empty (an LLM's zero-filled [batch, kv, 0,
+head] past built from ``ShapeOf(input_ids)``) is dropped: the caller feeds the first state itself
+(an empty past for an LLM, the initial value for others). One computed from the inputs (a stateful
+seq2seq decoder's cross-attention keys and values, projected from ``encoder_hidden_states`` on the
+first step and kept after) is what the caller could not make: the state input fed empty (any dim 0)
+stands for "not set yet", and an If gives the initial value then, the input otherwise; the layers
+only that value needs move into the If's branch (``sink_initial_values``), so later steps skip them
+(a static state shape is declared with dynamic dims on the input, which could not be fed empty
+otherwise). optimum-intel's ``beam_idx`` input, which Gathers every cache
 along the batch (beam search reordering), goes with its Gathers: reordering the cache is the
 caller's job, as in onnxruntime-genai.
 """
@@ -23,15 +33,20 @@ caller's job, as in onnxruntime-genai.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx_ir as ir
 
 from ...ir import IRError, Layer
 from ...ir_text import dim as parse_dim
 from .. import attributes as attr
-from ..context import Context, Value
+from ..context import Context, Value, declare
 from ..registry import translator
 
-_KV_CACHE = re.compile(r"(past_key_values\.(\d+)\.(key|value))(present\.(\d+)\.(key|value))")
+#: optimum-intel's KV cache; a seq2seq decoder's self-attention cache has ``.decoder`` before key|value (its
+#: cross-attention cache variables have bare numbers for ids: input_restored.<id>)
+_KV_CACHE = re.compile(r"(past_key_values\.(\d+)(?:\.decoder)?\.(key|value))(present\.(\d+)(?:\.decoder)?\.(key|value))")
 _LFM2_CACHE = re.compile(r"cache_params\.past\.(key|value|conv)\.(\d+)cache_params\.present\.(key|value|conv)\.(\d+)")
 BEAM_IDX = "beam_idx"
 
@@ -55,6 +70,8 @@ class State:
     variables: list[Variable]
     by_read: dict[int, Variable]
     by_assign: dict[int, Variable]
+    #: The If nodes that give a computed initial value when the state input is empty (``read_value``).
+    initial_ifs: list[str] = field(default_factory=list)
 
 
 class _PassThrough:
@@ -199,8 +216,62 @@ def read_value(ctx: Context, layer: Layer) -> None:
     if shape is None or not port.dims:
         shape = _variable_shape(ctx, layer)
     value = Value(ctx.out(0), et, shape)
+    # (a Const or empty initial value was not translated: convert.live_layers)
+    initial = ctx.values.get(ctx.source(layer, 0)) if layer.inputs else None
+    if initial is not None and _computed(initial):
+        fed = shape if shape is None or not value.static_shape else (None,) * len(shape)  # an empty one fits
+        ctx.graph_input(value.name, et, fed)
+        value = _initial_when_empty(ctx, Value(value.name, et, fed), initial, shape)
+    else:
+        ctx.graph_input(value.name, value.type, value.shape)
     ctx.values[(layer.id, port.id)] = value
-    ctx.graph_input(value.name, value.type, value.shape)
+
+
+def _computed(initial: Value) -> bool:
+    """An initial value the caller cannot feed itself: neither a constant nor empty (a dim 0)."""
+    return initial.const is None and not (initial.shape is not None and 0 in initial.shape)
+
+
+def _initial_when_empty(ctx: Context, state: Value, initial: Value, shape: tuple | None) -> Value:
+    """If(Size(state) == 0) -> the initial value, else the state fed: OpenVINO's first step after a reset."""
+    empty = ctx.one("Equal", [ctx.one("Size", [state.name]), ctx.const(np.int64(0))])
+    branches = {}
+    for key, src in (("then_branch", initial), ("else_branch", state)):
+        body = ctx.body()
+        out = body.one("Identity", [src.name])
+        branches[key] = body.graph(f"{ctx.layer.name}/{key}", [], [declare(body.value(out), state.type, state.shape)])
+    name = ctx.one("If", [empty], **branches)
+    ctx.root.state.initial_ifs.append(ctx.nodes[-1].name)
+    return Value(name, state.type, shape)
+
+
+def sink_initial_values(model: ir.Model, if_names: list[str]) -> None:
+    """Move into each initial-value If's then-branch the nodes only its initial value needs (what feeds
+    nothing else), so they run on the first step only: onnxruntime runs every node of the main graph."""
+    graph = model.graph
+    by_name = {node.name: node for node in graph}
+    for if_name in if_names:
+        node = by_name.get(if_name)
+        if node is None:
+            continue
+        branch = node.attributes["then_branch"].as_graph()
+        moving: set = set()
+        for candidate in reversed(list(graph)):  # consumers before producers
+            if candidate is node or candidate.op_type in ("If", "Loop", "Scan"):
+                continue
+            if _only_feeds(candidate, moving, branch, graph):
+                moving.add(candidate)
+        ordered = [n for n in graph if n in moving]  # in the graph's (topological) order
+        if ordered:
+            graph.remove(ordered)
+            branch.insert_before(branch[0], ordered)
+
+
+def _only_feeds(node: ir.Node, moving: set, branch: ir.Graph, graph: ir.Graph) -> bool:
+    outputs = node.outputs
+    if not any(o.uses() for o in outputs) or any(o.is_graph_output() for o in outputs):
+        return False
+    return all(use.node in moving or use.node.graph is branch for o in outputs for use in o.uses())
 
 
 def _variable_shape(ctx: Context, layer: Layer) -> tuple:
