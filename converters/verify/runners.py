@@ -19,6 +19,7 @@ import onnx_ext
 from ..ir import IRModel
 from ..openvino_tensors import from_ov_tensor, to_ov_tensor
 from .errors import VerifyError, ov_message
+from .isolated import Crashed, isolation_possible, shared, stage
 
 #: The CPU plugin computing what the layers specify: f32, no low-precision execution of
 #: quantized layers, no dynamic quantization of activations (FIELD-NOTES).
@@ -107,40 +108,125 @@ IROutputs = list[tuple[tuple[str, ...], np.ndarray]]
 
 def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
            label: str | None = None) -> tuple[IROutputs, str, str, object]:
-    """The IR's outputs, the backend that ran, a note on the choice and the model that ran them: the
-    ``openvino.Model`` read, or with numpy the IR converted to ONNX (levels.py follows a quantized model's levels
-    on it, without reading or converting the IR again). ``backend`` None: the reference, else the CPU plugin
-    where the reference fails; numpy without openvino."""
+    """The IR's outputs, the backend that ran, a note on the choice and the model that ran them: an
+    ``OVModelFile`` (levels.py reads it to follow a quantized model's levels), or with numpy the IR converted to
+    ONNX (levels.py follows the levels on it, without converting the IR again). ``backend`` None: the reference,
+    else the CPU plugin where the reference fails; numpy without openvino. OpenVINO runs in a worker process
+    (isolated.py): a crash is a VerifyError naming the file and the signal."""
     label = label or str(xml)
     if backend == "numpy" or (backend is None and not _have_openvino()):
         outs, model = _run_numpy(ir, feeds, label)
         return outs, "numpy", "" if backend else "openvino is not installed", model
     if not _have_openvino():
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
-    with native_logs():
-        return _run_openvino(xml, ir.ir_version, feeds, backend, label)
+    return _run_openvino(str(xml), ir.ir_version, dict(feeds), backend, label)
 
 
-def _run_openvino(xml, ir_version: int, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str, object]:
+class OVModelFile:
+    """The IR OpenVINO ran, read again in this process when it is needed (levels.py)."""
+
+    def __init__(self, xml: str, ir_version: int | None):
+        self.xml, self.ir_version = xml, ir_version
+
+    def read(self):
+        import openvino as ov
+
+        return read_ov_model(ov.Core(), self.xml, self.ir_version)
+
+
+class ReferenceFailed(Exception):
+    """OpenVINO's reference could not run the model (its informative line is the argument)."""
+
+
+class OpenVINOCrashed(VerifyError):
+    """OpenVINO killed the worker process it ran in (``crash``: isolated.Crashed, its stage and signal)."""
+
+    def __init__(self, message: str, crash: Crashed):
+        super().__init__(message)
+        self.crash = crash
+
+
+#: What was running when the worker died, by the stage its job reported.
+_CRASHED = {"starting": "OpenVINO's worker process died ({}) before running",
+            "reading": "OpenVINO crashed ({}) reading",
+            "evaluating": "OpenVINO's reference crashed ({}) evaluating",
+            "compiling": "OpenVINO's CPU plugin crashed ({}) compiling",
+            "inferring": "OpenVINO's CPU plugin crashed ({}) running"}
+
+
+def _isolated(label: str, before: str, job, *args):
+    """``job(*args)`` in the shared worker process (in-process where none may start); a crash is one line."""
+    if not isolation_possible():
+        return job(*args)
+    try:
+        return shared().call(job, *args)
+    except Crashed as crash:
+        doing = _CRASHED.get(crash.stage, "OpenVINO crashed ({}) " + crash.stage).format(crash.signal)
+        raise OpenVINOCrashed(f"{doing} {label}: an OpenVINO bug (it killed the worker process verify runs OpenVINO "
+                              f"in{before}); --backend numpy runs onnx-ext's numpy references", crash) from None
+
+
+def _run_openvino(xml: str, ir_version: int, feeds, backend: str | None, label: str):
+    ran = OVModelFile(xml, ir_version)
+    if backend == "cpu":
+        outs, note = _isolated(label, "", _cpu_job, xml, ir_version, feeds, label, "")
+        return outs, "cpu", note, ran
+    try:
+        return _isolated(label, "", _reference_job, xml, ir_version, feeds, label), "reference", "", ran
+    except ReferenceFailed as e:
+        if backend == "reference":
+            raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {e}") from None
+        reason = short_reason(str(e))
+    except OpenVINOCrashed as e:
+        if backend == "reference" or e.crash.stage != "evaluating":
+            raise
+        reason = f"it crashed ({e.crash.signal})"
+    before = f"{BACKENDS['reference']}: {reason}; "
+    outs, note = _isolated(label, f"; the reference: {reason}", _cpu_job, xml, ir_version, feeds, label, before)
+    return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", note])), ran
+
+
+# --- the worker's jobs (isolated.py): module-level, so that the worker imports them by name ----------------------
+
+def _read_job_model(xml: str, ir_version: int | None, label: str):
     import openvino as ov
 
+    stage("reading")
     core = ov.Core()
     try:
-        model = read_ov_model(core, xml, ir_version)
+        return core, read_ov_model(core, xml, ir_version)
     except Exception as e:
         raise VerifyError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
-    values = _ov_feed_order(model, feeds, label)
-    if backend == "cpu":
-        outs = _guard(_run_cpu, core, model, values, label, "cpu")
-        return outs, "cpu", outs.note, model
-    try:
-        return _run_reference(model.clone(), values), "reference", "", model
-    except Exception as e:
-        if backend == "reference":
-            raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
-        reason = short_reason(ov_message(e))
-    outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ")
-    return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", outs.note])), model
+
+
+def _reference_job(xml: str, ir_version: int | None, feeds, label: str) -> IROutputs:
+    with native_logs():
+        _, model = _read_job_model(xml, ir_version, label)
+        values = _ov_feed_order(model, feeds, label)
+        stage("evaluating")
+        try:
+            return _run_reference(model, values)
+        except Exception as e:  # OpenVINO's RuntimeError (a C++ trace): a picklable line
+            raise ReferenceFailed(ov_message(e)) from None
+
+
+def _cpu_job(xml: str, ir_version: int | None, feeds, label: str, before: str) -> tuple[IROutputs, str]:
+    with native_logs():
+        core, model = _read_job_model(xml, ir_version, label)
+        values = _ov_feed_order(model, feeds, label)
+        outs = _guard(_run_cpu, core, model, values, label, "cpu", before)
+        return list(outs), outs.note
+
+
+def _model_job(xml: str, feeds, backend: str, label: str) -> IROutputs:
+    """``run_openvino_model``'s run, of the model saved at ``xml``."""
+    with native_logs():
+        core, model = _read_job_model(xml, None, label)
+        values = _ov_feed_order(model, feeds, label)
+        if backend == "cpu":
+            return list(_guard(_run_cpu, core, model, values, label, "cpu"))
+        stage("evaluating")
+        return _guard(lambda c, m, v: _run_reference(m, v), None, model, values, label, "reference")
 
 
 def read_ov_model(core, xml, ir_version: int | None = None):
@@ -161,14 +247,13 @@ def read_ov_model(core, xml, ir_version: int | None = None):
 
 
 def run_openvino_model(model, feeds: Mapping[str, np.ndarray], backend: str, label: str) -> IROutputs:
-    """An ``openvino.Model`` run on ``backend`` ("reference" or "cpu"), as ``run_ir`` runs it, no fallback."""
-    import openvino as ov
+    """An ``openvino.Model`` run on ``backend`` ("reference" or "cpu"), as ``run_ir`` runs it, no fallback: saved
+    to a private temporary directory, which the worker process reads."""
+    from . import save_ov_model
 
-    values = _ov_feed_order(model, feeds, label)
-    with native_logs():
-        if backend == "cpu":
-            return _guard(_run_cpu, ov.Core(), model, values, label, "cpu")
-        return _guard(lambda core, m, v: _run_reference(m, v), None, model, values, label, "reference")
+    with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
+        xml = save_ov_model(model, Path(tmp))
+        return _isolated(label, "", _model_job, str(xml), dict(feeds), backend, label)
 
 
 def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
@@ -233,9 +318,11 @@ class CPUOutputs(list):
 def _run_cpu(core, model, values: list[np.ndarray]) -> CPUOutputs:
     """The second of two inferences on the same inputs: the CPU plugin can get the first one wrong at each new
     input shape (If plus an eltwise of a Broadcast, docs/spec-corrections.md); the note says so."""
+    stage("compiling")
     compiled = core.compile_model(model, "CPU", CPU_CONFIG)
     request = compiled.create_infer_request()
     feeds = {i: to_ov_tensor(v) for i, v in enumerate(values)}
+    stage("inferring")
     request.infer(feeds)
     first = [np.array(from_ov_tensor(request.get_tensor(out)), copy=True) for out in compiled.outputs]
     request.infer(feeds)
