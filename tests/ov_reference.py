@@ -123,7 +123,7 @@ class OVReference:
     this module in the worker."""
 
     def __init__(self):
-        self._worker = Worker()
+        self._worker = Worker(preload=("ov_reference", "openvino"))
 
     def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None,
                  device: str = "reference", spec: bool = False) -> list[np.ndarray]:

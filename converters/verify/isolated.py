@@ -2,19 +2,28 @@
 models (SIGSEGV compiling an inlined Range and Broadcast, running CTCLoss with a label length of 0), which must
 become a one-line error of the caller, not kill it (a user's verify, a pytest worker).
 
-A ``Worker`` is a spawned process (no fork: the caller may hold threads and OpenVINO state), started on first use
-and reused by later calls: starting one imports numpy and openvino again (about a second). A crash ends it
-(``Crashed``, with the stage the call had reported) and the next call starts another. Arguments, results and
-exceptions cross as pickles (numpy arrays of the sizes verify feeds: a copy costs far less than a compile).
+A ``Worker`` is a new interpreter (``python -c``, not multiprocessing's spawn, which runs the caller's main script
+again: a script calling verify without an ``if __name__ == "__main__"`` guard would fail; not fork: the caller may
+hold threads and OpenVINO state), started on first use and reused by later calls: starting one imports numpy and
+openvino again (about a second). A crash ends it (``Crashed``, with the stage the call had reported) and the next
+call starts another. Arguments, results and exceptions cross a socket pair as pickles (numpy arrays of the sizes
+verify feeds: a copy costs far less than a compile). POSIX only (the socket is passed by its descriptor): elsewhere
+``isolation_possible`` is False and OpenVINO runs in-process.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import atexit
+import importlib
 import os
 import pickle
 import signal
+import socket
+import subprocess
+import sys
 import threading
+from multiprocessing.connection import Connection
+from pathlib import Path
 
 _conn = None  # in a worker: the pipe to its caller, for ``stage``
 
@@ -43,6 +52,35 @@ class Crashed(Exception):
         return f"exit code {self.exitcode}"
 
 
+#: The directory ``converters`` is in: the worker imports this module from it before it has the caller's sys.path.
+_ROOT = str(Path(__file__).resolve().parents[2])
+#: The worker's start: ``converters.verify`` stands in hollow (its ``__init__`` not run: it imports onnx and
+#: onnx_ext, seconds) while this module and the preloaded ones are imported, so that verify's worker imports numpy
+#: and openvino only (ov_side.py); then it goes, and a job importing ``converters.verify`` gets the real one.
+_BOOT = """\
+import importlib.util, sys
+sys.path.insert(0, sys.argv[1])
+import converters
+hollow = importlib.util.module_from_spec(importlib.util.find_spec("converters.verify"))
+sys.modules["converters.verify"] = hollow
+from converters.verify.isolated import _worker_main
+_worker_main(int(sys.argv[2]), hollow)
+"""
+
+
+def _worker_main(fd: int, hollow=None) -> None:
+    """The worker: the caller's sys.path (its jobs may live in modules it found there, tests/ov_reference.py) and
+    the modules to import at once, then one call at a time. Ctrl-C is the caller's to handle; the worker ends when the caller closes the socket."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn = Connection(fd)
+    sys.path[:], preload = conn.recv()
+    for name in preload:  # while the caller works (its first call waits for them otherwise)
+        importlib.import_module(name)
+    if hollow is not None and sys.modules.get(hollow.__name__) is hollow:
+        del sys.modules[hollow.__name__]
+    _serve(conn)
+
+
 def _serve(conn) -> None:
     """The worker's loop: one (function, args) at a time; the answer ("ok", value) or ("error", exception)."""
     global _conn
@@ -65,23 +103,36 @@ def _serve(conn) -> None:
 
 class Worker:
     """``call(fn, *args)``: ``fn(*args)`` in the worker (``fn`` importable by name), its value or its exception;
-    ``Crashed`` when the process dies."""
+    ``Crashed`` when the process dies. ``preload``: modules the worker imports as it starts."""
 
-    def __init__(self):
-        self._ctx = mp.get_context("spawn")
+    def __init__(self, preload: tuple[str, ...] = ()):
+        self._preload = list(preload)
         self._proc = self._conn = None
         self._owner = os.getpid()  # a forked child inherits this object, not the process
         self._lock = threading.Lock()
 
+    def start(self) -> None:
+        """Start the process now (it imports while the caller works); ``call`` starts it otherwise."""
+        with self._lock:
+            self._ready()
+
+    def _ready(self) -> None:
+        if os.getpid() != self._owner:
+            self._proc = self._conn = None
+            self._owner = os.getpid()
+        if self._proc is not None and self._proc.poll() is not None:  # died between calls
+            self._ended()
+        if self._proc is None:
+            self._start()
+
     def call(self, fn, *args):
         with self._lock:
-            if os.getpid() != self._owner:
-                self._proc = self._conn = None
-                self._owner = os.getpid()
-            if self._proc is None or not self._proc.is_alive():
-                self._start()
-            self._conn.send((fn, args))
+            self._ready()
             where = "starting"
+            try:
+                self._conn.send((fn, args))
+            except (BrokenPipeError, ConnectionResetError):
+                raise Crashed(where, self._ended()) from None
             while True:
                 try:
                     kind, payload = self._conn.recv()
@@ -95,29 +146,27 @@ class Worker:
                     raise payload
 
     def _start(self) -> None:
-        parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_serve, args=(child,), daemon=True, name="onnx-ext OpenVINO worker")
-        self._proc.start()
-        child.close()
-        self._conn = parent
+        ours, theirs = socket.socketpair()
+        with theirs:
+            self._proc = subprocess.Popen([sys.executable, "-c", _BOOT, _ROOT, str(theirs.fileno())],
+                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+        self._conn = Connection(ours.detach())
+        self._conn.send((list(sys.path), self._preload))
 
     def _ended(self) -> int | None:
         self._conn.close()
-        self._proc.join(timeout=10)
-        if self._proc.is_alive():  # the pipe broke but the process lives on: end it
+        try:
+            code = self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # the socket broke but the process lives on: end it
             self._proc.kill()
-            self._proc.join(timeout=10)
-        code, self._proc, self._conn = self._proc.exitcode, None, None
+            code = self._proc.wait()
+        self._proc = self._conn = None
         return code
 
     def close(self) -> None:
         with self._lock:
             if self._proc is not None and os.getpid() == self._owner:
-                self._conn.close()
-                self._proc.join(timeout=10)
-                if self._proc.is_alive():
-                    self._proc.kill()
-                    self._proc.join(timeout=10)
+                self._ended()
             self._proc = self._conn = None
 
 
@@ -128,10 +177,11 @@ def shared() -> Worker:
     """The process's worker for OpenVINO (verify's runs)."""
     global _shared
     if _shared is None:
-        _shared = Worker()
+        _shared = Worker(preload=("converters.verify.ov_side", "openvino"))
+        atexit.register(_shared.close)
     return _shared
 
 
 def isolation_possible() -> bool:
-    """A daemonic process (a multiprocessing.Pool's) may not start children: OpenVINO then runs in-process."""
-    return not mp.current_process().daemon
+    """Whether a worker can start (POSIX: its socket is passed by descriptor)."""
+    return os.name == "posix"

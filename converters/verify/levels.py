@@ -103,8 +103,8 @@ def localise(ir_model, ran, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.
              backend: str, label: str, onnx_label: str, quantized: float) -> Localised | None:
     """Every probe's input and output from the IR (``ir_model`` as read_ir read it, ``ran`` the model run_ir ran:
     an ``OVModelFile``, read here, or on the numpy backend the IR converted to ONNX); the ONNX model run with each
-    probe's output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is compared
-    on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
+    probe's output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is
+    compared on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
     if backend == "numpy":
         found, ir_side, upstream = _numpy_side(ir_model, ran, onnx_model, feeds, label)
     else:
