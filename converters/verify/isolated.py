@@ -28,18 +28,19 @@ from pathlib import Path
 _conn = None  # in a worker: the pipe to its caller, for ``stage``
 
 
-def stage(text: str) -> None:
-    """Tell the caller what the call is doing (named when the worker dies there); nothing outside a worker."""
+def stage(text: str, note: str = "") -> None:
+    """Tell the caller what the call is doing (and a note on why), named when the worker dies there; nothing outside
+    a worker."""
     if _conn is not None:
-        _conn.send(("stage", text))
+        _conn.send(("stage", (text, note)))
 
 
 class Crashed(Exception):
-    """The worker died during a call: ``stage`` is the last one the call reported, ``signal`` the signal's name
-    ("SIGSEGV") or the exit code's text."""
+    """The worker died during a call: ``stage`` is the last one the call reported (``note`` its note), ``signal`` the
+    signal's name ("SIGSEGV") or the exit code's text."""
 
-    def __init__(self, stage: str, exitcode: int | None):
-        self.stage, self.exitcode = stage, exitcode
+    def __init__(self, stage: str, exitcode: int | None, note: str = ""):
+        self.stage, self.exitcode, self.note = stage, exitcode, note
         super().__init__(f"the worker process died ({self.signal}) {stage}")
 
     @property
@@ -128,18 +129,18 @@ class Worker:
     def call(self, fn, *args):
         with self._lock:
             self._ready()
-            where = "starting"
+            where, note = "starting", ""
             try:
                 self._conn.send((fn, args))
             except (BrokenPipeError, ConnectionResetError):
-                raise Crashed(where, self._ended()) from None
+                raise Crashed(where, self._ended(), note) from None
             while True:
                 try:
                     kind, payload = self._conn.recv()
                 except (EOFError, OSError, pickle.UnpicklingError):
-                    raise Crashed(where, self._ended()) from None
+                    raise Crashed(where, self._ended(), note) from None
                 if kind == "stage":
-                    where = payload
+                    where, note = payload
                 elif kind == "ok":
                     return payload
                 else:

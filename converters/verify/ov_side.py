@@ -2,13 +2,14 @@
 (``Model.evaluate``) and its CPU plugin at f32. Light on purpose: numpy and openvino, not onnx or onnx_ext, so
 that a worker starts in well under a second (runners.py runs these jobs in it; ``_BOOT`` imports this module
 without ``converters.verify``'s ``__init__``). Failures are ``JobError`` (one line, verify's VerifyError in the
-caller), ``ReferenceFailed`` where the reference cannot run the model.
+caller).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 from typing import Mapping
@@ -53,10 +54,6 @@ class JobError(Exception):
     """A job's one-line failure (the caller raises it as VerifyError)."""
 
 
-class ReferenceFailed(Exception):
-    """OpenVINO's reference could not run the model (its informative line is the argument)."""
-
-
 def ov_message(e: BaseException) -> str:
     """The informative line of an OpenVINO error (its text is a C++ trace of "Exception from" lines)."""
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip() and not ln.strip().startswith("Exception from")]
@@ -78,22 +75,59 @@ def _read_job_model(xml: str, ir_version: int | None, label: str):
         raise JobError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
 
 
-def _reference_job(xml: str, ir_version: int | None, feeds, label: str) -> IROutputs:
-    with native_logs():
-        _, model = _read_job_model(xml, ir_version, label)
-        values = _ov_feed_order(model, feeds, label)
-        stage("evaluating")
-        try:
-            return _run_reference(model, values)
-        except Exception as e:  # OpenVINO's RuntimeError (a C++ trace): a picklable line
-            raise ReferenceFailed(ov_message(e)) from None
-
-
-def _cpu_job(xml: str, ir_version: int | None, feeds, label: str, before: str) -> tuple[IROutputs, str]:
+def _ir_job(xml: str, ir_version: int | None, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str]:
+    """The IR on the reference, else (``backend`` None) on the CPU plugin where the reference cannot run it: the
+    outputs, the backend that ran them and why (one read of the IR for both)."""
     with native_logs():
         core, model = _read_job_model(xml, ir_version, label)
         values = _ov_feed_order(model, feeds, label)
-        outs = _guard(_run_cpu, core, model, values, label, "cpu", before)
+        stage("evaluating")
+        try:
+            return _run_reference(model.clone(), values), "reference", ""  # (a clone: it reshapes the model)
+        except Exception as e:
+            if backend == "reference":
+                raise JobError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
+            reason = short_reason(ov_message(e))
+        outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ",
+                      f"the reference: {reason}")
+        return list(outs), "cpu", "; ".join(filter(None, [f"the reference: {reason}", outs.note]))
+
+
+#: Where in OpenVINO's sources a check failed: no help to the user, and it pushes the reason out.
+_OV_LOCATION = re.compile(r"(?:Check '.*?' failed at |Exception from )\S+?:\d+:\s*")
+
+
+def short_reason(message: str, limit: int = 100) -> str:
+    """Why the reference could not run a model, in one line of at most ``limit`` characters: OpenVINO's
+    source locations left out; a longer one keeps its head and its last clause (the reason, after a
+    node's signature or a path), cut at word boundaries with an ellipsis."""
+    found = re.search(r"Evaluation failed on (?:\w+::)?(\w+)", message)
+    if found:
+        return f"it has no evaluate for {found.group(1)}"
+    text = " ".join(_OV_LOCATION.sub("", message).split()) or message.strip()
+    if len(text) <= limit:
+        return text
+    head, sep, tail = text.rpartition(": ")
+    if sep and len(tail) <= limit - 20:
+        return f"{_cut(head, limit - len(tail) - 6)} ...: {tail}"
+    return f"{_cut(text, limit - 4)} ..."
+
+
+def _cut(text: str, size: int) -> str:
+    """``text`` to at most ``size`` characters, ended at a space or a path's slash."""
+    if len(text) <= size:
+        return text
+    cut = max(text.rfind(" ", 0, size + 1), text.rfind("/", 0, size + 1))
+    return text[:cut] if cut > 0 else text[:size]
+
+
+def _cpu_job(xml: str, ir_version: int | None, feeds, label: str, before: str,
+             note: str = "") -> tuple[IROutputs, str]:
+    """The IR on the CPU plugin; ``before``: its failure's prefix, ``note``: a crash's (why the plugin runs)."""
+    with native_logs():
+        core, model = _read_job_model(xml, ir_version, label)
+        values = _ov_feed_order(model, feeds, label)
+        outs = _guard(_run_cpu, core, model, values, label, "cpu", before, note)
         return list(outs), outs.note
 
 
@@ -105,7 +139,7 @@ def _model_job(xml: str, feeds, backend: str, label: str) -> IROutputs:
         if backend == "cpu":
             return list(_guard(_run_cpu, core, model, values, label, "cpu"))
         stage("evaluating")
-        return _guard(lambda c, m, v: _run_reference(m, v), None, model, values, label, "reference")
+        return _guard(lambda c, m, v, _: _run_reference(m, v), None, model, values, label, "reference")
 
 
 def read_ov_model(core, xml, ir_version: int | None = None):
@@ -125,9 +159,9 @@ def read_ov_model(core, xml, ir_version: int | None = None):
     return frontend.convert(frontend.load(str(xml)))
 
 
-def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
+def _guard(run, core, model, values, label: str, backend: str, before: str = "", note: str = ""):
     try:
-        return run(core, model, values)
+        return run(core, model, values, note)
     except Exception as e:
         raise JobError(f"{label}: {before}{BACKENDS[backend]} cannot run the IR: {ov_message(e)}") from None
 
@@ -138,14 +172,14 @@ class CPUOutputs(list):
     note = ""
 
 
-def _run_cpu(core, model, values: list[np.ndarray]) -> CPUOutputs:
+def _run_cpu(core, model, values: list[np.ndarray], note: str = "") -> CPUOutputs:
     """The second of two inferences on the same inputs: the CPU plugin can get the first one wrong at each new
     input shape (If plus an eltwise of a Broadcast, docs/spec-corrections.md); the note says so."""
-    stage("compiling")
+    stage("compiling", note)
     compiled = core.compile_model(model, "CPU", CPU_CONFIG)
     request = compiled.create_infer_request()
     feeds = {i: to_ov_tensor(v) for i, v in enumerate(values)}
-    stage("inferring")
+    stage("inferring", note)
     request.infer(feeds)
     first = [np.array(from_ov_tensor(request.get_tensor(out)), copy=True) for out in compiled.outputs]
     request.infer(feeds)

@@ -16,8 +16,8 @@ import onnx_ext
 from ..ir import IRModel
 from .errors import VerifyError
 from .isolated import Crashed, isolation_possible, shared
-from .ov_side import (BACKENDS, CPU_CONFIG, IROutputs, JobError, ReferenceFailed, _cpu_job, _model_job,  # noqa: F401
-                      _reference_job, native_logs, ov_message, read_ov_model)
+from .ov_side import (BACKENDS, CPU_CONFIG, IROutputs, JobError, _cpu_job, _model_job,  # noqa: F401
+                      _ir_job, native_logs, ov_message, read_ov_model, short_reason)
 
 def onnxruntime_name() -> str:
     from importlib.metadata import version
@@ -39,34 +39,6 @@ def ort_message(e: BaseException) -> str:
     """onnxruntime's message without its prefixes ("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : ...")."""
     text = " ".join(str(e).split())
     return re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text) or type(e).__name__
-
-
-#: Where in OpenVINO's sources a check failed: no help to the user, and it pushes the reason out.
-_OV_LOCATION = re.compile(r"(?:Check '.*?' failed at |Exception from )\S+?:\d+:\s*")
-
-
-def short_reason(message: str, limit: int = 100) -> str:
-    """Why the reference could not run a model, in one line of at most ``limit`` characters: OpenVINO's
-    source locations left out; a longer one keeps its head and its last clause (the reason, after a
-    node's signature or a path), cut at word boundaries with an ellipsis."""
-    found = re.search(r"Evaluation failed on (?:\w+::)?(\w+)", message)
-    if found:
-        return f"it has no evaluate for {found.group(1)}"
-    text = " ".join(_OV_LOCATION.sub("", message).split()) or message.strip()
-    if len(text) <= limit:
-        return text
-    head, sep, tail = text.rpartition(": ")
-    if sep and len(tail) <= limit - 20:
-        return f"{_cut(head, limit - len(tail) - 6)} ...: {tail}"
-    return f"{_cut(text, limit - 4)} ..."
-
-
-def _cut(text: str, size: int) -> str:
-    """``text`` to at most ``size`` characters, ended at a space or a path's slash."""
-    if len(text) <= size:
-        return text
-    cut = max(text.rfind(" ", 0, size + 1), text.rfind("/", 0, size + 1))
-    return text[:cut] if cut > 0 else text[:size]
 
 
 def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
@@ -120,7 +92,7 @@ _CRASHED = {"starting": "OpenVINO's worker process died ({}) before running",
             "inferring": "OpenVINO's CPU plugin crashed ({}) running"}
 
 
-def _isolated(label: str, before: str, job, *args):
+def _isolated(label: str, job, *args):
     """``job(*args)`` in the shared worker process (in-process where none may start); a crash is one line."""
     try:
         return shared().call(job, *args) if isolation_possible() else job(*args)
@@ -128,27 +100,24 @@ def _isolated(label: str, before: str, job, *args):
         raise VerifyError(str(e)) from None
     except Crashed as crash:
         doing = _CRASHED.get(crash.stage, "OpenVINO crashed ({}) " + crash.stage).format(crash.signal)
+        note = f"; {crash.note}" if crash.note else ""
         raise OpenVINOCrashed(f"{doing} {label}: an OpenVINO bug (it killed the worker process verify runs OpenVINO "
-                              f"in{before}); --backend numpy runs onnx-ext's numpy references", crash) from None
+                              f"in{note}); --backend numpy runs onnx-ext's numpy references", crash) from None
 
 
 def _run_openvino(xml: str, ir_version: int, feeds, backend: str | None, label: str):
     ran = OVModelFile(xml, ir_version)
     if backend == "cpu":
-        outs, note = _isolated(label, "", _cpu_job, xml, ir_version, feeds, label, "")
+        outs, note = _isolated(label, _cpu_job, xml, ir_version, feeds, label, "")
         return outs, "cpu", note, ran
     try:
-        return _isolated(label, "", _reference_job, xml, ir_version, feeds, label), "reference", "", ran
-    except ReferenceFailed as e:
-        if backend == "reference":
-            raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {e}") from None
-        reason = short_reason(str(e))
+        return (*_isolated(label, _ir_job, xml, ir_version, feeds, backend, label), ran)
     except OpenVINOCrashed as e:
         if backend == "reference" or e.crash.stage != "evaluating":
             raise
-        reason = f"it crashed ({e.crash.signal})"
-    before = f"{BACKENDS['reference']}: {reason}; "
-    outs, note = _isolated(label, f"; the reference: {reason}", _cpu_job, xml, ir_version, feeds, label, before)
+        reason = f"it crashed ({e.crash.signal})"  # as a reference that cannot run the model: the CPU plugin
+    outs, note = _isolated(label, _cpu_job, xml, ir_version, feeds, label, f"{BACKENDS['reference']}: {reason}; ",
+                           f"the reference: {reason}")
     return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", note])), ran
 
 
@@ -159,7 +128,7 @@ def run_openvino_model(model, feeds: Mapping[str, np.ndarray], backend: str, lab
 
     with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
         xml = save_ov_model(model, Path(tmp))
-        return _isolated(label, "", _model_job, str(xml), dict(feeds), backend, label)
+        return _isolated(label, _model_job, str(xml), dict(feeds), backend, label)
 
 
 def _have_openvino() -> bool:
