@@ -3,6 +3,7 @@ verify's one-line error naming the file, the stage and the signal (exit status 2
 
 import os
 import signal
+import time
 
 import numpy as np
 import pytest
@@ -42,6 +43,25 @@ def test_worker_reports_the_stage_and_signal_of_a_crash_and_starts_again():
             worker.call(_raise, "bad input")
         assert worker.call(_echo, 1) == (1,)
     finally:
+        worker.close()
+
+
+def _interrupt(*_):
+    raise KeyboardInterrupt
+
+
+def test_an_interrupted_call_leaves_no_answer_for_the_next():
+    """Ctrl-C while the worker runs a job: the worker is ended, so its late answer is not the next call's."""
+    worker = Worker()
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        with pytest.raises(KeyboardInterrupt):
+            worker.call(time.sleep, 60)
+        assert worker.call(_echo, 2) == (2,)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
         worker.close()
 
 

@@ -129,22 +129,32 @@ class Worker:
     def call(self, fn, *args):
         with self._lock:
             self._ready()
-            where, note = "starting", ""
             try:
-                self._conn.send((fn, args))
-            except (BrokenPipeError, ConnectionResetError):
+                return self._exchange(fn, args)
+            except Exception:  # the job's, or Crashed
+                raise
+            except BaseException:  # Ctrl-C mid-call: its answer would be read as the next call's; end the worker
+                self._proc.kill()
+                self._ended()
+                raise
+
+    def _exchange(self, fn, args):
+        where, note = "starting", ""
+        try:
+            self._conn.send((fn, args))
+        except (BrokenPipeError, ConnectionResetError):
+            raise Crashed(where, self._ended(), note) from None
+        while True:
+            try:
+                kind, payload = self._conn.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
                 raise Crashed(where, self._ended(), note) from None
-            while True:
-                try:
-                    kind, payload = self._conn.recv()
-                except (EOFError, OSError, pickle.UnpicklingError):
-                    raise Crashed(where, self._ended(), note) from None
-                if kind == "stage":
-                    where, note = payload
-                elif kind == "ok":
-                    return payload
-                else:
-                    raise payload
+            if kind == "stage":
+                where, note = payload
+            elif kind == "ok":
+                return payload
+            else:
+                raise payload
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
