@@ -1,20 +1,19 @@
 """OpenVINO's reference implementation (``node.evaluate``) as a test oracle.
 
-It runs in a worker process: the reference aborts or dies with SIGFPE on some
-inputs (SEMANTICS.md), which must not take the test session down. A crash is
-reported as ``OVCrashed`` and the worker restarts.
+It runs in a worker process (converters/verify/isolated.py, as verify runs OpenVINO): the reference aborts or dies
+with SIGFPE on some inputs (SEMANTICS.md), which must not take the test session down. A crash is reported as
+``OVCrashed`` and the next call starts another worker.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import traceback
 
 import numpy as np
 
 from converters.openvino_tensors import from_ov_tensor, to_ov_tensor
+from converters.verify.isolated import Crashed, Worker
 from onnx_ext.types import from_numpy
-
 
 
 class OVRejected(Exception):
@@ -91,17 +90,28 @@ def _compile_and_run(ov, op, version, inputs, const, attrs, spec=False):
     return [from_ov_tensor(request.get_output_tensor(i)) for i in range(len(compiled.outputs))]
 
 
-def _worker(conn):
-    while True:
-        try:
-            request = conn.recv()
-        except EOFError:
-            return
-        try:
-            conn.send(("ok", _evaluate(*request)))
-        except Exception as e:  # noqa: BLE001 - every OpenVINO refusal goes back as text
-            msg = str(e).strip().splitlines()
-            conn.send(("error", " ".join(msg[:3]) if msg else type(e).__name__ + traceback.format_exc(limit=1)))
+def _job(*request):
+    """``_evaluate`` with every OpenVINO refusal as an ``OVRejected`` of its first lines."""
+    try:
+        return _evaluate(*request)
+    except Exception as e:  # noqa: BLE001 - every OpenVINO refusal goes back as text
+        msg = str(e).strip().splitlines()
+        raise OVRejected(" ".join(msg[:3]) if msg else type(e).__name__ + traceback.format_exc(limit=1)) from None
+
+
+def cpu_inferences(xml: str, feeds: dict, times: int = 2) -> list[list[np.ndarray]]:
+    """The outputs of ``times`` inferences of one compile of the IR at ``xml`` on the CPU plugin at f32."""
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    runs = []
+    for _ in range(times):
+        request.infer({k: to_ov_tensor(np.asarray(v)) for k, v in feeds.items()})
+        runs.append([np.array(from_ov_tensor(request.get_output_tensor(i)), copy=True)
+                     for i in range(len(compiled.outputs))])
+    return runs
 
 
 # --- test side ----------------------------------------------------------------------
@@ -109,43 +119,24 @@ def _worker(conn):
 
 class OVReference:
     """Call with (op, version, inputs, attrs, const=[...]) to get the reference's outputs; ``spec=True``: attrs are
-    the domain op's, its OpSpec builds the node (``native_node``)."""
+    the domain op's, its OpSpec builds the node (``native_node``). ``isolated(fn, *args)``: any other function of
+    this module in the worker."""
 
     def __init__(self):
-        self._ctx = mp.get_context("spawn")
-        self._proc = None
-        self._conn = None
-
-    def _start(self):
-        parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_worker, args=(child,), daemon=True)
-        self._proc.start()
-        child.close()
-        self._conn = parent
+        self._worker = Worker(preload=("ov_reference", "openvino"))
 
     def __call__(self, op: str, version: int, inputs: list[np.ndarray], attrs: dict, const=None,
                  device: str = "reference", spec: bool = False) -> list[np.ndarray]:
         """``device``: "reference" (``node.evaluate``) or "CPU"/"cpu" (the plugin at f32, for ops without
         evaluate)."""
-        if self._proc is None or not self._proc.is_alive():
-            self._start()
         const = list(const) if const is not None else [False] * len(inputs)
-        self._conn.send((op, version, [np.asarray(v) for v in inputs], const, attrs, device, spec))
+        return self.isolated(_job, op, version, [np.asarray(v) for v in inputs], const, attrs, device, spec)
+
+    def isolated(self, fn, *args):
         try:
-            status, payload = self._conn.recv()
-        except (EOFError, ConnectionResetError):
-            self._proc.join(timeout=5)
-            code = self._proc.exitcode
-            self._proc = None
-            raise OVCrashed(f"OpenVINO's reference killed its process (exit code {code})") from None
-        if status == "error":
-            raise OVRejected(payload)
-        return payload
+            return self._worker.call(fn, *args)
+        except Crashed as e:
+            raise OVCrashed(f"OpenVINO killed its process ({e.signal})") from None
 
     def close(self):
-        if self._proc is not None:
-            self._conn.close()
-            self._proc.join(timeout=5)
-            if self._proc.is_alive():
-                self._proc.kill()
-            self._proc = None
+        self._worker.close()

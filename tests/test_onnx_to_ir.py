@@ -230,21 +230,20 @@ def _positions_plus_bias_model() -> onnx.ModelProto:
     return onnx_ext.inline(onnx_ext.attach_functions(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])))
 
 
-@pytest.mark.slow  # the CPU plugin once SEGFAULTED in compile_model on this model in CI (in-process: it killed the
-# pytest worker); until it runs in a worker process of its own, it stays out of the default run
-def test_cpu_plugin_first_inference_bug_is_named_not_a_mismatch(tmp_path):
+def test_cpu_plugin_first_inference_bug_is_named_not_a_mismatch(tmp_path, ov_reference):
     """The CPU plugin's first inference at a new input shape is wrong after an If when an eltwise takes a
     Broadcast (docs/spec-corrections.md); the reference cannot run the inlined Range body (f64 Subtract), so
-    verify runs the plugin: it compares the second inference and says why."""
+    verify runs the plugin: it compares the second inference and says why. The plugin once SEGFAULTED compiling
+    this model (in CI): every compile here runs in a worker process (ov_reference, verify's isolated.py)."""
     import converters
+    from ov_reference import cpu_inferences
 
     model = _positions_plus_bias_model()
     xml, _ = convert_onnx_file(_save(model, tmp_path), tmp_path / "m.xml")
     ids = np.zeros((3, 5), np.int64)
-    compiled = ov.Core().compile_model(ov.Core().read_model(str(xml)), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    _, second = (np.array(compiled({"ids": ids})[0], copy=True) for _ in range(2))
+    _, second = ov_reference.isolated(cpu_inferences, str(xml), {"ids": ids})
     expected = onnx_ext.run(model, {"ids": ids})[0]
-    assert_same(second, expected, "CPU, second inference")
+    assert_same(second[0], expected, "CPU, second inference")
     report = converters.verify(xml, tmp_path / "m.onnx", inputs={"ids": ids})
     assert report.backend == "cpu" and report.ok, str(report)
     # (whether verify's own compile hits it varies: its first inference reads memory left uninitialised; once seen

@@ -26,7 +26,7 @@ from .compare import OutputReport, compare, quantized_tolerance
 from .errors import VerifyError, ov_message
 from .levels import judge, localise
 from .inputs import InputPolicy, check_dims, check_feeds, load_inputs, make_inputs
-from .runners import BACKENDS, _have_openvino, onnxruntime_name, run_ir, run_onnx
+from .runners import BACKENDS, _have_openvino, onnxruntime_name, run_ir, run_onnx, start_openvino
 from .signature import check_pair, ir_signature
 
 __all__ = ["verify", "verify_files", "save_ov_model", "make_policy", "prepare_inputs", "VerifyReport", "OutputReport",
@@ -152,6 +152,7 @@ def verify_files(xml: Path, onnx_model, *, inputs=None, policy: InputPolicy = In
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]' "
                           "(or backend 'numpy': this package's numpy references)")
     feeds = prepare_inputs(model, inputs, policy)
+    start_openvino(backend)
     try:
         onnx_out = run_onnx(model, feeds, onnx_name)
         ir_out, used, note, ran = run_ir(xml, ir_model, feeds, backend, label)

@@ -102,13 +102,13 @@ def _onnx_name(port, values: set[str]) -> str | None:
 def localise(ir_model, ran, onnx_model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], ir_outputs,
              backend: str, label: str, onnx_label: str, quantized: float) -> Localised | None:
     """Every probe's input and output from the IR (``ir_model`` as read_ir read it, ``ran`` the model run_ir ran:
-    an ``openvino.Model``, or on the numpy backend the IR converted to ONNX); the ONNX model run with each probe's
-    output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is compared
-    on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
+    an ``OVModelFile``, read here, or on the numpy backend the IR converted to ONNX); the ONNX model run with each
+    probe's output pinned to the IR's (a graph input in its place), so that each stretch between FakeQuantizes is
+    compared on the same levels. None when the IR has no activation FakeQuantize the ONNX model names."""
     if backend == "numpy":
         found, ir_side, upstream = _numpy_side(ir_model, ran, onnx_model, feeds, label)
     else:
-        found, ir_side, upstream = _openvino_side(ran, onnx_model, feeds, backend, label)
+        found, ir_side, upstream = _openvino_side(ran.read(), onnx_model, feeds, backend, label)
     if not found:
         return None
     # every probe pinned, a graph output too (what comes after it reads the IR's levels); its own value NAME/own

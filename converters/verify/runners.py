@@ -3,10 +3,7 @@ this package's numpy references."""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Mapping
@@ -17,39 +14,10 @@ import onnx
 import onnx_ext
 
 from ..ir import IRModel
-from ..openvino_tensors import from_ov_tensor, to_ov_tensor
-from .errors import VerifyError, ov_message
-
-#: The CPU plugin computing what the layers specify: f32, no low-precision execution of
-#: quantized layers, no dynamic quantization of activations (FIELD-NOTES).
-CPU_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "LP_TRANSFORMS_MODE": False, "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}
-
-
-BACKENDS = {
-    "reference": "OpenVINO's reference (Model.evaluate)",
-    "cpu": "OpenVINO's CPU plugin at f32",
-    "numpy": "onnx-ext's numpy references",
-}
-
-
-@contextlib.contextmanager
-def native_logs():
-    """Capture what native libraries write to file descriptor 2 (onnxruntime's and OpenVINO's
-    log lines, with colour codes): the error they raise becomes our one line instead."""
-    try:
-        sys.stderr.flush()
-        saved = os.dup(2)
-    except (OSError, ValueError):  # no real stderr (embedded): nothing to capture
-        yield
-        return
-    with tempfile.TemporaryFile() as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-
+from .errors import VerifyError
+from .isolated import Crashed, isolation_possible, shared
+from .ov_side import (BACKENDS, CPU_CONFIG, IROutputs, JobError, _cpu_job, _model_job,  # noqa: F401
+                      _ir_job, native_logs, ov_message, read_ov_model, short_reason)
 
 def onnxruntime_name() -> str:
     from importlib.metadata import version
@@ -73,109 +41,94 @@ def ort_message(e: BaseException) -> str:
     return re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", text) or type(e).__name__
 
 
-#: Where in OpenVINO's sources a check failed: no help to the user, and it pushes the reason out.
-_OV_LOCATION = re.compile(r"(?:Check '.*?' failed at |Exception from )\S+?:\d+:\s*")
-
-
-def short_reason(message: str, limit: int = 100) -> str:
-    """Why the reference could not run a model, in one line of at most ``limit`` characters: OpenVINO's
-    source locations left out; a longer one keeps its head and its last clause (the reason, after a
-    node's signature or a path), cut at word boundaries with an ellipsis."""
-    found = re.search(r"Evaluation failed on (?:\w+::)?(\w+)", message)
-    if found:
-        return f"it has no evaluate for {found.group(1)}"
-    text = " ".join(_OV_LOCATION.sub("", message).split()) or message.strip()
-    if len(text) <= limit:
-        return text
-    head, sep, tail = text.rpartition(": ")
-    if sep and len(tail) <= limit - 20:
-        return f"{_cut(head, limit - len(tail) - 6)} ...: {tail}"
-    return f"{_cut(text, limit - 4)} ..."
-
-
-def _cut(text: str, size: int) -> str:
-    """``text`` to at most ``size`` characters, ended at a space or a path's slash."""
-    if len(text) <= size:
-        return text
-    cut = max(text.rfind(" ", 0, size + 1), text.rfind("/", 0, size + 1))
-    return text[:cut] if cut > 0 else text[:size]
-
-
-#: An IR output: its names and value.
-IROutputs = list[tuple[tuple[str, ...], np.ndarray]]
-
-
 def run_ir(xml: str | Path, ir: IRModel, feeds: Mapping[str, np.ndarray], backend: str | None,
            label: str | None = None) -> tuple[IROutputs, str, str, object]:
-    """The IR's outputs, the backend that ran, a note on the choice and the model that ran them: the
-    ``openvino.Model`` read, or with numpy the IR converted to ONNX (levels.py follows a quantized model's levels
-    on it, without reading or converting the IR again). ``backend`` None: the reference, else the CPU plugin
-    where the reference fails; numpy without openvino."""
+    """The IR's outputs, the backend that ran, a note on the choice and the model that ran them: an
+    ``OVModelFile`` (levels.py reads it to follow a quantized model's levels), or with numpy the IR converted to
+    ONNX (levels.py follows the levels on it, without converting the IR again). ``backend`` None: the reference,
+    else the CPU plugin where the reference fails; numpy without openvino. OpenVINO runs in a worker process
+    (isolated.py): a crash is a VerifyError naming the file and the signal."""
     label = label or str(xml)
     if backend == "numpy" or (backend is None and not _have_openvino()):
         outs, model = _run_numpy(ir, feeds, label)
         return outs, "numpy", "" if backend else "openvino is not installed", model
     if not _have_openvino():
         raise VerifyError(f"backend {backend!r} needs openvino: pip install 'onnx-ext[openvino]'")
-    with native_logs():
-        return _run_openvino(xml, ir.ir_version, feeds, backend, label)
+    return _run_openvino(str(xml), ir.ir_version, dict(feeds), backend, label)
 
 
-def _run_openvino(xml, ir_version: int, feeds, backend: str | None, label: str) -> tuple[IROutputs, str, str, object]:
-    import openvino as ov
+def start_openvino(backend: str | None) -> None:
+    """Start the worker process OpenVINO will run in (if it will), so that it imports openvino while this process
+    runs the ONNX side."""
+    if backend != "numpy" and isolation_possible() and _have_openvino():
+        shared().start()
 
-    core = ov.Core()
+
+class OVModelFile:
+    """The IR OpenVINO ran, read again in this process when it is needed (levels.py)."""
+
+    def __init__(self, xml: str, ir_version: int | None):
+        self.xml, self.ir_version = xml, ir_version
+
+    def read(self):
+        import openvino as ov
+
+        return read_ov_model(ov.Core(), self.xml, self.ir_version)
+
+
+class OpenVINOCrashed(VerifyError):
+    """OpenVINO killed the worker process it ran in (``crash``: isolated.Crashed, its stage and signal)."""
+
+    def __init__(self, message: str, crash: Crashed):
+        super().__init__(message)
+        self.crash = crash
+
+
+#: What was running when the worker died, by the stage its job reported.
+_CRASHED = {"starting": "OpenVINO's worker process died ({}) before running",
+            "reading": "OpenVINO crashed ({}) reading",
+            "evaluating": "OpenVINO's reference crashed ({}) evaluating",
+            "compiling": "OpenVINO's CPU plugin crashed ({}) compiling",
+            "inferring": "OpenVINO's CPU plugin crashed ({}) running"}
+
+
+def _isolated(label: str, job, *args):
+    """``job(*args)`` in the shared worker process (in-process where none may start); a crash is one line."""
     try:
-        model = read_ov_model(core, xml, ir_version)
-    except Exception as e:
-        raise VerifyError(f"{label}: OpenVINO cannot read the IR: {ov_message(e)}") from None
-    values = _ov_feed_order(model, feeds, label)
+        return shared().call(job, *args) if isolation_possible() else job(*args)
+    except JobError as e:
+        raise VerifyError(str(e)) from None
+    except Crashed as crash:
+        doing = _CRASHED.get(crash.stage, "OpenVINO crashed ({}) " + crash.stage).format(crash.signal)
+        note = f"; {crash.note}" if crash.note else ""
+        raise OpenVINOCrashed(f"{doing} {label}: an OpenVINO bug (it killed the worker process verify runs OpenVINO "
+                              f"in{note}); --backend numpy runs onnx-ext's numpy references", crash) from None
+
+
+def _run_openvino(xml: str, ir_version: int, feeds, backend: str | None, label: str):
+    ran = OVModelFile(xml, ir_version)
     if backend == "cpu":
-        outs = _guard(_run_cpu, core, model, values, label, "cpu")
-        return outs, "cpu", outs.note, model
+        outs, note = _isolated(label, _cpu_job, xml, ir_version, feeds, label, "")
+        return outs, "cpu", note, ran
     try:
-        return _run_reference(model.clone(), values), "reference", "", model
-    except Exception as e:
-        if backend == "reference":
-            raise VerifyError(f"{label}: {BACKENDS['reference']} cannot run the IR: {ov_message(e)}") from None
-        reason = short_reason(ov_message(e))
-    outs = _guard(_run_cpu, core, model, values, label, "cpu", f"{BACKENDS['reference']}: {reason}; ")
-    return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", outs.note])), model
-
-
-def read_ov_model(core, xml, ir_version: int | None = None):
-    """OpenVINO's model of the IR at ``xml`` (of ``ir_version`` when the caller has read it), with the element
-    types its layers state. For IR v10, Core.read_model adds the old API's conversions at the model's edges (f16
-    inputs and outputs become f32, i64 outputs i32, u1 outputs f32), which the IR does not state and the ONNX
-    model does not have: a v10 file is read by the IR frontend alone, which adds none."""
-    from openvino.frontend import FrontEndManager
-
-    if ir_version is None:
-        model = core.read_model(str(xml))
-        if not (model.has_rt_info("version") and model.get_rt_info("version").value == 10):
-            return model
-    elif ir_version != 10:
-        return core.read_model(str(xml))
-    frontend = FrontEndManager().load_by_framework("ir")
-    return frontend.convert(frontend.load(str(xml)))
+        return (*_isolated(label, _ir_job, xml, ir_version, feeds, backend, label), ran)
+    except OpenVINOCrashed as e:
+        if backend == "reference" or e.crash.stage != "evaluating":
+            raise
+        reason = f"it crashed ({e.crash.signal})"  # as a reference that cannot run the model: the CPU plugin
+    outs, note = _isolated(label, _cpu_job, xml, ir_version, feeds, label, f"{BACKENDS['reference']}: {reason}; ",
+                           f"the reference: {reason}")
+    return outs, "cpu", "; ".join(filter(None, [f"the reference: {reason}", note])), ran
 
 
 def run_openvino_model(model, feeds: Mapping[str, np.ndarray], backend: str, label: str) -> IROutputs:
-    """An ``openvino.Model`` run on ``backend`` ("reference" or "cpu"), as ``run_ir`` runs it, no fallback."""
-    import openvino as ov
+    """An ``openvino.Model`` run on ``backend`` ("reference" or "cpu"), as ``run_ir`` runs it, no fallback: saved
+    to a private temporary directory, which the worker process reads."""
+    from . import save_ov_model
 
-    values = _ov_feed_order(model, feeds, label)
-    with native_logs():
-        if backend == "cpu":
-            return _guard(_run_cpu, ov.Core(), model, values, label, "cpu")
-        return _guard(lambda core, m, v: _run_reference(m, v), None, model, values, label, "reference")
-
-
-def _guard(run, core, model, values, label: str, backend: str, before: str = ""):
-    try:
-        return run(core, model, values)
-    except Exception as e:
-        raise VerifyError(f"{label}: {before}{BACKENDS[backend]} cannot run the IR: {ov_message(e)}") from None
+    with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
+        xml = save_ov_model(model, Path(tmp))
+        return _isolated(label, _model_job, str(xml), dict(feeds), backend, label)
 
 
 def _have_openvino() -> bool:
@@ -222,62 +175,6 @@ def _watch_nodes(evaluator) -> list:
 
         rt.run = watched
     return started
-
-
-class CPUOutputs(list):
-    """IROutputs of the CPU plugin, with a note when its first inference differed from the second."""
-
-    note = ""
-
-
-def _run_cpu(core, model, values: list[np.ndarray]) -> CPUOutputs:
-    """The second of two inferences on the same inputs: the CPU plugin can get the first one wrong at each new
-    input shape (If plus an eltwise of a Broadcast, docs/spec-corrections.md); the note says so."""
-    compiled = core.compile_model(model, "CPU", CPU_CONFIG)
-    request = compiled.create_infer_request()
-    feeds = {i: to_ov_tensor(v) for i, v in enumerate(values)}
-    request.infer(feeds)
-    first = [np.array(from_ov_tensor(request.get_tensor(out)), copy=True) for out in compiled.outputs]
-    request.infer(feeds)
-    outs = CPUOutputs((_port_names(out), from_ov_tensor(request.get_tensor(out))) for out in compiled.outputs)
-    changed = [names[0] for (names, v), f in zip(outs, first) if not _same_bits(v, f)]
-    if changed:
-        outs.note = (f"its first inference differed from the second on {', '.join(changed)}: an OpenVINO CPU "
-                     "plugin bug (docs/spec-corrections.md), the second is compared")
-    return outs
-
-
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-
-
-def _run_reference(model, values: list[np.ndarray]) -> IROutputs:
-    import openvino as ov
-
-    model.reshape({port: ov.PartialShape(list(v.shape)) for port, v in zip(model.inputs, values)})
-    inputs = [to_ov_tensor(v) for v in values]
-    # An output whose shape depends on input values (Range with a runtime stop) is still
-    # dynamic here: give evaluate a 0-d tensor, which it resizes.
-    outputs = [ov.Tensor(o.get_element_type(), o.get_shape() if o.get_partial_shape().is_static else ov.Shape([]))
-               for o in model.outputs]
-    if not model.evaluate(outputs, inputs):
-        raise RuntimeError("Model.evaluate returned False (an op without an evaluate)")
-    return [(_port_names(o), from_ov_tensor(t)) for o, t in zip(model.outputs, outputs)]
-
-
-def _port_names(port) -> tuple[str, ...]:
-    return tuple(sorted(port.get_names())) + (port.get_node().get_friendly_name(),)
-
-
-def _ov_feed_order(model, feeds: Mapping[str, np.ndarray], label: str) -> list[np.ndarray]:
-    values = []
-    for port in model.inputs:
-        names = list(port.get_names()) + [port.get_node().get_friendly_name()]
-        match = next((n for n in names if n in feeds), None)
-        if match is None:
-            raise VerifyError(f"{label}: no input value for IR input {names[0]!r}")
-        values.append(np.asarray(feeds[match]))
-    return values
 
 
 def default_backend() -> str:
