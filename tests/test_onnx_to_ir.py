@@ -210,12 +210,15 @@ def test_inlined_model_converts_through_the_standard_ops(op, inputs, attrs, tmp_
 
 
 def _positions_plus_bias_model() -> onnx.ModelProto:
-    """examples/embedding_block's pattern, inlined: Range (its body has an If) over the runtime sequence length, a
-    Gather of position rows, plus a bias Broadcast (an Expand) to the runtime [batch, seq, 4]."""
+    """examples/embedding_block's pattern, inlined: an f32 Range (its body keeps an If; an i64 one with a constant
+    step has an If-free body since inline14) over the runtime sequence length, its positions Cast to a Gather of
+    position rows, plus a bias Broadcast (an Expand) to the runtime [batch, seq, 4]."""
     nodes = [
         helper.make_node("Shape", ["ids"], ["shape"]),
         helper.make_node("Gather", ["shape", "one"], ["seq"], axis=0),
-        onnx_ext.make_node("Range", ["zero", "seq", "one"], ["pos"], output_type=TensorProto.INT64),
+        helper.make_node("Cast", ["seq"], ["seq_f"], to=TensorProto.FLOAT),
+        onnx_ext.make_node("Range", ["zero_f", "seq_f", "one_f"], ["pos_f"], output_type=TensorProto.FLOAT),
+        helper.make_node("Cast", ["pos_f"], ["pos"], to=TensorProto.INT64),
         helper.make_node("Gather", ["table", "pos"], ["rows"], axis=0),
         helper.make_node("Concat", ["shape", "four"], ["target"], axis=0),
         onnx_ext.make_node("Broadcast", ["bias", "target"], ["bias_b"], mode="numpy"),
@@ -223,7 +226,8 @@ def _positions_plus_bias_model() -> onnx.ModelProto:
     ]
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(v, n) for n, v in (
-        ("one", np.array(1, np.int64)), ("zero", np.array(0, np.int64)), ("four", np.array([4], np.int64)),
+        ("one", np.array(1, np.int64)), ("one_f", np.array(1, np.float32)), ("zero_f", np.array(0, np.float32)),
+        ("four", np.array([4], np.int64)),
         ("table", rng.standard_normal((8, 4)).astype(np.float32)), ("bias", rng.standard_normal(4).astype(np.float32)))]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, ["b", "s"])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", "s", 4])], inits)
