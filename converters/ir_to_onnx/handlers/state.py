@@ -5,12 +5,13 @@ An ONNX graph holds no state between runs, so each variable (a ReadValue/Assign 
 the new state, as OpenVINO's own ``StatefulToStateless`` pass (``openvino._offline_transformations.
 stateful_to_stateless_transformation``) makes them:
 
-- optimum-intel's KV cache (``variable_id`` ``past_key_values.N.keypresent.N.key``, ``.value``):
-  input ``past_key_values.N.key|value``, output ``present.N.key|value``, ordered by layer, key
-  before value (also LFM2's ``cache_params.past.T.Ncache_params.present.T.N``, T key, value or
-  conv: key, value, conv per layer);
-- any other variable: input ``input_restored.<variable_id>``, output ``output_restored.<variable_id>``,
-  after those, in the order of their Assign layers in the file.
+- optimum-intel's KV cache (``variable_id`` ``past_key_values.N.keypresent.N.key``, ``.value``; the
+  hybrid models' ``cache_params.past.key.Ncache_params.present.key.N`` likewise): input
+  ``past_key_values.N.key|value``, output ``present.N.key|value``, ordered by layer, key before value;
+- the state-space layers' states of the hybrid and Mamba models (``cache_params.past.T.Ncache_params.present.T.N``,
+  T ``conv`` or ``ssm``): input ``cache_params.past.T.N``, output ``cache_params.present.T.N``;
+- any other variable: input ``input_restored.<variable_id>``, output ``output_restored.<variable_id>``;
+  these two kinds after the KV cache, in the order of their Assign layers in the file.
 
 The inputs follow the model's Parameters, the outputs its Results. A ReadValue's initial value
 (its input: a zero-filled [batch, kv, 0, head] past built from ``ShapeOf(input_ids)``, or
@@ -32,7 +33,8 @@ from ..context import Context, Value
 from ..registry import translator
 
 _KV_CACHE = re.compile(r"(past_key_values\.(\d+)\.(key|value))(present\.(\d+)\.(key|value))")
-_LFM2_CACHE = re.compile(r"cache_params\.past\.(key|value|conv)\.(\d+)cache_params\.present\.(key|value|conv)\.(\d+)")
+_CACHE_PARAMS = re.compile(r"cache_params\.past\.(key|value|conv|ssm)\.(\d+)"
+                           r"cache_params\.present\.(key|value|conv|ssm)\.(\d+)")
 BEAM_IDX = "beam_idx"
 
 
@@ -71,12 +73,14 @@ def stateless_names(variable_id: str) -> tuple[str, str, int]:
     if m:
         same = m[2] == m[5] and len(m[2]) <= 9
         return m[1], m[4], int(m[2]) * 2 + (m[3] == "value") if same else -1
-    m = _LFM2_CACHE.fullmatch(variable_id)
-    if m:
+    m = _CACHE_PARAMS.fullmatch(variable_id)
+    if m:  # OpenVINO 2026.4's names: the key/value pairs as the KV cache's, the conv/ssm states their own
         kind, index, out_kind, out_index = m.groups()
+        if kind in ("conv", "ssm"):
+            return f"cache_params.past.{kind}.{index}", f"cache_params.present.{out_kind}.{out_index}", -1
         same = index == out_index and kind == out_kind and len(index) <= 9
         return (f"past_key_values.{index}.{kind}", f"present.{out_index}.{out_kind}",
-                int(index) * 3 + ("key", "value", "conv").index(kind) if same else -1)
+                int(index) * 2 + (kind == "value") if same else -1)
     return f"input_restored.{variable_id}", f"output_restored.{variable_id}", -1
 
 
