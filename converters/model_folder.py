@@ -8,7 +8,10 @@ recognised by its ``openvino_model.xml``; it also holds ``config.json``, usually
   ``past_key_values.N.key|value`` -> ``present.N.key|value``, handlers/state.py), the attention, RoPE,
   RMSNorms and q/k/v fused into onnxruntime's contrib ops unless ``contrib=False`` (ir_to_onnx/fusions.py);
 - ``genai_config.json``: onnxruntime-genai's description of the decoder, filled from ``config.json``
-  and ``generation_config.json``, checked against the IR (layers, heads, head size, vocabulary);
+  and ``generation_config.json``, checked against the IR (layers, heads, head size, vocabulary); not written
+  where the model's state holds more than a KV cache (Mamba's and the hybrids' conv and ssm states,
+  ``cache_params.past.T.N`` -> ``cache_params.present.T.N``), which onnxruntime-genai 0.18 does not feed: one
+  line says so (the checks still run);
 - every other file of the folder copied (config, tokenizer), except the OpenVINO IRs: the tokenizer
   IRs (``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``) hold openvino-tokenizers' own ops
   and are not converted (onnxruntime-genai reads ``tokenizer.json``).
@@ -90,13 +93,19 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
                                                        rope_in_attention=weight_options.rope_in_attention)
         shared_buffer = fusions.shared_cache_buffers
     genai = genai_config(config, generation, model, src, attention_heads(ir_model), shared_buffer)
+    recurrent = decoder_shape(model)["recurrent"]
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
                     and not p.name.startswith("openvino_")
                     and p.name not in (ONNX_NAME, ONNX_NAME + ".data", GENAI_CONFIG))
     tokenizer_irs = sorted(p.name for p in src.glob("openvino_*tokenizer.xml"))
     notes = (f"{', '.join(tokenizer_irs)}: OpenVINO tokenizer IRs, not converted (onnxruntime-genai reads "
              "tokenizer.json)",) if tokenizer_irs else ()
-    if genai["model"]["type"] != config.get("model_type"):
+    if recurrent:  # a genai_config.json would promise a run that fails in the first step ("Missing Input")
+        genai = None
+        notes += (f"genai_config.json not written: onnxruntime-genai 0.18 feeds a decoder its KV cache only, and this "
+                  f"model's state holds more ({', '.join(recurrent)}): run model.onnx in onnxruntime, each output "
+                  "cache_params.present.* fed back as cache_params.past.* (zeros at first; docs/llm.md)",)
+    elif genai["model"]["type"] != config.get("model_type"):
         notes += (f"model_type {config.get('model_type')!r}: not a type onnxruntime-genai runs as converted, written as "
                   f"{genai['model']['type']!r} (its generic decoder-only model, which runs the graph as it is)",)
     written = _write(dst, model, weights, genai, copies, lambda path: check_session(str(path), owners, ir_model.source))
@@ -117,7 +126,7 @@ def _read_json(path: Path, required: bool, why: str = "") -> dict:
     return data
 
 
-def _write(dst: Path, model, weights, genai: dict, copies: list[Path], check) -> tuple[Path, ...]:
+def _write(dst: Path, model, weights, genai: dict | None, copies: list[Path], check) -> tuple[Path, ...]:
     """Everything into a private folder beside ``dst``, then moved into ``dst`` (the model last) once
     ``check(model file)`` (onnxruntime makes a session of it) has not raised."""
     from .onnx_file import write_onnx
@@ -127,7 +136,8 @@ def _write(dst: Path, model, weights, genai: dict, copies: list[Path], check) ->
     try:
         for path in copies:
             shutil.copyfile(path, stage / path.name)
-        (stage / GENAI_CONFIG).write_text(json.dumps(genai, indent=4) + "\n", encoding="utf-8")
+        if genai is not None:
+            (stage / GENAI_CONFIG).write_text(json.dumps(genai, indent=4) + "\n", encoding="utf-8")
         write_onnx(model, weights, stage / ONNX_NAME, external_data=True, check=check)
         names = sorted(p.name for p in stage.iterdir())
         names.sort(key=lambda n: n == ONNX_NAME)  # the file readers look for last
@@ -169,16 +179,20 @@ def decoder_shape(model) -> dict:
     inputs), vocabulary (logits), whether it takes ``position_ids``."""
     inputs = {i.name: i for i in model.graph.input}
     keys = sorted(int(n.split(".")[1]) for n in inputs if n.startswith("past_key_values.") and n.endswith(".key"))
-    if not keys or keys != list(range(len(keys))):
+    # the state-space layers' states (Mamba's, a hybrid's: cache_params.past.conv|ssm.N) and any other variable
+    recurrent = sorted(n for n in inputs if n.startswith(("cache_params.past.", "input_restored.")))
+    ssm_layers = {n.split(".")[-1] for n in recurrent if n.startswith("cache_params.past.")}
+    if keys != list(range(len(keys))) or not (keys or recurrent):
         raise FolderError("the IR holds no KV cache past_key_values.N.key|value (is it an optimum-intel decoder "
                           "exported in its default stateful form?)")
     dims = [d.dim_value if d.HasField("dim_value") else None for d in
-            inputs["past_key_values.0.key"].type.tensor_type.shape.dim]
+            inputs["past_key_values.0.key"].type.tensor_type.shape.dim] if keys else []
     logits = next((o for o in model.graph.output if o.name == "logits"), None)
     if logits is None:
         raise FolderError("the IR has no output named logits")
     vocab = logits.type.tensor_type.shape.dim[-1]
-    return {"layers": len(keys), "kv_heads": dims[1] if len(dims) == 4 else None,
+    return {"layers": len(keys), "ssm_layers": len(ssm_layers), "recurrent": recurrent,
+            "kv_heads": dims[1] if len(dims) == 4 else None,
             "head_size": dims[3] if len(dims) == 4 else None,
             "vocab": vocab.dim_value if vocab.HasField("dim_value") else None,
             "position_ids": "position_ids" in inputs}
@@ -214,15 +228,20 @@ def genai_config(config: dict, generation: dict, model, src: Path, heads_in_ir: 
     """onnxruntime-genai's config of the converted decoder ``model``, checked against ``config.json``."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     heads, layers, hidden = (_first(text, *keys) for keys in (HEADS_KEYS, LAYERS_KEYS, HIDDEN_KEYS))
+    found = decoder_shape(model)
+    if found["layers"] == 0:  # Mamba's: state-space layers only, no attention heads to say
+        heads = heads or 1
     if heads is None or layers is None or hidden is None:
         raise FolderError(f"{src / 'config.json'}: needs num_attention_heads, num_hidden_layers and hidden_size")
-    found = decoder_shape(model)
     # genai sizes its cache buffers by this: the IR's cache where config.json has no num_key_value_heads (Falcon's
     # num_kv_heads is 2 where optimum-intel's IR caches the 4 heads repeated)
     kv_heads = _first(text, "num_key_value_heads", default=found["kv_heads"] or heads)
     head_size = _first(text, "head_dim", default=hidden // heads)
     vocab = _first(text, "vocab_size")
-    claims = [("num_hidden_layers", layers, found["layers"], "layers of KV cache"),
+    ir_layers = (found["layers"], "layers of KV cache") if not found["ssm_layers"] else \
+        (found["layers"] + found["ssm_layers"], f"layers: {found['layers']} of KV cache, {found['ssm_layers']} of "
+         "state-space states (cache_params.past.conv|ssm.N)")
+    claims = [("num_hidden_layers", layers, *ir_layers),
               ("num_key_value_heads", kv_heads, found["kv_heads"], "KV heads in its cache"),
               ("head_dim", head_size, found["head_size"], "as the head size of its cache"),
               ("vocab_size", vocab, found["vocab"], "logits per token")]

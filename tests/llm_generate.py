@@ -76,20 +76,24 @@ def greedy_openvino(xml, ids: np.ndarray, mask: np.ndarray, new_tokens: int, cor
 def greedy_onnxruntime(onnx_path, ids: np.ndarray, mask: np.ndarray, new_tokens: int,
                        options=None) -> Generation:
     """The converted model in onnxruntime: the cache goes out as ``present.N.*`` and comes back as
-    ``past_key_values.N.*``, the first step with an empty past [batch, kv heads, 0, head size]."""
+    ``past_key_values.N.*``, the first step with an empty past [batch, kv heads, 0, head size]; a state-space
+    layer's states (a hybrid's) go out as ``cache_params.present.T.N`` and come back as ``cache_params.past.T.N``,
+    zeros at first (their static shape), as the IR's ReadValues start them."""
     import onnxruntime as ort
 
     session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
-    past_inputs = [i for i in session.get_inputs() if i.name.startswith("past_key_values.")]
+    past_inputs = [i for i in session.get_inputs() if i.name.startswith(("past_key_values.", "cache_params.past."))]
     names = [o.name for o in session.get_outputs()]
     wanted = {i.name for i in session.get_inputs()}
-    past = {i.name: np.zeros((ids.shape[0], i.shape[1], 0, i.shape[3]), np.float32) for i in past_inputs}
+    # [batch, static dims]: the KV cache's past length (dynamic) 0
+    past = {i.name: np.zeros([ids.shape[0]] + [d if isinstance(d, int) else 0 for d in i.shape[1:]], np.float32)
+            for i in past_inputs}
 
     def step(feed, m, pos):
         feeds = {"input_ids": feed, "attention_mask": m, "position_ids": pos, **past}
         results = dict(zip(names, session.run(None, {k: v for k, v in feeds.items() if k in wanted})))
         for name in past:
-            past[name] = results[name.replace("past_key_values.", "present.")]
+            past[name] = results[name.replace("past_key_values.", "present.").replace(".past.", ".present.")]
         return results["logits"]
 
     return _greedy(step, ids, mask, new_tokens)

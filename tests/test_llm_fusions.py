@@ -565,3 +565,41 @@ def test_transposed_weights_stored_as_matmul_reads_them():
         m.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in tensors.items())
     for got, want in zip(_run(fused, feeds), _run(model, feeds)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_weight_read_in_a_branch_is_kept():
+    """A weight read only inside an If branch (the IR's MatMul with an empty-input case, as in optimum-intel's Mamba
+    IR: the linear layer's Transpose of its weight in both branches) stays among the weights and the graph's names:
+    it was dropped with the stand-in inputs, and onnxruntime refused the model ("input 'x_proj.weight' of node
+    Transpose is not output of any previous nodes"). The outputs are the unfused graph's."""
+    import onnx_ir as ir
+
+    rng = np.random.default_rng(0)
+    f32 = TensorProto.FLOAT
+    w = {"w": rng.standard_normal((6, 8)).astype(np.float32), "v": rng.standard_normal((6, 8)).astype(np.float32)}
+
+    def branch(name, scale):
+        nodes = [helper.make_node("Transpose", ["v"], [f"{name}_vt"], perm=[1, 0]),
+                 helper.make_node("MatMul", ["x", f"{name}_vt"], [f"{name}_y"]),
+                 helper.make_node("Mul", [f"{name}_y", f"{name}_s"], [f"{name}_out"])]
+        scale = helper.make_tensor(f"{name}_s", f32, [], [scale])
+        return helper.make_graph(nodes, name, [], [helper.make_tensor_value_info(f"{name}_out", f32, None)], [scale])
+
+    nodes = [helper.make_node("Transpose", ["w"], ["wt"], perm=[1, 0]),  # a top-level weight: the fusion runs
+             helper.make_node("MatMul", ["x", "wt"], ["y"]),
+             helper.make_node("If", ["flag"], ["z"], then_branch=branch("then", 1.0), else_branch=branch("else", 2.0))]
+    inputs = [helper.make_tensor_value_info("x", f32, [2, 8]), helper.make_tensor_value_info("flag", TensorProto.BOOL, [])]
+    outputs = [helper.make_tensor_value_info(n, f32, None) for n in ("y", "z")]
+    model = helper.make_model(helper.make_graph(nodes, "branch", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    fused, weights, report = fuse_for_onnxruntime(model, [ir.tensor(a, name=k) for k, a in w.items()])
+    assert report.counts["weights transposed"] == 1
+    stored = {t.name: t.numpy() for t in weights}
+    assert sorted(stored) == ["v", "w/transposed"]
+    for m, tensors in ((model, w), (fused, stored)):
+        m.graph.initializer.extend(numpy_helper.from_array(a, k) for k, a in tensors.items())
+    x = rng.standard_normal((2, 8)).astype(np.float32)
+    for flag in (True, False):
+        feeds = {"x": x, "flag": np.array(flag)}
+        for got, want in zip(_run(fused, feeds), _run(model, feeds)):
+            np.testing.assert_array_equal(got, want)

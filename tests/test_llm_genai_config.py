@@ -67,3 +67,25 @@ def test_no_heads_anywhere_is_an_error():
     config = {k: v for k, v in FAMILIES["xglm"][0].items() if k != "attention_heads"}
     with pytest.raises(FolderError, match="needs num_attention_heads"):
         genai_config(config, {}, _decoder(2, 4, 16, 320), Path("xglm"))
+
+
+def _state_space(layers: int, vocab: int) -> onnx.ModelProto:
+    """Mamba's converted signature: per layer a conv and an ssm state (cache_params.past.T.N), no KV cache."""
+    states = [helper.make_tensor_value_info(f"cache_params.past.{kind}.{i}", TensorProto.FLOAT, ["batch", 128, size])
+              for kind, size in (("conv", 4), ("ssm", 8)) for i in range(layers)]
+    ids = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "length"])
+    logits = helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "length", vocab])
+    return helper.make_model(helper.make_graph([], "mamba", [ids, *states], [logits]))
+
+
+def test_state_space_layers_count_as_layers():
+    """Mamba's config (no attention heads, no KV cache): its layers are the IR's state-space ones; more layers
+    than the IR has states for, or no state at all, is an error."""
+    config = {"model_type": "mamba", "hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 320}
+    genai = genai_config(config, {}, _state_space(2, 320), Path("mamba"))
+    assert genai["model"]["decoder"]["num_hidden_layers"] == 2
+    with pytest.raises(FolderError, match=r"num_hidden_layers is 3, the IR has 2 layers: 0 of KV cache, 2 of "
+                                          r"state-space states"):
+        genai_config(dict(config, num_hidden_layers=3), {}, _state_space(2, 320), Path("mamba"))
+    with pytest.raises(FolderError, match="the IR holds no KV cache"):
+        genai_config(config, {}, _state_space(0, 320), Path("mamba"))

@@ -196,8 +196,54 @@ def test_kv_cache_names_and_order():
     assert stateless_names("past_key_values.1.decoder.valuepresent.1.decoder.value") == \
         ("past_key_values.1.decoder.value", "present.1.decoder.value", 3)
     assert stateless_names("cache_params.past.conv.2cache_params.present.conv.2") == \
-        ("past_key_values.2.conv", "present.2.conv", 8)
+        ("cache_params.past.conv.2", "cache_params.present.conv.2", -1)
+    assert stateless_names("cache_params.past.value.2cache_params.present.value.2") == \
+        ("past_key_values.2.value", "present.2.value", 5)
     assert stateless_names("h") == ("input_restored.h", "output_restored.h", -1)
+
+
+#: Variables as optimum-intel names them (KV caches, a hybrid's attention and state-space layers), in Assign order,
+#: and others; mixed so that the order the names get is not the order of the file.
+VARIABLES = ["foo", "cache_params.past.ssm.1cache_params.present.ssm.1", "past_key_values.1.keypresent.1.key",
+             "cache_params.past.conv.0cache_params.present.conv.0", "cache_params.past.key.0cache_params.present.key.0",
+             "bar", "cache_params.past.value.0cache_params.present.value.0", "past_key_values.1.valuepresent.1.value",
+             "cache_params.past.ssm.0cache_params.present.ssm.0", "cache_params.past.conv.1cache_params.present.conv.1"]
+
+
+def _beam_gathered_state(variables: list[str]):
+    """One [batch, 3] variable per id, each read through optimum-intel's beam_idx Gather and written back + x."""
+    import openvino.opset13 as ops
+    from openvino.op.util import Variable, VariableInfo
+
+    x = ops.parameter([-1, 3], np.float32, name="x")
+    beam = ops.parameter([-1], np.int32, name="beam_idx")
+    sinks, total = [], x
+    for vid in variables:
+        info = VariableInfo()
+        info.variable_id, info.data_type, info.data_shape = vid, ov.Type.f32, ov.PartialShape([-1, 3])
+        var = Variable(info)
+        state = ops.gather(ops.read_value(x, var), beam, ops.constant(np.int64(0)))
+        total = ops.add(total, state)
+        sinks.append(ops.assign(ops.add(state, x), var))
+    return ov.Model([ops.result(total)], sinks, [x, beam], "state")
+
+
+def test_state_names_and_order_are_openvinos(tmp_path):
+    """The state inputs and outputs, names and order, as OpenVINO's own stateful_to_stateless_transformation
+    gives them (2026.4): the KV caches by layer, key before value, under past_key_values.N / present.N whichever
+    convention names them; the state-space states (conv, ssm) under their cache_params names and the other
+    variables under input_restored / output_restored, in the order of the file."""
+    from openvino._offline_transformations import stateful_to_stateless_transformation
+
+    model = _beam_gathered_state(VARIABLES)
+    xml = save_ir(model, tmp_path)
+    stateless = ov.Core().read_model(str(xml))
+    stateful_to_stateless_transformation(stateless)
+    converted = ir_to_onnx(read_ir(xml))
+    assert [i.name for i in converted.graph.input] == [p.get_any_name() for p in stateless.inputs]
+    assert [o.name for o in converted.graph.output] == [p.get_any_name() for p in stateless.outputs]
+    assert [i.name for i in converted.graph.input][1:4] == ["past_key_values.0.key", "past_key_values.0.value",
+                                                           "past_key_values.1.key"]
 
 
 def _edited(tmp_path, xml, edit) -> str:

@@ -1321,9 +1321,8 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
     computed at load (exact for positions below it; None: computed at each step for the positions given);
     ``rope_in_attention`` too: RoPE inside GroupQueryAttention (opt-in, not exact: see above)."""
     graph = model.graph
-    declared = {i.name for i in graph.input} | {t.name for t in graph.initializer} | \
-        {o for n in graph.node for o in n.output}
-    missing = sorted({x for n in graph.node for x in n.input if x and x not in declared})
+    reads, declared = _names(graph)
+    missing = sorted(reads - declared)
     stand_ins = [onnx.helper.make_tensor_value_info(name, onnx.TensorProto.UNDEFINED, None) for name in missing]
     graph.input.extend(stand_ins)  # the weights written later, as inputs for the rewriter
     try:
@@ -1372,8 +1371,23 @@ def fuse_for_onnxruntime(model: onnx.ModelProto, weights=(), positions: int | No
     ir_model.graph.inputs[:] = [v for v in ir_model.graph.inputs if v.name not in stand_ins]
     fused = ir.serde.serialize_model(ir_model)
     _drop_unread_statistics(fused.graph)
-    used = {x for n in fused.graph.node for x in n.input} & stand_ins
+    used = _names(fused.graph)[0] & stand_ins
     return fused, [by_name[name] for name in by_name if name in used], report
+
+
+def _names(graph: onnx.GraphProto) -> tuple[set[str], set[str]]:
+    """The names ``graph``'s nodes read and those it declares (inputs, initializers, node outputs), its
+    sub-graphs' included: a weight read only in an If branch (a MatMul's empty-input case, Mamba's) is one too."""
+    reads, declared = set(), {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    for node in graph.node:
+        reads.update(x for x in node.input if x)
+        declared.update(node.output)
+        for attribute in node.attribute:
+            for body in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                inner_reads, inner_declared = _names(body)
+                reads |= inner_reads
+                declared |= inner_declared
+    return reads, declared
 
 
 def _drop_unread_statistics(graph: onnx.GraphProto) -> None:

@@ -24,7 +24,13 @@ PRECISIONS = ("fp32", "int8", "int4")
 MORE_FAMILIES = ("llama3", "qwen2.5", "gemma2", "gemma3_text", "phi", "stablelm", "gpt_neox", "falcon", "gpt2", "opt",
                  "bloom", "gptj", "granite", "olmo", "olmo2", "smollm3", "mixtral", "qwen2_moe", "qwen3_moe")
 THIRD_FAMILIES = ("gpt_bigcode", "starcoder2", "cohere", "gpt_neo", "phimoe", "glm4", "gpt_oss")
-MORE_PRECISIONS = {f: ("fp32", "int4") for f in MORE_FAMILIES + THIRD_FAMILIES}
+#: The fourth: the sequence-to-sequence families optimum-intel exports as causal LMs (their decoders, ``*ForCausalLM``)
+#: and a hybrid of attention and state-space (Mamba2) layers, whose state holds conv and ssm states besides the KV cache.
+FOURTH_FAMILIES = ("bart", "mbart", "pegasus", "blenderbot", "marian", "granitemoehybrid")
+MORE_PRECISIONS = {f: ("fp32", "int4") for f in MORE_FAMILIES + THIRD_FAMILIES + FOURTH_FAMILIES}
+#: The families whose state holds more than a KV cache (cache_params.past.conv|ssm.N): onnxruntime-genai 0.18 does
+#: not run them (no genai_config.json is written); onnxruntime does, the states fed back.
+STATE_SPACE_FAMILIES = ("granitemoehybrid",)
 #: The special tokens of the tokenizer, first in its vocabulary.
 PAD, BOS, EOS = 0, 1, 2
 VOCAB = 320
@@ -141,6 +147,24 @@ def _third_config(tf, family: str, kwargs: dict, tokens: dict):
     if family == "gpt_oss":  # attention sinks, sliding window, experts
         return tf.GptOssConfig(**kwargs, head_dim=16, num_local_experts=4, num_experts_per_tok=2, sliding_window=WINDOW,
                                layer_types=["sliding_attention", "full_attention"])
+    return _fourth_config(tf, family, tokens)
+
+
+def _fourth_config(tf, family: str, tokens: dict):
+    if family in ("bart", "mbart", "pegasus", "blenderbot", "marian"):  # the decoder alone, as *ForCausalLM
+        configs = {"bart": tf.BartConfig, "mbart": tf.MBartConfig, "pegasus": tf.PegasusConfig,
+                   "blenderbot": tf.BlenderbotConfig, "marian": tf.MarianConfig}
+        return configs[family](**tokens, d_model=64, decoder_layers=2, encoder_layers=2, decoder_attention_heads=4,
+                               encoder_attention_heads=4, decoder_ffn_dim=128, encoder_ffn_dim=128,
+                               max_position_embeddings=256, init_std=0.1, decoder_start_token_id=EOS, is_decoder=True,
+                               is_encoder_decoder=False)
+    if family == "granitemoehybrid":  # a Mamba2 layer (conv and ssm states), then an attention layer (no RoPE); experts
+        return tf.GraniteMoeHybridConfig(**tokens, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                                         initializer_range=0.1, layer_types=["mamba", "attention"], mamba_n_heads=4,
+                                         mamba_d_head=32, mamba_d_state=8, mamba_n_groups=1, mamba_d_conv=4,
+                                         mamba_expand=2, num_local_experts=4, num_experts_per_tok=2,
+                                         shared_intermediate_size=64, position_embedding_type="nope")
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -201,6 +225,8 @@ def export(checkpoint: Path, out: Path) -> Path:
 
     if family_of(checkpoint) in ("gemma", "gemma2", "gemma3_text"):
         _lift_gemma_cap()
+    if family_of(checkpoint) == "marian":
+        _lift_marian_cap()
     main_export(str(checkpoint), out, task="text-generation-with-past", ov_config=OVConfig(dtype="fp32"),
                 convert_tokenizer=True)
     return out
@@ -233,6 +259,13 @@ def _lift_gemma_cap() -> None:
     from optimum.exporters.openvino.model_configs import GemmaOpenVINOConfig
 
     GemmaOpenVINOConfig.MAX_TRANSFORMERS_VERSION = "5.6"
+
+
+def _lift_marian_cap() -> None:
+    """optimum-intel 2.2 caps Marian at transformers 4.57.6; its decoder (MarianForCausalLM) exports with 5.5.4."""
+    from optimum.exporters.openvino.model_configs import MarianOpenVINOConfig
+
+    MarianOpenVINOConfig.MAX_TRANSFORMERS_VERSION = "5.6"
 
 
 def _fp32_unlocked(family: str, cache: Path) -> Path:

@@ -5,16 +5,17 @@ An ONNX graph holds no state between runs, so each variable (a ReadValue/Assign 
 the new state, as OpenVINO's own ``StatefulToStateless`` pass (``openvino._offline_transformations.
 stateful_to_stateless_transformation``) makes them:
 
-- optimum-intel's KV cache (``variable_id`` ``past_key_values.N.keypresent.N.key``, ``.value``):
-  input ``past_key_values.N.key|value``, output ``present.N.key|value``, ordered by layer, key
-  before value (also LFM2's ``cache_params.past.T.Ncache_params.present.T.N``, T key, value or
-  conv: key, value, conv per layer; and a seq2seq decoder's self-attention cache,
-  ``past_key_values.N.decoder.keypresent.N.decoder.key``: ``past_key_values.N.decoder.key`` ->
-  ``present.N.decoder.key`` as optimum's ONNX export names it, where OpenVINO's pass, which knows no
-  ``.decoder``, writes ``input_restored.<variable_id>`` and leaves the cross-attention variables,
-  which ``beam_idx`` does not gather, stateful);
-- any other variable: input ``input_restored.<variable_id>``, output ``output_restored.<variable_id>``,
-  after those, in the order of their Assign layers in the file.
+- optimum-intel's KV cache (``variable_id`` ``past_key_values.N.keypresent.N.key``, ``.value``; the
+  hybrid models' ``cache_params.past.key.Ncache_params.present.key.N`` likewise): input
+  ``past_key_values.N.key|value``, output ``present.N.key|value``, ordered by layer, key before value;
+  a seq2seq decoder's self-attention cache, ``past_key_values.N.decoder.keypresent.N.decoder.key``:
+  ``past_key_values.N.decoder.key`` -> ``present.N.decoder.key`` as optimum's ONNX export names it,
+  where OpenVINO's pass, which knows no ``.decoder``, writes ``input_restored.<variable_id>`` and leaves
+  the cross-attention variables, which ``beam_idx`` does not gather, stateful;
+- the state-space layers' states of the hybrid and Mamba models (``cache_params.past.T.Ncache_params.present.T.N``,
+  T ``conv`` or ``ssm``): input ``cache_params.past.T.N``, output ``cache_params.present.T.N``;
+- any other variable: input ``input_restored.<variable_id>``, output ``output_restored.<variable_id>``;
+  these two kinds after the KV cache, in the order of their Assign layers in the file.
 
 The inputs follow the model's Parameters, the outputs its Results. A ReadValue's initial value
 (its input) that is a constant (LowLatency2's zeros) or empty (an LLM's zero-filled [batch, kv, 0,
@@ -47,7 +48,8 @@ from ..registry import translator
 #: optimum-intel's KV cache; a seq2seq decoder's self-attention cache has ``.decoder`` before key|value (its
 #: cross-attention cache variables have bare numbers for ids: input_restored.<id>)
 _KV_CACHE = re.compile(r"(past_key_values\.(\d+)(?:\.decoder)?\.(key|value))(present\.(\d+)(?:\.decoder)?\.(key|value))")
-_LFM2_CACHE = re.compile(r"cache_params\.past\.(key|value|conv)\.(\d+)cache_params\.present\.(key|value|conv)\.(\d+)")
+_CACHE_PARAMS = re.compile(r"cache_params\.past\.(key|value|conv|ssm)\.(\d+)"
+                           r"cache_params\.present\.(key|value|conv|ssm)\.(\d+)")
 BEAM_IDX = "beam_idx"
 
 
@@ -88,12 +90,14 @@ def stateless_names(variable_id: str) -> tuple[str, str, int]:
     if m:
         same = m[2] == m[5] and len(m[2]) <= 9
         return m[1], m[4], int(m[2]) * 2 + (m[3] == "value") if same else -1
-    m = _LFM2_CACHE.fullmatch(variable_id)
-    if m:
+    m = _CACHE_PARAMS.fullmatch(variable_id)
+    if m:  # OpenVINO 2026.4's names: the key/value pairs as the KV cache's, the conv/ssm states their own
         kind, index, out_kind, out_index = m.groups()
+        if kind in ("conv", "ssm"):
+            return f"cache_params.past.{kind}.{index}", f"cache_params.present.{out_kind}.{out_index}", -1
         same = index == out_index and kind == out_kind and len(index) <= 9
         return (f"past_key_values.{index}.{kind}", f"present.{out_index}.{out_kind}",
-                int(index) * 3 + ("key", "value", "conv").index(kind) if same else -1)
+                int(index) * 2 + (kind == "value") if same else -1)
     return f"input_restored.{variable_id}", f"output_restored.{variable_id}", -1
 
 
