@@ -437,11 +437,13 @@ _INTS = (ir.DataType.INT32, ir.DataType.INT64)
 def _integer_range(r: ir.Node | None) -> bool:
     """A Range-4 of i32/i64 inputs to int64 (the types its overload's name says: the graph's values between
     the domain's nodes have none)."""
-    from onnx_ext.ops.range import FastRange
+    from onnx_ext.ops.range import FastRange, SmallStepRange
 
-    record = FastRange.decode(r.overload) if r is not None else None
-    return record is not None and record.output.ov == "i64" and \
-        all(t.ov in ("i32", "i64") for t in (record.start, record.stop, record.step))
+    if r is None:
+        return False
+    fast, small = FastRange.decode(r.overload), SmallStepRange.decode(r.overload)  # (small: always int64 out)
+    record = fast if fast is not None and fast.output.ov == "i64" else small
+    return record is not None and all(t.ov in ("i32", "i64") for t in (record.start, record.stop, record.step))
 
 
 def _matrix(mask: ir.Value) -> bool:
