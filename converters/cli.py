@@ -246,6 +246,7 @@ def _verify_options(args, batch: bool = False) -> dict:
         message = str(e)
         for keyword in ("seed", "dynamic_size", "float_range", "int_range"):
             message = message.replace(keyword, "--" + keyword.replace("_", "-"), 1)
+        message = re.sub(r"^(--\w+-range) \((\S+), (\S+)\)", r"\1 \2 \3", message)  # as typed, not a tuple
         raise OnnxExtError(message) from None
     return dict(inputs=args.inputs, policy=policy, backend=args.backend)
 
@@ -299,8 +300,9 @@ def _convert(args) -> int:
             ("--dim", args.dim, []), ("--shape", args.shape, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
-            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if len(given) > 1 else ''} given "
-                               "without --verify (add --verify, or drop them)")
+            several = len(given) > 1
+            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if several else ''} given without "
+                               f"--verify (add --verify, or drop {'them' if several else 'it'})")
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix

@@ -495,6 +495,9 @@ def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
     assert status == 2 and err == ("onnx-ext: error: --seed, --backend: verification options given without --verify "
                                    "(add --verify, or drop them)\n")
+    status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3")
+    assert status == 2 and err == ("onnx-ext: error: --seed: verification option given without --verify "
+                                   "(add --verify, or drop it)\n")
     assert not (tmp_path / "m.onnx").exists()
 
 
@@ -513,8 +516,8 @@ def test_mixed_batch_inline_and_no_contrib_apply_to_ir_sources(capsys, tmp_path)
 
 def test_an_input_range_out_of_order_is_named_as_its_flag(capsys, tmp_path):
     status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "--int-range", "4", "0")
-    assert status == 2 and not out and err == ("onnx-ext: error: --int-range (4, 0): values are drawn from [LO, HI), "
-                                               "LO must be below HI\n")
+    assert status == 2 and not out and err == ("onnx-ext: error: --int-range 4 0: values are drawn from [LO, HI), "
+                                               "LO must be below HI\n")  # as typed, not a tuple
     assert not (tmp_path / "m.onnx").exists()
 
 
