@@ -239,7 +239,8 @@ def convert_checked(src, dst, options: Mapping) -> Conversion:
     named = {} if policy.skip_unknown else policy.shapes or {}
     if verify and named and isinstance(src, (str, Path)):
         # a misspelt name, before anything is written; named as check_dims names it ("shape NAME=D0,D1")
-        _check_input_names(Path(src), {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in named.items()})
+        given = {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in named.items()}
+        _check_input_names(Path(src), given)
     options = dict(inputs=inputs, policy=policy, backend=options["backend"])
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
@@ -298,8 +299,9 @@ def _inputs_for(src: Path, inputs):
 
 
 def _check_input_names(src: Path, names: Mapping[str, str]) -> None:
-    """Every one of ``names`` (each mapped to where it was given) is an input of the model ``src`` (an .xml or .onnx file; not
-    checked when it is neither, or the ONNX does not parse: the conversion says so in its own words)."""
+    """Every one of ``names`` (each mapped to where it was given) is an input of the model ``src`` (an .xml or
+    .onnx file; not checked when it is neither, or the ONNX does not parse: the conversion says so in its own
+    words)."""
     from .verify.signature import ir_signature, onnx_signature
 
     if src.suffix.lower() == ".xml":
