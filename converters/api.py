@@ -238,7 +238,9 @@ def convert_checked(src, dst, options: Mapping) -> Conversion:
         inputs = _inputs_for(Path(src), inputs)  # a bad .npz fails before anything is written
     named = {} if policy.skip_unknown else policy.shapes or {}
     if verify and named and isinstance(src, (str, Path)):
-        _check_input_names(Path(src), named, "shapes")  # a misspelt name, before anything is written
+        # a misspelt name, before anything is written; named as check_dims names it ("shape NAME=D0,D1")
+        given = {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in named.items()}
+        _check_input_names(Path(src), given)
     options = dict(inputs=inputs, policy=policy, backend=options["backend"])
     with contextlib.ExitStack() as stack:
         if is_ov_model(src):
@@ -292,13 +294,14 @@ def _inputs_for(src: Path, inputs):
     feeds = load_inputs(inputs) if isinstance(inputs, (str, Path)) else inputs
     if not isinstance(feeds, Mapping):
         raise VerifyError(f"inputs must be arrays by input name (a dict) or an .npz path, not {type(feeds).__name__}")
-    _check_input_names(src, feeds, source)
+    _check_input_names(src, dict.fromkeys(feeds, source))
     return feeds
 
 
-def _check_input_names(src: Path, names, source: str) -> None:
-    """Every one of ``names`` (given as ``source``) is an input of the model ``src`` (an .xml or .onnx file; not
-    checked when it is neither, or the ONNX does not parse: the conversion says so in its own words)."""
+def _check_input_names(src: Path, names: Mapping[str, str]) -> None:
+    """Every one of ``names`` (each mapped to where it was given) is an input of the model ``src`` (an .xml or
+    .onnx file; not checked when it is neither, or the ONNX does not parse: the conversion says so in its own
+    words)."""
     from .verify.signature import ir_signature, onnx_signature
 
     if src.suffix.lower() == ".xml":
@@ -313,7 +316,7 @@ def _check_input_names(src: Path, names, source: str) -> None:
     else:
         return
     known = {n for t in declared for n in t.names}
-    for name in names:
+    for name, source in names.items():
         if name not in known:
             raise VerifyError(f"{source}: no model input named {name!r} (the inputs of {src}: "
                               f"{', '.join(t.name for t in declared)})")

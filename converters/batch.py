@@ -12,13 +12,9 @@ from pathlib import Path
 
 from onnx_ext.errors import OnnxExtError
 
+from .files import not_found, one_line
+
 SUFFIXES = {".xml": ".onnx", ".onnx": ".xml"}
-
-
-def one_line(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.filename:
-        return f"{e.filename}: {e.strerror or type(e).__name__}"
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 @dataclass(frozen=True)
@@ -55,7 +51,7 @@ def plan(sources: list[Path], dst: Path, to: str | None) -> list[Job]:
         elif src.suffix.lower() in wanted:
             jobs.append(Job(src, dst / src.with_suffix(SUFFIXES[src.suffix.lower()]).name, str(src)))
         elif not src.exists():
-            raise FileNotFoundError(2, "No such file or directory", str(src))
+            raise not_found(src, "file or directory")
         elif to is not None and src.suffix.lower() in SUFFIXES:
             raise OnnxExtError(f"{src}: already {'ONNX' if to == 'onnx' else 'IR'} (--to {to} converts "
                                f"{' and '.join(sorted(wanted))} files)")

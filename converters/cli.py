@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 import time
@@ -44,7 +45,7 @@ random inputs: every dynamic dim gets a size that fits the model: dims the model
   With several models, a --shape or --dim applies to the models that have that input or dim.
 
 exit status:
-  0    success (and, with --verify, all outputs match)
+  0    success (and, when verifying, all outputs match)
   1    outputs differ
   2    bad input, failed conversion or verification that cannot run
        (one line on stderr; in a batch, any file failed)
@@ -54,7 +55,17 @@ exit status:
 # onnx-ext --help shows every example; each subcommand its own
 EPILOG = f"examples:\n{CONVERT_EXAMPLES}{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
 CONVERT_EPILOG = f"examples:\n{CONVERT_EXAMPLES}\n{INPUTS_AND_STATUS}"
-VERIFY_EPILOG = f"examples:\n{VERIFY_EXAMPLES}\n{INPUTS_AND_STATUS}"
+#: verify --help, which the MISMATCH hint points to (a wheel's user has no docs/); tests/test_cli.py checks the
+#: numbers against converters.verify.compare (not imported here: --help must start fast).
+TOLERANCES_HELP = """\
+tolerances (the table's tolerance column): an output matches when every element has
+  |ONNX - IR| <= atol + rtol * max|IR| (max|IR|: the IR output's largest finite magnitude)
+  f64: 1e-12 + 1e-12 max|IR|   f32: 1e-6 + 1e-5 max|IR|   f16: 1e-3 + 1e-3 max|IR|
+  bf16: 1e-2 + 1e-2 max|IR|    integers, bool: equal      NaN equals NaN; shapes and dtypes equal
+  float outputs of a quantized model: 1e-3 max|IR| (1e-2 with QuantizeLinear); past it, with
+  activation FakeQuantizes, level flips at rounding boundaries are followed and accepted
+"""
+VERIFY_EPILOG = f"examples:\n{VERIFY_EXAMPLES}\n{TOLERANCES_HELP}\n{INPUTS_AND_STATUS}"
 
 
 CONVERT_DESCRIPTION = """\
@@ -81,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from onnx_ext.errors import OnnxExtError  # after parsing: --help and --version import nothing
 
+    from .files import one_line
+
     try:
         status = args.func(args)
         sys.stdout.flush()
@@ -94,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except (OnnxExtError, OSError) as e:
-        _error(one_line(e))
+        _error(as_flags(one_line(e)))
         return EXIT_FAILED
     except Exception as e:  # a bug: still one line, the traceback with --verbose
         if getattr(args, "verbose", False):
@@ -105,10 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-def one_line(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.filename:
-        return f"{e.filename}: {e.strerror or type(e).__name__}"
-    return " ".join(str(e).split()) or type(e).__name__
+def as_flags(message: str) -> str:
+    """The API's messages name a shape or dim as "shape NAME=D0,D1: ..." and "dim NAME=SIZE: ...", after its
+    keywords: on the command line they name the flag given (--shape, --dim)."""
+    return re.sub(r"^(shape|dim) (?=[^\s=:]+=)", r"--\1 ", message)
 
 
 def _error(message: str) -> None:
@@ -233,6 +246,7 @@ def _verify_options(args, batch: bool = False) -> dict:
         message = str(e)
         for keyword in ("seed", "dynamic_size", "float_range", "int_range"):
             message = message.replace(keyword, "--" + keyword.replace("_", "-"), 1)
+        message = re.sub(r"^(--\w+-range) \((\S+), (\S+)\)", r"\1 \2 \3", message)  # as typed, not a tuple
         raise OnnxExtError(message) from None
     return dict(inputs=args.inputs, policy=policy, backend=args.backend)
 
@@ -259,7 +273,7 @@ def _show_report(args, report) -> int:
 
 #: After a table with a MISMATCH: how to tell a real difference from a tolerance or a backend's.
 MISMATCH_HINT = ("to look closer: -v prints the inputs' shapes, --inputs FILE.npz runs yours, "
-                 "--backend reference|cpu|numpy another IR side; the tolerances: docs/verify.md")
+                 "--backend reference|cpu|numpy another IR side; the tolerances: onnx-ext verify --help")
 
 
 # --- verify ----------------------------------------------------------------------------
@@ -286,8 +300,9 @@ def _convert(args) -> int:
             ("--dim", args.dim, []), ("--shape", args.shape, []), ("--float-range", tuple(args.float_range), (-1.0, 1.0)),
             ("--int-range", tuple(args.int_range), (0, 4)), ("--backend", args.backend, None)) if value != default]
         if given:
-            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if len(given) > 1 else ''} given "
-                               "without --verify (add --verify, or drop them)")
+            several = len(given) > 1
+            raise OnnxExtError(f"{', '.join(given)}: verification option{'s' if several else ''} given without "
+                               f"--verify (add --verify, or drop {'them' if several else 'it'})")
     from .model_folder import is_model_folder
 
     single = len(sources) == 1 and not sources[0].is_dir() and not dst.is_dir() and dst.suffix

@@ -1,4 +1,4 @@
-"""Writing output files all or nothing."""
+"""Reading and writing files: a missing input named in one form, outputs written all or nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,20 @@ import shutil
 import tempfile
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Sequence
+
+
+def not_found(path, what: str) -> FileNotFoundError:
+    """A missing input, whichever it is (IR, ONNX, .npz, a source directory): still a FileNotFoundError for the
+    API's callers, and "PATH: WHAT not found" on the command line (``one_line``)."""
+    return FileNotFoundError(errno.ENOENT, f"{what} not found", str(path))
+
+
+def one_line(e: BaseException) -> str:
+    """An error as the one line the command prints: an OSError as "PATH: what is wrong" (not Python's
+    "[Errno 2] ..."), any other as its message with the line breaks folded."""
+    if isinstance(e, OSError) and e.filename:
+        return f"{e.filename}: {e.strerror or type(e).__name__}"
+    return " ".join(str(e).split()) or type(e).__name__
 
 
 def write_atomically(files: Sequence[tuple[Path, Callable[[BinaryIO], object]]]) -> None:

@@ -24,7 +24,6 @@ that only inspect a file); ``ir_to_onnx`` lists every unsupported one.
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 from pathlib import Path
@@ -33,6 +32,7 @@ from xml.etree.ElementTree import Element, ParseError
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring
 
+from .files import not_found
 from .ir import Edge, IRError, IRModel, Layer, MapEntry, Port
 from .ir_text import MAX_DIM, dim, element_type, split_names
 from .ir_nf4 import expand_nf4
@@ -109,7 +109,7 @@ def _parse_xml(xml_path: Path) -> Element:
     try:
         data = xml_path.read_bytes()
     except FileNotFoundError:
-        raise FileNotFoundError(errno.ENOENT, "IR file not found", src) from None
+        raise not_found(src, "IR file") from None
     except IsADirectoryError:
         raise IRError(f"{src}: is a directory, not an IR .xml file") from None
     except OSError as e:

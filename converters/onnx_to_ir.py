@@ -25,7 +25,7 @@ from pathlib import Path
 from onnx_ext.errors import OnnxExtError
 from onnx_ext.openvino import INSTALL_HINT, openvino_extensions
 
-from .files import make_parent
+from .files import make_parent, not_found
 
 
 def convert_onnx_file(onnx_path, xml_path) -> tuple[Path, Path]:
@@ -56,8 +56,10 @@ def convert_onnx_file(onnx_path, xml_path) -> tuple[Path, Path]:
 def read_onnx(path: Path):
     """The ``openvino.Model`` of an .onnx file, the domain's nodes as native ops (what
     ``Core.read_model`` gives with the extensions added, without trying the other frontends)."""
+    if not path.exists():
+        raise not_found(path, "ONNX file")
     if not path.is_file():
-        raise OnnxExtError(f"{path}: no such file" if not path.exists() else f"{path}: not a file")
+        raise OnnxExtError(f"{path}: not a file")
     if path.stat().st_size == 0:
         raise OnnxExtError(f"{path}: empty file (0 bytes), not an ONNX model")
     frontend = _frontend()

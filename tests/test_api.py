@@ -255,7 +255,7 @@ def test_a_misspelt_shape_name_fails_before_converting(tmp_path):
             src = tmp_path / "m.onnx"
             converters.convert(EXAMPLE, src)
         dst = tmp_path / ("b.xml" if src.suffix == ".onnx" else "b.onnx")
-        with pytest.raises(VerifyError, match=r"^shapes: no model input named 'input_idz' \(the inputs of \S+: "
+        with pytest.raises(VerifyError, match=r"^shape input_idz=2,3: no model input named 'input_idz' \(the inputs of \S+: "
                                               r"input_ids\)$"):
             converters.convert(src, dst, verify=True, shapes={"input_idz": (2, 3)})
         assert not dst.exists()

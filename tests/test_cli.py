@@ -495,6 +495,9 @@ def test_verification_flags_need_verify(capsys, tmp_path):
     status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3", "--backend", "cpu")
     assert status == 2 and err == ("onnx-ext: error: --seed, --backend: verification options given without --verify "
                                    "(add --verify, or drop them)\n")
+    status, _, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--seed", "3")
+    assert status == 2 and err == ("onnx-ext: error: --seed: verification option given without --verify "
+                                   "(add --verify, or drop it)\n")
     assert not (tmp_path / "m.onnx").exists()
 
 
@@ -513,6 +516,80 @@ def test_mixed_batch_inline_and_no_contrib_apply_to_ir_sources(capsys, tmp_path)
 
 def test_an_input_range_out_of_order_is_named_as_its_flag(capsys, tmp_path):
     status, out, err = run_main(capsys, "convert", EXAMPLE, tmp_path / "m.onnx", "--verify", "--int-range", "4", "0")
-    assert status == 2 and not out and err == ("onnx-ext: error: --int-range (4, 0): values are drawn from [LO, HI), "
-                                               "LO must be below HI\n")
+    assert status == 2 and not out and err == ("onnx-ext: error: --int-range 4 0: values are drawn from [LO, HI), "
+                                               "LO must be below HI\n")  # as typed, not a tuple
     assert not (tmp_path / "m.onnx").exists()
+
+
+# --- the second hour: one form for a missing file, flags named as flags, a hint a wheel's user can follow --------
+
+@pytest.mark.parametrize("case, named, what", [
+    ("ir", "nope.xml", "IR file not found"),
+    ("bin", "m.bin", "weights file not found (expected for"),
+    ("onnx_to_ir", "nope.onnx", "ONNX file not found"),
+    ("verify_onnx", "nope.onnx", "ONNX file not found"),
+    ("folder", "nodir", "file or directory not found"),
+    ("npz", "nope.npz", "inputs file not found"),
+    ("verify_npz", "nope.npz", "inputs file not found"),
+])
+def test_a_missing_file_is_one_line_of_one_form(capsys, tmp_path, case, named, what):
+    """Whichever file is missing: "onnx-ext: error: PATH: WHAT not found", exit 2, nothing written."""
+    xml, onnx_path = tmp_path / "m.xml", tmp_path / "m.onnx"
+    shutil.copy(EXAMPLE, xml)
+    if case in ("verify_onnx", "verify_npz"):
+        shutil.copy(EXAMPLE.with_suffix(".bin"), xml.with_suffix(".bin"))
+        assert run_main(capsys, "convert", xml, onnx_path)[0] == 0
+    elif case != "bin":
+        shutil.copy(EXAMPLE.with_suffix(".bin"), xml.with_suffix(".bin"))
+    out = tmp_path / "out"
+    args = {"ir": ["convert", tmp_path / "nope.xml", out / "m.onnx"],
+            "bin": ["convert", xml, out / "m.onnx"],
+            "onnx_to_ir": ["convert", tmp_path / "nope.onnx", out / "m.xml"],
+            "verify_onnx": ["verify", xml, tmp_path / "nope.onnx"],
+            "folder": ["convert", tmp_path / "nodir", out],
+            "npz": ["convert", xml, out / "m.onnx", "--verify", "--inputs", tmp_path / "nope.npz"],
+            "verify_npz": ["verify", xml, onnx_path, "--inputs", tmp_path / "nope.npz"]}[case]
+    status, stdout, err = run_main(capsys, *args)
+    assert status == 2 and err.count("\n") == 1 and not stdout, (status, stdout, err)
+    assert err.startswith(f"onnx-ext: error: {tmp_path / named}: {what}"), err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command, flag, expected", [
+    ("convert_ir", ["--shape", "foo=2,3"], "--shape foo=2,3: no model input named 'foo' (the inputs of {src}: "
+                                           "input_ids)"),
+    ("convert_onnx", ["--shape", "foo=2,3"], "--shape foo=2,3: no model input named 'foo' (the inputs of {src}: "
+                                             "input_ids)"),
+    ("verify", ["--shape", "foo=2,3"], "--shape foo=2,3: no model input named 'foo' (the inputs: input_ids)"),
+    ("verify", ["--shape", "input_ids=2,3,4"], "--shape input_ids=2,3,4: 'input_ids' has rank 2, not 3"),
+    ("verify", ["--dim", "foo=3"], "--dim foo=3: the model's inputs have no dim named 'foo' (their symbolic dims: "
+                                   "input_ids_d0, input_ids_d1)"),
+])
+def test_shape_and_dim_errors_name_the_flag(capsys, tmp_path, command, flag, expected):
+    """The API names them after its keywords (shape NAME=..., dim NAME=...); the command after its flags, never
+    as the Python keyword ``shapes``."""
+    onnx_path = tmp_path / "m.onnx"
+    assert run_main(capsys, "convert", EXAMPLE, onnx_path)[0] == 0
+    args = {"convert_ir": ["convert", EXAMPLE, tmp_path / "b.onnx", "--verify"],
+            "convert_onnx": ["convert", onnx_path, tmp_path / "b.xml", "--verify"],
+            "verify": ["verify", EXAMPLE, onnx_path]}[command]
+    src = {"convert_ir": EXAMPLE, "convert_onnx": onnx_path}.get(command)
+    status, _, err = run_main(capsys, *args, *flag)
+    assert status == 2 and err == f"onnx-ext: error: {expected.format(src=src)}\n"
+    assert not (tmp_path / "b.onnx").exists() and not (tmp_path / "b.xml").exists()
+
+
+def test_the_mismatch_hint_points_to_help_that_states_the_tolerances(capsys):
+    """A wheel's user has no docs/: the hint names `onnx-ext verify --help`, whose tolerances are the ones
+    compare applies."""
+    from converters.verify.compare import FAKE_QUANTIZE_TOLERANCE, QUANTIZED_TOLERANCE, TOLERANCES
+
+    assert cli_module.MISMATCH_HINT.endswith("the tolerances: onnx-ext verify --help")
+    with pytest.raises(SystemExit):
+        cli_module.main(["verify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    short = lambda x: f"{x:.0e}".replace("e-0", "e-")  # noqa: E731 - 1e-6 as the help writes it
+    for ov_type, (rtol, atol) in TOLERANCES.items():
+        assert f"{ov_type}: {short(atol)} + {short(rtol)} max|IR|" in text
+    assert f"quantized model: {short(QUANTIZED_TOLERANCE)} max|IR| " in text
+    assert f"({short(FAKE_QUANTIZE_TOLERANCE)} with QuantizeLinear)" in text

@@ -305,8 +305,14 @@ def _bad_domain_node_model():
     return model
 
 
+def test_a_missing_onnx_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:  # an OSError, as for any missing file (converters.files.not_found)
+        convert_onnx_file(tmp_path / "nope.onnx", tmp_path / "m.xml")
+    assert info.value.filename == str(tmp_path / "nope.onnx") and info.value.strerror == "ONNX file not found"
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("kind, message", [
-    ("missing", "no such file"),
     ("empty", r"empty file \(0 bytes\)"),
     ("garbage", "not an ONNX model"),
     ("truncated", "not an ONNX model|OpenVINO cannot read it"),

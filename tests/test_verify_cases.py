@@ -154,7 +154,7 @@ def test_dim_names_are_checked_and_used(models, capsys):
     onnx_path = xml.with_suffix(".onnx")
     status, _, err = run(capsys, "verify", xml, onnx_path, "--dim", "seq=5")
     assert status == 2 and one_error_line(err) == (
-        "onnx-ext: error: dim seq=5: the model's inputs have no dim named 'seq' "
+        "onnx-ext: error: --dim seq=5: the model's inputs have no dim named 'seq' "
         "(their symbolic dims: ids_d0, ids_d1)")
     status, out, err = run(capsys, "verify", xml, onnx_path, "--dim", "ids_d1=5", "--dynamic-size", "2", "--verbose")
     assert status == 0 and "input ids: 2x5 int64" in out and row(out, "pos")[1] == "5"

@@ -93,10 +93,10 @@ def test_shape_flag_sets_one_input_and_is_checked(models, capsys):
     assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4,7", "--verbose"]) == 0
     assert "input b: 4x7 float32" in capsys.readouterr().out
     assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4"]) == 2
-    assert capsys.readouterr().err.strip() == "onnx-ext: error: shape a=4: 'a' has rank 2, not 1"
+    assert capsys.readouterr().err.strip() == "onnx-ext: error: --shape a=4: 'a' has rank 2, not 1"
     assert main(["verify", str(xml), str(onnx_path), "--shape", "c=4,7"]) == 2
-    assert capsys.readouterr().err.strip() == ("onnx-ext: error: shape of 'c': the model has no input of that name "
-                                               "(its inputs: a, b)")
+    assert capsys.readouterr().err.strip() == ("onnx-ext: error: --shape c=4,7: no model input named 'c' "
+                                               "(the inputs: a, b)")
     assert main(["verify", str(xml), str(onnx_path), "--shape", "a=4,x"]) == 2
     assert "--shape a=4,x: expected NAME=D0,D1,..." in capsys.readouterr().err
 

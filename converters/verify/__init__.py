@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import onnx
 
+from ..files import not_found
 from ..ir_reader import read_ir
 from .compare import OutputReport, compare, quantized_tolerance
 from .errors import VerifyError, ov_message
@@ -244,6 +245,8 @@ def _load_onnx(onnx_model) -> tuple[onnx.ModelProto, str]:
     if isinstance(onnx_model, onnx.ModelProto):
         return onnx_model, "the ONNX model"
     path = Path(onnx_model)
+    if not path.exists():
+        raise not_found(path, "ONNX file")
     try:
         model = onnx.load(str(path))
     except OSError:

@@ -11,6 +11,7 @@ import onnx
 
 from onnx_ext.types import ElementType
 
+from ..files import not_found
 from .dims import DEFAULT_SIZE, plan_dims
 from .errors import VerifyError
 from .signature import onnx_signature
@@ -87,12 +88,11 @@ def check_dims(model: onnx.ModelProto, policy: InputPolicy) -> InputPolicy:
     shapes = {}
     for name, shape in (policy.shapes or {}).items():
         t = declared.get(name)
+        text = ",".join(map(str, shape))
         if t is None:
             if policy.skip_unknown:
                 continue
-            raise VerifyError(f"shape of {name!r}: the model has no input of that name "
-                              f"(its inputs: {', '.join(declared)})")
-        text = ",".join(map(str, shape))
+            raise VerifyError(f"shape {name}={text}: no model input named {name!r} (the inputs: {', '.join(declared)})")
         if t.dims is not None and len(t.dims) != len(shape):
             raise VerifyError(f"shape {name}={text}: {name!r} has rank {len(t.dims)}, not {len(shape)}")
         for i, (d, size) in enumerate(zip(t.dims or (), shape)):
@@ -122,7 +122,7 @@ def load_inputs(path: str | Path) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as npz:
             return {k: npz[k] for k in npz.files}
     except FileNotFoundError:
-        raise
+        raise not_found(path, "inputs file") from None
     except (OSError, ValueError, EOFError) as e:
         raise VerifyError(f"{path}: cannot read inputs ({' '.join(str(e).split())})") from None
 
