@@ -58,7 +58,7 @@ CASES = [
     "MaxPool-14[kernel=2,strides=1,$pads=[1,1],auto_pad=explicit,rounding_type=floor,$rank=2,dilations=1,$aniso=false,"
     "axis=0,index_element_type=i64]u32:static:plain",
     # PRelu on i16 selects in i32 (was: a Where without kernel: did not load)
-    "PRelu-1[$slope=channel,$weights_at=const]i16:static:plain",
+    "PRelu-1[$slope=channel,$weights_at=const,$rank=1]i16:static:plain",
     # bf16 data through ops without bf16 kernels (were: models that did not load)
     "SegmentMax-16[fill_mode=zero,$num_segments=null,$indices_at=const]bf16,I=i64:static:plain",
     "SliceScatter-15[$form=plain]bf16,I=i64:static:plain",

@@ -82,11 +82,18 @@ def swish(c):
     return [c.data(_shape(c))] + ([beta] if beta is not None else [])
 
 
-@spec("PRelu", grid={"$slope": ["scalar", "channel", "full", "trailing"], "$weights_at": WEIGHTS_AT},
-      cover=("$weights_at",))
+@spec("PRelu", grid={"$slope": ["scalar", "channel", "full", "trailing"], "$weights_at": WEIGHTS_AT,
+                     "$rank": [r for r in RANKS if r > 0]},
+      cover=("$weights_at",), empty_invalid=lambda a: "its slope has the emptied dim's length" if (
+          a["$slope"] == "full" or (a["$rank"] == 1 and a["$slope"] != "scalar")) else "")
 def prelu(c):
-    shape = {"scalar": (1,), "channel": (3,), "full": SHAPE, "trailing": (4,)}[c.attrs["$slope"]]
-    return [c.data(SHAPE), c.weight(shape, lo=-1, hi=1)]
+    """A 1-D slope of dim 1's length is per channel (dim 0's at rank 1), else it broadcasts numpy-style: at rank 6
+    (1, 2, 1, 3, 2, 2) the channel slope has the last dim's length too. Not rank 0: OpenVINO's reference reads the
+    data's dim 0 for the channel count, which a scalar does not have."""
+    data = _shape(c)
+    channel = data[1] if len(data) > 1 else data[0]
+    shape = {"scalar": (1,), "channel": (channel,), "full": data, "trailing": (data[-1],)}[c.attrs["$slope"]]
+    return [c.data(data), c.weight(shape, lo=-1, hi=1)]
 
 
 def _softmax_ok(attrs, version):
