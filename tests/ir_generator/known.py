@@ -175,3 +175,17 @@ def known_cause(case_id: str, result: dict) -> str | None:
         if re.search(id_pattern, case_id) and re.search(message_pattern, f"{result['outcome']} {result['message']}"):
             return cause
     return None
+
+
+#: Round-trip failures (``--round-trip``) whose cause is outside this project: OpenVINO's ONNX frontend. Each is
+#: (case id pattern, outcome-and-message pattern, cause), as ``KNOWN``.
+RT_KNOWN: list[tuple[str, str, str]] = [
+]
+
+
+def rt_known_cause(case_id: str, result: dict) -> str | None:
+    """The cause of a known round-trip failure, or None."""
+    for id_pattern, message_pattern, cause in RT_KNOWN:
+        if re.search(id_pattern, case_id) and re.search(message_pattern, f"{result['outcome']} {result['message']}"):
+            return cause
+    return None
