@@ -187,6 +187,8 @@ RT_KNOWN: list[tuple[str, str, str]] = [
      "(reduce.cpp:59)"),
     (r"^STFT-15\[.*:(dyn_dims|dyn_rank):", r"^rt-refused .*Shape of signal input must be static",
      "ONNX STFT: the frontend needs a signal of static shape"),
+    (r"^STFT-15\[.*\]f64,", r"^rt-refused .*FFT op input element type must be f32, f16, or bf16",
+     "ONNX STFT on f64: the frontend builds RDFT, which takes f32, f16 and bf16 only"),
     (r"^Bitwise(Left|Right)Shift-15\[.*\](i|u)8:", r"^rt-mismatch .*round trip on cpu",
      "ONNX BitShift on u8 (how i8/u8 shifts are written): the frontend makes x * 2^s (or x / 2^s) of Power and "
      "Multiply, which OpenVINO's reference does not evaluate on u8, and its CPU plugin computes in f32 and saturates "
