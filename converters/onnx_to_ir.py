@@ -9,9 +9,12 @@ on a partial-shape check) and folds constant sub-graphs, so a Range of constants
 would not come back as Range. Constants are saved as they are
 (``compress_to_fp16=False``).
 
-One standard op is translated here: ONNX Mod-28 allows ``fmod=0`` (floor modulo) on
+Three standard ops are translated here: ONNX Mod-28 allows ``fmod=0`` (floor modulo) on
 floats, which OpenVINO 2026.4's frontend refuses; FloorMod computes it (3 more cases
-of the backend suite pass; infinities still give NaN, as in OpenVINO's FloorMod).
+of the backend suite pass; infinities still give NaN, as in OpenVINO's FloorMod). Its
+Div floors integers (Divide's m_pythondiv), where ONNX truncates; its DFT ignores
+DFT-20's axis input (transforms along axis 1): both found by the IR generator's
+``--round-trip`` (docs/ir-generator.md).
 """
 
 from __future__ import annotations
@@ -102,7 +105,8 @@ def _frontend():
     from openvino.frontend.onnx import ConversionExtension
 
     frontend = FrontEndManager().load_by_framework("onnx")
-    frontend.add_extension(openvino_extensions() + [ConversionExtension("Mod", _mod)])
+    frontend.add_extension(openvino_extensions() + [ConversionExtension("Mod", _mod), ConversionExtension("DFT", _dft),
+                                                    ConversionExtension("Div", _div)])
     return frontend
 
 
@@ -113,6 +117,79 @@ def _mod(ctx):
     a, b = ctx.get_input(0), ctx.get_input(1)
     fmod = ctx.get_attribute("fmod") if ctx.has_attribute("fmod") else 0
     return (opset1.mod(a, b) if fmod == 1 else opset1.floor_mod(a, b)).outputs()
+
+
+def _div(ctx):
+    # ONNX's Div truncates integers (as C, onnx's reference and onnxruntime); OpenVINO 2026.4's frontend gives
+    # Divide with its default m_pythondiv=true, which floors: -7 / 2 was -4, not -3.
+    import numpy as np
+    from openvino import opset1
+
+    a, b = ctx.get_input(0), ctx.get_input(1)
+    if ctx.has_attribute("broadcast") and ctx.get_attribute("broadcast") == 1 and ctx.has_attribute("axis"):
+        # Div-1/6's legacy broadcast: b's dims line up with a's from ``axis`` on
+        rank_a, rank_b = a.get_partial_shape().rank, b.get_partial_shape().rank
+        if rank_a.is_dynamic or rank_b.is_dynamic:
+            raise ValueError("Div with broadcast and axis needs inputs of static rank")
+        axis = ctx.get_attribute("axis") % rank_a.get_length()
+        trailing = rank_a.get_length() - axis - rank_b.get_length()
+        if trailing > 0:
+            b = opset1.unsqueeze(b, opset1.constant(np.arange(rank_b.get_length(), rank_b.get_length() + trailing)))
+    node = opset1.divide(a, b)
+    node.set_attribute("m_pythondiv", False)  # (no argument of opset1.divide sets it)
+    return node.outputs()
+
+
+def _dft(ctx):
+    # OpenVINO 2026.4's translator of ONNX DFT reads the axis from DFT-17's attribute only (default 1), so it
+    # transforms along axis 1 whatever DFT-20's axis input says (a wrong result, no error): the axis input is
+    # read here. The signal's last dim is 2 (complex) or 1 (real); the axis counts in the input's rank.
+    import numpy as np
+    from openvino import opset1
+
+    def i64(values):
+        return opset1.constant(np.array(values, np.int64))
+
+    inputs = [ctx.get_input(i) for i in range(ctx.get_input_size())]
+    present = [i < len(inputs) and inputs[i].get_node().get_type_name() != "NullNode" for i in range(3)]
+    inverse = ctx.has_attribute("inverse") and ctx.get_attribute("inverse") == 1
+    onesided = ctx.has_attribute("onesided") and ctx.get_attribute("onesided") == 1
+    data, shape = inputs[0], inputs[0].get_partial_shape()
+    if shape.rank.is_dynamic or shape[-1].is_dynamic or shape[-1].get_length() not in (1, 2):
+        raise ValueError("DFT: the signal's last dim must be 1 (real) or 2 (complex), of static rank")
+    if present[2]:
+        if inputs[2].get_node().get_type_name() != "Constant":
+            raise ValueError("DFT: the axis input must be a constant")
+        axis = int(inputs[2].get_node().get_data().reshape(-1)[0])
+    else:  # DFT-17's attribute, or DFT-20 without the input: the frontend's own reading (default 1)
+        axis = ctx.get_attribute("axis") if ctx.has_attribute("axis") else 1
+    axis += shape.rank.get_length() if axis < 0 else 0
+    axes = i64([axis])
+    size = [opset1.reshape(inputs[1], i64([1]), False)] if present[1] else []
+    if data.get_element_type().get_type_name() == "f64":  # OpenVINO's DFT ops take f32, f16 and bf16 only
+        out = _dft_of(opset1.convert(data, "f32"), shape, axes, size, inverse, onesided)
+        return [opset1.convert(out, "f64").output(0)]
+    return [_dft_of(data, shape, axes, size, inverse, onesided)]
+
+
+def _dft_of(data, shape, axes, size, inverse: bool, onesided: bool):
+    import numpy as np
+    from openvino import opset1, opset7, opset8, opset9
+
+    def i64(values):
+        return opset1.constant(np.array(values, np.int64))
+
+    if shape[-1].get_length() == 1:
+        if onesided and not inverse:
+            return opset9.rdft(opset1.squeeze(data, i64([-1])), axes, *size).output(0)
+        data = opset1.concat([data, opset1.multiply(data, opset1.convert_like(i64(0), data))], -1)  # imaginary 0
+    if inverse and onesided:
+        return opset9.irdft(data, axes, *size).output(0)
+    out = (opset7.idft if inverse else opset7.dft)(data, axes, *size)
+    if onesided:  # the first n // 2 + 1 frequencies
+        n = opset8.gather(opset1.shape_of(out), axes, i64(0))
+        out = opset8.slice(out, i64([0]), opset1.add(opset1.divide(n, i64([2])), i64([1])), i64([1]), axes)
+    return out.output(0)
 
 
 def one_line(error: Exception) -> str:

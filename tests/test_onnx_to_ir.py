@@ -70,6 +70,62 @@ def test_float_mod_with_fmod_0_floors(dtype, tmp_path):
     onnx_backend.run_case(onnx_backend.core().read_model(str(xml)), case)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.float32])
+def test_integer_div_truncates(dtype, tmp_path):
+    """ONNX's Div truncates integers (onnxruntime: -7 / 2 = -3); OpenVINO's frontend gave Divide with
+    m_pythondiv, which floors (-4): found by the IR generator's --round-trip (Mod-1 on i32, written x - (x / y) * y)."""
+    signed = dtype != np.uint8
+    x = np.array([-7, 7, -3, 3, -8, 5] if signed else [7, 7, 3, 3, 8, 5], dtype)
+    y = np.array([2, -2, 2, 2, 3, -5] if signed else [2, 3, 2, 2, 3, 5], dtype)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([helper.make_node("Div", ["x", "y"], ["z"])], "g",
+                              [helper.make_tensor_value_info(n, elem, [6]) for n in "xy"],
+                              [helper.make_tensor_value_info("z", elem, [6])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    xml, _ = convert_onnx_file(_save(model, tmp_path), tmp_path / "m.xml")
+    want = onnx_ext.run(model, {"x": x, "y": y})[0]
+    if dtype != np.float32:
+        assert np.array_equal(want, (np.trunc(x / y)).astype(dtype))  # the meaning onnxruntime gives it
+    ir = ov.Core().read_model(str(xml))
+    # (OpenVINO's reference has no 8-bit Divide: the CPU plugin alone there)
+    runs = [evaluate_model_cpu] + ([evaluate_model] if np.dtype(dtype).itemsize > 1 else [])
+    for got in (run(ir, [x, y])[0] for run in runs):
+        assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("shape, axis, inverse, onesided, length, dtype", [
+    ((2, 4, 5, 2), 2, 0, 0, None, np.float32),  # the IR generator's DFT-7 on the last axis: was done along axis 1
+    ((2, 4, 5, 2), -3, 1, 0, None, np.float32),  # negative: counted in the input's rank (the complex dim included)
+    ((2, 4, 5, 2), 1, 0, 0, 3, np.float32),      # dft_length cuts the signal
+    ((3, 6, 1), 1, 0, 1, None, np.float32),      # a real signal, one-sided
+    ((2, 3, 7, 1), 2, 0, 0, 8, np.float32),      # a real signal, full spectrum, zero-padded
+    ((2, 4, 5, 2), 2, 1, 0, None, np.float64),   # f64, which OpenVINO's DFT ops refuse: computed in f32
+])
+def test_dft_20_transforms_along_its_axis_input(shape, axis, inverse, onesided, length, dtype, tmp_path):
+    """OpenVINO's ONNX frontend reads DFT's axis from DFT-17's attribute only (default 1), so DFT-20's axis
+    input was ignored: found by the IR generator's --round-trip (DFT-7 on the last axis came back on axis 1)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(dtype)
+    inits = [numpy_helper.from_array(np.array(axis, np.int64), "axis")]
+    if length is not None:
+        inits.append(numpy_helper.from_array(np.array(length, np.int64), "n"))
+    node = helper.make_node("DFT", ["x", "n" if length is not None else "", "axis"], ["y"], inverse=inverse,
+                            onesided=onesided)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, shape)],
+                              [helper.make_tensor_value_info("y", elem, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    xml, _ = convert_onnx_file(_save(model, tmp_path), tmp_path / "m.xml")
+    signal = x[..., 0] + 1j * x[..., 1] if shape[-1] == 2 else x[..., 0]
+    ax = axis % len(shape)
+    want = (np.fft.ifft if inverse else np.fft.rfft if onesided else np.fft.fft)(signal, n=length, axis=ax)
+    want = np.stack([want.real, want.imag], -1).astype(dtype)
+    got = evaluate_model_cpu(ov.Core().read_model(str(xml)), [x])[0]
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-4), np.abs(got - want).max()
+    np.testing.assert_allclose(onnx_ext.run(model, {"x": x})[0], want, rtol=1e-4, atol=1e-4)  # the ONNX meaning
+
+
 def test_backend_suite_is_complete():
     assert len(BACKEND) >= 1800  # onnx 1.23: 1,884
     assert sum(name.endswith("_expanded") for name in BACKEND) >= 400  # function bodies in place of the op

@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="only cases where the layer sits there")
     parser.add_argument("--load-only", action="store_true",
                         help="only check that the conversion loads (OpenVINO validates, does not run)")
+    parser.add_argument("--round-trip", action="store_true",
+                        help="convert each matching case's ONNX back to IR (converters.onnx_to_ir) and compare "
+                             "that IR's outputs on OpenVINO with the original's: rt-refused, rt-run-error, rt-mismatch")
     parser.add_argument("--grep", help="only cases whose id matches this regular expression")
     parser.add_argument("--skip", action="append", type=Path, default=[],
                         help="the summary.json of an earlier run: its cases are not run (a new seed's sample is "
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         for case_id in args.case:
             case = find(case_id)
             try:
-                result = run_case(case, args.out, load_only=args.load_only)
+                result = run_case(case, args.out, load_only=args.load_only, round_trip=args.round_trip)
             except Exception:  # noqa: BLE001 - the harness's own error, shown whole
                 traceback.print_exc()
                 return 1
@@ -68,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     results = {}
     start = time.monotonic()
-    for i, (case, result) in enumerate(run_cases(cases, args.jobs, args.out, args.timeout, args.load_only), 1):
+    for i, (case, result) in enumerate(run_cases(cases, args.jobs, args.out, args.timeout, args.load_only,
+                                                                 args.round_trip), 1):
         results[case.id] = result
         if args.verbose:
             print(f"[{i}/{len(cases)}] {case.id}: {result['outcome']} {result['message'][:200]}", flush=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from .run import outcome
 
 
-def _worker(conn, keep, log, load_only) -> None:
+def _worker(conn, keep, log, load_only, round_trip) -> None:
     import logging
     import os
     import traceback
@@ -35,7 +35,7 @@ def _worker(conn, keep, log, load_only) -> None:
         cpu = time.process_time()  # the case's CPU seconds, every thread's (what a sample costs under load)
         try:
             result = run_case(case, keep, progress=lambda stage: conn.send(("stage", stage)),
-                              load_only=load_only)
+                              load_only=load_only, round_trip=round_trip)
         except Exception:  # noqa: BLE001 - the harness's own failure: shown as a crash to be fixed
             result = outcome("crash", f"the harness failed: {traceback.format_exc(limit=-2)}")
         result["cpu"] = round(time.process_time() - cpu, 3)
@@ -43,10 +43,10 @@ def _worker(conn, keep, log, load_only) -> None:
 
 
 class _Slot:
-    def __init__(self, ctx, keep, load_only):
+    def __init__(self, ctx, keep, load_only, round_trip):
         self.conn, child = ctx.Pipe()
         log = None if keep is None else str(Path(keep) / "workers.log")
-        self.proc = ctx.Process(target=_worker, args=(child, keep, log, load_only), daemon=True)
+        self.proc = ctx.Process(target=_worker, args=(child, keep, log, load_only, round_trip), daemon=True)
         self.proc.start()
         child.close()
         self.case = None
@@ -62,14 +62,14 @@ class _Slot:
 
 
 def run_cases(cases: list, jobs: int = 2, keep: Path | None = None, timeout: float = 120.0,
-              load_only: bool = False):
-    """Yield ``(case, result)`` for every case, as they finish (in any order); ``load_only``: see
-    ``run.run_case``."""
+              load_only: bool = False, round_trip: bool = False):
+    """Yield ``(case, result)`` for every case, as they finish (in any order); ``load_only``,
+    ``round_trip``: see ``run.run_case``."""
     ctx = mp.get_context("spawn")
     todo = deque(cases)
 
     def new_slot():
-        return _Slot(ctx, keep, load_only)
+        return _Slot(ctx, keep, load_only, round_trip)
 
     slots = [new_slot() for _ in range(max(1, min(jobs, len(cases))))]
     try:
@@ -122,4 +122,6 @@ def _died(slot: _Slot, why: str) -> dict:
     slot.proc.join(timeout=1)
     if slot.stage == "openvino":
         return outcome("ov-rejects", f"OpenVINO {why} while running the case")
+    if slot.stage == "rt-openvino":  # OpenVINO died running the IR the ONNX came back as
+        return outcome("rt-run-error", f"OpenVINO {why} while running the round trip's IR")
     return outcome("crash", f"{why} in stage {slot.stage}")

@@ -7,7 +7,7 @@ import random
 import re
 from collections import Counter, defaultdict
 
-from .run import FAILURES, OUTCOMES
+from .run import FAILURES, OUTCOMES, RT_FAILURES
 
 
 def select(cases, ops: list[str] = (), sample: int | None = None, seed: int = 0) -> list:
@@ -49,7 +49,7 @@ def summarize(cases, results: dict) -> str:
     groups = defaultdict(list)
     for c in cases:
         r = results[c.id]
-        if r["outcome"] in FAILURES:
+        if r["outcome"] in FAILURES + RT_FAILURES:
             groups[(r["outcome"], c.family, _cause(r["message"]))].append(c.id)
     if groups:
         lines += ["", "Failures by cause (outcome, op, message with numbers masked): count, first case"]

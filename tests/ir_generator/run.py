@@ -18,8 +18,11 @@ from .cases import Case
 from .spec import SPECS
 
 #: What can happen to a case, in the order the summary shows them.
-OUTCOMES = ("match", "refused", "mismatch", "cannot-load", "run-error", "internal-error", "crash", "ov-rejects")
+OUTCOMES = ("match", "refused", "mismatch", "cannot-load", "run-error", "internal-error", "crash", "ov-rejects",
+            "rt-refused", "rt-run-error", "rt-mismatch")
 FAILURES = ("mismatch", "cannot-load", "run-error", "internal-error", "crash")
+#: ``round_trip``: the ways a matching case's ONNX fails to come back to an IR that computes the same.
+RT_FAILURES = ("rt-refused", "rt-run-error", "rt-mismatch")
 
 #: Relative tolerance per element type (OpenVINO and onnxruntime may compute in another order or
 #: precision: f16 ops in f32 and rounded once, or in f16 step by step); times the spec's ``rtol``.
@@ -38,11 +41,14 @@ def outcome(kind: str, message: str = "", **extra) -> dict:
     return {"outcome": kind, "message": " ".join(message.split())[:600], **extra}
 
 
-def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, load_only: bool = False) -> dict:
+def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, load_only: bool = False,
+             round_trip: bool = False) -> dict:
     """The outcome of ``case`` (a dict: ``outcome``, ``message``, ``backend``, ``details``); the IR
     and the feeds are written to ``keep`` when it is given and the case fails. ``load_only``: OpenVINO
     only validates the layer (it is built), and the conversion is only checked and loaded, not run:
-    "match" then means "onnxruntime loads it"."""
+    "match" then means "onnxruntime loads it". ``round_trip``: a match's ONNX is converted back to IR
+    (converters.onnx_to_ir) and run on OpenVINO as the original: "match" then also means that IR gives
+    the original's outputs, else one of ``RT_FAILURES``."""
     import openvino as ov
 
     folder = Path(tempfile.mkdtemp(prefix="ir-gen-", dir=_SCRATCH))
@@ -64,9 +70,10 @@ def run_case(case: Case, keep: Path | None = None, progress=lambda stage: None, 
             openvino_outputs(xml, feeds, evaluate=not spec.no_evaluate, static=bool(spec.evaluate_static))
         if isinstance(want, str):
             return outcome("ov-rejects", want)
-        result = convert_and_compare(case, xml, feeds, want, backend, progress, load_only)
+        result = convert_and_compare(case, xml, feeds, want, backend, progress, load_only,
+                                     round_trip=round_trip and not load_only)
         result["backend"] = backend
-        if keep is not None and result["outcome"] in FAILURES + ("refused",):
+        if keep is not None and result["outcome"] in FAILURES + RT_FAILURES + ("refused",):
             _keep(keep, case, xml, feeds, result)
         return result
     finally:
@@ -132,7 +139,7 @@ def _np_type(ov_type) -> np.dtype:
 
 
 def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend: str, progress,
-                        load_only: bool = False) -> dict:
+                        load_only: bool = False, round_trip: bool = False) -> dict:
     import onnx
 
     import onnx_ext
@@ -175,7 +182,58 @@ def convert_and_compare(case: Case, xml: Path, feeds: list, want: list, backend:
     if spec.canon is not None:
         want, got = canonical(spec, case, want), canonical(spec, case, got)
     problem = compare(got, want, spec, backend)
-    return outcome("mismatch", problem) if problem else outcome("match")
+    if problem:
+        return outcome("mismatch", problem)
+    return back_to_ir(case, model, xml.with_name("model.onnx"), feeds, want, backend, progress) if round_trip \
+        else outcome("match")
+
+
+def _feeds_of(rt_xml: Path, model, feeds: list) -> list:
+    """The feeds of the IR's Parameters, by name: OpenVINO's ONNX frontend drops a graph input no node uses
+    (an empty input whose result folded to a constant)."""
+    import openvino as ov
+
+    names = [i.name for i in model.graph.input]
+    inputs = ov.Core().read_model(str(rt_xml)).inputs
+    if len(inputs) == len(names) or not all(i.get_any_name() in names for i in inputs):
+        return feeds
+    return [feeds[names.index(i.get_any_name())] for i in inputs]
+
+
+#: What every refusal of the ONNX frontend says before the node's own message (which outcome() would cut off).
+_FRONTEND_NOISE = re.compile(r"FrontEnd API failed with OpConversionFailure: Model wasn't fully converted\. "
+                             r"Failed operations detailed log: -- |While validating ONNX node ")
+
+
+def back_to_ir(case: Case, model, onnx_path: Path, feeds: list, want: list, backend: str, progress) -> dict:
+    """The round trip of a match: its ONNX ``model`` back to IR the way the CLI converts (OpenVINO's ONNX
+    frontend with onnx_ext's extensions, then its serializer), run on OpenVINO as the original (reference,
+    else CPU plugin) and compared with the original's outputs ``want`` within the same tolerances."""
+    import onnx
+
+    from converters.onnx_to_ir import convert_onnx_file
+    from onnx_ext.errors import OnnxExtError
+
+    progress("rt-convert")
+    onnx.save_model(model, str(onnx_path))
+    rt_xml = onnx_path.with_name("rt.xml")
+    try:
+        convert_onnx_file(onnx_path, rt_xml)
+    except OnnxExtError as e:
+        return outcome("rt-refused", _FRONTEND_NOISE.sub("", str(e).replace(str(onnx_path), "model.onnx")))
+    progress("rt-openvino")
+    spec = SPECS[case.key]
+    got, rt_backend = openvino_outputs(rt_xml, _feeds_of(rt_xml, model, feeds), evaluate=not spec.no_evaluate,
+                                       static=bool(spec.evaluate_static))
+    if isinstance(got, str):
+        return outcome("rt-run-error", got)
+    progress("rt-compare")
+    if spec.canon is not None:
+        want, got = canonical(spec, case, want), canonical(spec, case, got)
+    # the looser tolerance when either side ran on the CPU plugin (it computes at f32)
+    problem = compare(got, want, spec, "cpu" if "cpu" in (backend, rt_backend) else backend)
+    return outcome("rt-mismatch", f"{problem} (round trip on {rt_backend})", rt_backend=rt_backend) if problem \
+        else outcome("match", rt_backend=rt_backend)
 
 
 def canonical(spec, case, outputs: list) -> list:
@@ -236,9 +294,14 @@ def _keep(root: Path, case: Case, xml: Path, feeds: list, result: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(xml, folder / "model.xml")
     shutil.copy(xml.with_suffix(".bin"), folder / "model.bin")
+    for name in ("model.onnx", "rt.xml", "rt.bin"):  # the round trip's files, when it got that far
+        if (xml.parent / name).is_file():
+            shutil.copy(xml.parent / name, folder / name)
     np.savez(folder / "inputs.npz", *[np.asarray(f) for f in feeds])
     (folder / "case.json").write_text(json.dumps({
         "id": case.id, **result,
         "rerun": f"python -m tests.ir_generator --case '{case.id}' -v",
         "convert": "python -m converters.cli convert model.xml model.onnx --verify",
+        **({"convert back": "python -m converters.cli convert model.onnx rt.xml"}
+           if result["outcome"] in RT_FAILURES else {}),
     }, indent=1) + "\n")

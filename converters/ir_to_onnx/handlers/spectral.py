@@ -164,7 +164,11 @@ def stft(ctx: Context, layer) -> None:
     if data.rank not in (1, 2):
         raise ctx.error(f"needs a signal of rank 1 or 2, got shape {data.shape}")
     frame = const_ints(ctx, ctx.input(2), "the frame_size")[0]
-    step = ctx.as_i64(ctx.input(3))
+    # ONNX's STFT takes a scalar frame_step; a constant one is written as the scalar itself (OpenVINO's
+    # ONNX frontend needs a constant there and does not fold a Reshape of one)
+    step_in = ctx.input(3)
+    step = ctx.i64(int(np.asarray(step_in.const).reshape(-1)[0])) if step_in.const is not None and \
+        np.size(step_in.const) == 1 else ctx.one("Reshape", [ctx.as_i64(step_in), ctx.i64([])])
     x, et, ct = _compute(ctx, data)
     x = ctx.one("Unsqueeze", [x, ctx.i64([0, 2] if data.rank == 1 else [2])])
     w = ctx.cast(window.name, window.type, ct)
@@ -174,7 +178,7 @@ def stft(ctx: Context, layer) -> None:
     if size != frame:
         left = (frame - size) // 2
         w = ctx.one("Pad", [w, ctx.i64([left, frame - size - left])])
-    out = ctx.one("STFT", [x, ctx.one("Reshape", [step, ctx.i64([])]), w, ctx.i64(frame)], onesided=1)
+    out = ctx.one("STFT", [x, step, w, ctx.i64(frame)], onesided=1)
     if attr.boolean(layer, "transpose_frames", False):
         out = ctx.one("Transpose", [out], perm=[0, 2, 1, 3])
     if data.rank == 1:
