@@ -708,6 +708,10 @@ def _ids_rank(value: ir.Value, ids: ir.Value, depth: int) -> int | None:
             (node.domain == EXT_DOMAIN and _gather_on_axis0(node))):
         indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _computed_rank(node.inputs[0])
         return indices + table - 1 if indices is not None and table is not None else None  # [B, S] + row
+    if node.op_type == "GatherBlockQuantized" and node.domain == MS_DOMAIN and \
+            node.attributes.get_int("gather_axis", 0) == 0:  # a quantized table's rows (the embedding)
+        indices, table = _ids_rank(node.inputs[1], ids, depth + 1), _computed_rank(node.inputs[0])
+        return indices + table - 1 if indices is not None and table is not None else None
     return None
 
 
