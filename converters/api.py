@@ -338,7 +338,8 @@ def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: We
                                "OpenVINO's (notebooks/04_llm_to_onnx_genai.ipynb does; docs/llm.md)")
         done = folder_conversion(src, dst, inline, weight_options)
         return Conversion(str(src), dst, done.written, notes=done.notes)
-    given = {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in (options["policy"].shapes or {}).items()}
+    shapes = options["policy"].shapes or {}
+    given = {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in shapes.items()}
     given.update(dict.fromkeys(options["inputs"] or {}, "inputs"))
     if verify and given:
         _check_folder_input_names(src, given)

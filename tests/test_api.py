@@ -149,13 +149,14 @@ def test_output_that_is_a_directory_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("src, dst, options, expected", [
-    ("m.onnx", "b.xml", dict(contrib=False), r"^contrib=False applies to IR -> ONNX and optimum-intel model folders, not "
-                                             r"to \S*m.onnx -> b.xml \(ONNX -> IR\): it picks the ONNX ops written$"),
+    ("m.onnx", "b.xml", dict(contrib=False), r"^contrib=False applies to IR -> ONNX and optimum-intel model "
+                                             r"folders, not to \S*m.onnx -> b.xml \(ONNX -> IR\): it picks the ONNX "
+                                             r"ops written$"),
     ("m.onnx", "b.xml", dict(external_data=True), r"^external_data applies to IR -> ONNX, not to \S*m.onnx -> b.xml "
                                                   r"\(ONNX -> IR\): it says where the ONNX weights go$"),
     ("m.onnx", "b.xml", dict(requantize_int4=True, int8_activations=True), r"^int8_activations applies to IR -> ONNX"),
-    (EXAMPLE, "b.onnx", dict(rope_in_attention=True), r"^rope_in_attention applies to optimum-intel model folders, not to "
-                                                      r"\S*embedding_block.xml -> b.onnx \(IR -> ONNX\)"),
+    (EXAMPLE, "b.onnx", dict(rope_in_attention=True), r"^rope_in_attention applies to optimum-intel model folders, "
+                                                      r"not to \S*embedding_block.xml -> b.onnx \(IR -> ONNX\)"),
     (EXAMPLE, "b.onnx", dict(seed=3, shapes={"ids": (2, 3)}), r"^seed, shapes: verification options given without "
                                                                r"verify=True \(add it, or drop them\)$"),
     (EXAMPLE, "b.onnx", dict(verify=True, seed=3, policy="any"), r"^policy is the input options as one InputPolicy: "

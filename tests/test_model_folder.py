@@ -196,6 +196,12 @@ def test_verify_names_of_a_folder_are_checked_first(capsys, tmp_path):
     assert not (tmp_path / "out").exists()
     done = converters.convert(src, tmp_path / "out", verify=True, shapes={"input_features": (2, 3, FEATURES)})
     assert done.reports[0][1].inputs["input_features"].shape == (2, 3, FEATURES)
+    x = np.random.default_rng(4).standard_normal((1, 2, FEATURES)).astype(np.float32)
+    done = converters.convert(src, tmp_path / "out2", verify=True, inputs={"input_features": x})
+    np.testing.assert_array_equal(done.reports[0][1].inputs["input_features"], x)
+    with pytest.raises(OnnxExtError, match="^inputs: no input of the model IRs of .* is named 'x'$"):
+        converters.convert(src, tmp_path / "out3", verify=True, inputs={"x": x})
+    assert not (tmp_path / "out3").exists()
 
 
 def test_rope_in_attention_is_refused_on_a_plain_folder(tmp_path):
