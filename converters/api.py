@@ -29,8 +29,8 @@ class ConvertError(OnnxExtError):
 
 #: The kinds of conversion (``conversion_kind``): how the messages name one (``KIND_PLURALS``: several, where
 #: that differs).
-KINDS = {"ir": "IR -> ONNX", "onnx": "ONNX -> IR", "folder": "an LLM folder"}
-KIND_PLURALS = {"folder": "optimum-intel LLM folders"}
+KINDS = {"ir": "IR -> ONNX", "onnx": "ONNX -> IR", "folder": "a model folder"}
+KIND_PLURALS = {"folder": "optimum-intel model folders"}
 
 #: ``convert``'s keywords that shape the ONNX written: the kinds they apply to, and what they do (the reason one
 #: given to another kind is refused rather than ignored).
@@ -100,11 +100,13 @@ class Conversion:
     written: tuple[Path, ...]
     report: VerifyReport | None = None
     notes: tuple[str, ...] = ()  # what was left out, one line each (a model folder's tokenizer IRs)
+    #: a model folder's verification: (the ONNX file, its report) for each stateless model IR
+    reports: tuple[tuple[str, VerifyReport], ...] = ()
 
     @property
     def ok(self) -> bool:
         """False only when a verification found outputs that differ."""
-        return self.report is None or self.report.ok
+        return (self.report is None or self.report.ok) and all(r.ok for _, r in self.reports)
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,9 @@ def convert(src, dst, *, inline: bool = False, verify: bool = False, external_da
     """Convert ``src`` to ``dst``; the suffixes give the direction (.xml -> .onnx or .onnx -> .xml).
 
     ``src`` may be an optimum-intel model folder (``openvino_model.xml`` + ``config.json``): ``dst`` is then
-    the folder onnxruntime-genai loads (``converters.model_folder``).
+    the folder onnxruntime-genai loads (``converters.model_folder``); a folder that is not a decoder LLM's
+    (``config.json`` + ``openvino_<name>.xml``: an encoder, a seq2seq model, a VLM) gives ``<name>.onnx`` for each
+    model IR, and ``verify`` checks each stateless one (the result's ``reports``).
 
     ``src`` may also be an ``openvino.Model`` (what ``openvino.convert_model`` returns), converted
     to ONNX without saving it yourself (it goes through a private temporary directory, weights
@@ -252,8 +256,8 @@ def convert_checked(src, dst, options: Mapping) -> Conversion:
             raise ConvertError("convert: src must be an .xml or .onnx path or an openvino.Model, "
                                f"not {type(src).__name__}")
         src = Path(src)
-        if is_model_folder(src):  # an optimum-intel LLM folder -> an onnxruntime-genai folder (model_folder.py)
-            return _folder(src, dst, inline, verify, weight_options)
+        if is_model_folder(src):  # an optimum-intel folder -> an onnxruntime-genai or plain folder (model_folder.py)
+            return _folder(src, dst, inline, verify, weight_options, options)
         direction = (src.suffix.lower(), dst.suffix.lower())
         if direction == (".xml", ".onnx"):
             _check_dst(dst, ".onnx", str(src))
@@ -266,7 +270,8 @@ def convert_checked(src, dst, options: Mapping) -> Conversion:
             report = _verified(written, verify_files, dst, src, **options) if verify else None
             return Conversion(str(src), dst, written, report)
         if src.is_dir():
-            raise ConvertError(f"{src}: a directory with no openvino_model.xml (not an optimum-intel LLM folder): "
+            raise ConvertError(f"{src}: a directory with no openvino_model.xml nor config.json with openvino_*.xml "
+                               "(not an optimum-intel model folder): "
                                f"convert takes one model; for every model under it run `onnx-ext convert {src} "
                                f"{dst}`, or loop over its files (docs/python-api.md)")
         raise ConvertError(f"cannot tell the direction from {src.name} -> {dst.name}: "
@@ -322,15 +327,74 @@ def _check_input_names(src: Path, names: Mapping[str, str]) -> None:
                               f"{', '.join(t.name for t in declared)})")
 
 
-def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: WeightOptions) -> Conversion:
-    from .model_folder import folder_conversion
+def _folder(src: Path, dst: Path, inline: bool, verify: bool, weight_options: WeightOptions,
+            options: dict) -> Conversion:
+    from .model_folder import folder_conversion, is_llm_folder, plain_folder_conversion
 
-    if verify:
-        raise ConvertError(f"{src}: --verify (verify=True) compares two model files, not LLM folders: convert "
-                           "without it, then generate with the converted folder and compare the tokens with "
-                           "OpenVINO's (notebooks/04_llm_to_onnx_genai.ipynb does; docs/llm.md)")
-    done = folder_conversion(src, dst, inline, weight_options)
-    return Conversion(str(src), dst, done.written, notes=done.notes)
+    if is_llm_folder(src):
+        if verify:
+            raise ConvertError(f"{src}: --verify (verify=True) compares two model files, not LLM folders: convert "
+                               "without it, then generate with the converted folder and compare the tokens with "
+                               "OpenVINO's (notebooks/04_llm_to_onnx_genai.ipynb does; docs/llm.md)")
+        done = folder_conversion(src, dst, inline, weight_options)
+        return Conversion(str(src), dst, done.written, notes=done.notes)
+    shapes = options["policy"].shapes or {}
+    given = {name: f"shape {name}={','.join(map(str, shape))}" for name, shape in shapes.items()}
+    given.update(dict.fromkeys(options["inputs"] or {}, "inputs"))
+    if verify and given:
+        _check_folder_input_names(src, given)
+    done = plain_folder_conversion(src, dst, inline, weight_options)
+    if not verify:
+        return Conversion(str(src), dst, done.written, notes=done.notes)
+    notes, reports = _verify_folder(src, dst, done.written, options)
+    return Conversion(str(src), dst, done.written, notes=done.notes + notes, reports=reports)
+
+
+def _verify_folder(src: Path, dst: Path, written, options: dict) -> tuple[tuple[str, ...], tuple]:
+    """Each stateless model IR of the folder ``src`` against its ONNX in ``dst``; a stateful one is a note (verify
+    runs a model once, and the ONNX takes the state that OpenVINO keeps as inputs)."""
+    import dataclasses
+
+    from .model_folder import ir_variables, model_irs, onnx_name
+
+    policy = dataclasses.replace(options["policy"], skip_unknown=True)  # a --shape names one model's input
+    notes, reports = [], []
+    for xml in model_irs(src):
+        name = onnx_name(xml)
+        variables = ir_variables(xml)[0]
+        if variables:
+            notes.append(f"{xml.name}: not verified: stateful ({variables} ReadValue/Assign variables, which "
+                         f"{name} takes as inputs and returns as outputs; run it step by step, docs/converters.md)")
+            continue
+        inputs = _feeds_of(xml, options["inputs"])
+        reports.append((name, _verified((dst,), verify_files, xml, dst / name, inputs=inputs, policy=policy,
+                                        backend=options["backend"])))
+    return tuple(notes), tuple(reports)
+
+
+def _feeds_of(xml: Path, inputs):
+    """The arrays of ``inputs`` (a folder's, by name) that the model ``xml`` takes; None (random) for none."""
+    if inputs is None:
+        return None
+    from .ir_reader import read_ir
+    from .verify.signature import ir_signature
+
+    names = {n for t in ir_signature(read_ir(xml))[0] for n in t.names}
+    feeds = {k: v for k, v in inputs.items() if k in names}
+    return feeds or None
+
+
+def _check_folder_input_names(src: Path, names: Mapping[str, str]) -> None:
+    """Each of ``names`` (mapped to where it was given) is an input of one of the folder's model IRs (before
+    anything is written)."""
+    from .ir_reader import read_ir
+    from .model_folder import model_irs
+    from .verify.signature import ir_signature
+
+    known = {n for xml in model_irs(src) for t in ir_signature(read_ir(xml))[0] for n in t.names}
+    for name, source in names.items():
+        if name not in known:
+            raise VerifyError(f"{source}: no input of the model IRs of {src} is named {name!r}")
 
 
 def _check_dst(dst: Path, suffix: str, src: str) -> None:

@@ -30,6 +30,8 @@ CONVERT_EXAMPLES = """\
   onnx-ext convert models/ out/ --to onnx               only the IR files under models/, to ONNX
   onnx-ext convert ov_llm/ onnx_llm/                    an optimum-intel LLM folder (openvino_model.xml,
                                                         config.json) to a folder onnxruntime-genai runs
+  onnx-ext convert ov_whisper/ onnx_whisper/ --verify   any other optimum-intel folder (config.json,
+                                                        openvino_<name>.xml): each model IR to <name>.onnx
 """
 VERIFY_EXAMPLES = """\
   onnx-ext verify model.xml model.onnx --inputs in.npz
@@ -153,15 +155,15 @@ def _parser() -> argparse.ArgumentParser:
         description=CONVERT_DESCRIPTION)
     convert.add_argument("sources", nargs="+", type=Path, metavar="SRC", help="an .xml or .onnx file, or a directory")
     convert.add_argument("dst", type=Path, metavar="DST", help="the output file, or a directory")
-    convert.add_argument("--inline", action="store_true", help="IR -> ONNX and LLM folders: plain standard ONNX, no domain functions")
+    convert.add_argument("--inline", action="store_true", help="IR -> ONNX and model folders: plain standard ONNX, no domain functions")
     convert.add_argument("--no-contrib", dest="contrib", action="store_false",
-                         help="IR -> ONNX and LLM folders: no onnxruntime contrib op (MatMulNBits for compressed "
+                         help="IR -> ONNX and model folders: no onnxruntime contrib op (MatMulNBits for compressed "
                          "weights)")
     convert.add_argument("--int8-activations", action="store_true",
-                         help="IR -> ONNX and LLM folders: compressed weights (4- and 8-bit) as MatMulNBits with int8 activations "
+                         help="IR -> ONNX and model folders: compressed weights (4- and 8-bit) as MatMulNBits with int8 activations "
                          "(accuracy level 4), as OpenVINO's CPU does by default: faster, not exact")
     convert.add_argument("--requantize-int4", action="store_true",
-                         help="IR -> ONNX and LLM folders, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
+                         help="IR -> ONNX and model folders, with --int8-activations: 8-bit linear layers (the lm_head of NNCF's int4 "
                          "IRs) requantized to 4 bits, as onnxruntime-genai's builder does: faster, further from the IR")
     convert.add_argument("--rope-in-attention", action="store_true",
                          help="LLM folders only: RoPE inside GroupQueryAttention at the padded buffer's positions, as "
@@ -257,10 +259,10 @@ def _say(args, *lines: str) -> None:
             print(line)
 
 
-def _show_report(args, report) -> int:
+def _show_report(args, report, name: str = "") -> int:
     if args.quiet:
         if not report.ok:
-            print(f"onnx-ext: {report.summary()}", file=sys.stderr)
+            print(f"onnx-ext: {name + ': ' if name else ''}{report.summary()}", file=sys.stderr)
     else:
         print(report)
         if args.verbose:
@@ -381,7 +383,11 @@ def _convert_single(args, src: Path, dst: Path, options: dict) -> int:
     _say(args, _wrote(result.written, dst), *result.notes)
     if args.verbose:
         print(f"converted in {time.perf_counter() - start:.2f} s")
-    return _show_report(args, result.report) if result.report else EXIT_OK
+    codes = [EXIT_OK]
+    for name, report in result.reports:  # a model folder's: each model's table under its file's name
+        _say(args, f"{name}:")
+        codes.append(_show_report(args, report, name))
+    return _show_report(args, result.report) if result.report else max(codes)
 
 
 def _convert_batch(args, sources: list[Path], dst: Path, options: dict) -> int:

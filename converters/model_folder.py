@@ -16,6 +16,14 @@ recognised by its ``openvino_model.xml``; it also holds ``config.json``, usually
   IRs (``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``) hold openvino-tokenizers' own ops
   and are not converted (onnxruntime-genai reads ``tokenizer.json``).
 
+An optimum-intel folder that is not a decoder LLM (``config.json`` with ``openvino_<name>.xml`` IRs, none of them
+an ``openvino_model.xml`` holding a KV cache: an encoder such as BERT, ViT, CLIP, wav2vec2; a seq2seq model's
+encoder and decoder; a VLM's language, text and vision embeddings models) converts as a plain model folder
+(``plain_folder_conversion``), optimum's ONNX export layout: each model IR ``openvino_<name>.xml`` ->
+``<name>.onnx`` + ``<name>.onnx.data`` (a stateful decoder's state as inputs and outputs, as a single file's
+conversion gives it: handlers/state.py), the tokenizer IRs left out with the same note, the other files copied, no
+``genai_config.json``.
+
 Everything is checked and converted before anything is written; the files are written into a
 private folder beside the destination and moved into place at the end.
 """
@@ -25,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,9 +60,52 @@ class FolderConversion:
 
 
 def is_model_folder(path) -> bool:
-    """An optimum-intel model folder: a directory holding ``openvino_model.xml``."""
+    """An optimum-intel model folder: a directory holding ``openvino_model.xml``, or ``config.json`` and
+    ``openvino_*.xml`` IRs (a seq2seq model's, a VLM's: no ``openvino_model.xml``)."""
     path = Path(path)
-    return path.is_dir() and (path / MODEL_XML).is_file()
+    return path.is_dir() and ((path / MODEL_XML).is_file()
+                              or (path / "config.json").is_file() and any(path.glob("openvino_*.xml")))
+
+
+def tokenizer_irs(path: Path) -> list[Path]:
+    """openvino-tokenizers' IRs of a folder (``openvino_tokenizer.xml``, ``openvino_detokenizer.xml``)."""
+    return sorted(Path(path).glob("openvino_*tokenizer.xml"))
+
+
+def model_irs(path: Path) -> list[Path]:
+    """The model IRs of a folder: its ``openvino_<name>.xml`` but the tokenizer IRs."""
+    tokenizers = set(tokenizer_irs(path))
+    return sorted(p for p in Path(path).glob("openvino_*.xml") if p not in tokenizers and p.is_file())
+
+
+def onnx_name(xml: Path) -> str:
+    """optimum's ONNX name of a model IR: openvino_model.xml -> model.onnx, openvino_encoder_model.xml ->
+    encoder_model.onnx."""
+    return xml.stem.removeprefix("openvino_") + ".onnx"
+
+
+def ir_variables(xml: Path) -> tuple[int, bool]:
+    """The ReadValue layers of an IR and whether a Parameter is a KV cache (``past_key_values.*``: a decoder exported
+    stateless), read from its layers without parsing the rest (an LLM's .xml is large)."""
+    reads, past = 0, False
+    try:
+        for _, el in ET.iterparse(xml, events=("start",)):
+            if el.tag == "edges" and reads:
+                break
+            if el.tag == "layer":
+                kind = el.get("type", "")
+                reads += kind == "ReadValue"
+                past = past or kind == "Parameter" and el.get("name", "").startswith("past_key_values.")
+    except ET.ParseError:
+        pass  # read_ir says what is wrong, naming the file
+    return reads, past
+
+
+def is_llm_folder(path) -> bool:
+    """A model folder whose ``openvino_model.xml`` is a decoder LLM: stateful, or taking a KV cache (the LLM path,
+    ``folder_conversion``); any other converts as a plain model folder (``plain_folder_conversion``)."""
+    path = Path(path)
+    return (path / MODEL_XML).is_file() and any(ir_variables(path / MODEL_XML))
 
 
 def convert_folder(src, dst, *, inline: bool = False, contrib: bool = True,
@@ -75,6 +127,7 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     from .ir_to_onnx.convert import convert_model
     from .ir_to_onnx.fusions import fuse_for_onnxruntime
     from .ir_to_onnx.loadable import check_session
+    from .onnx_file import write_onnx
 
     src, dst = Path(src), Path(dst)
     if dst.exists() and not dst.is_dir():
@@ -97,9 +150,7 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
                     and not p.name.startswith("openvino_")
                     and p.name not in (ONNX_NAME, ONNX_NAME + ".data", GENAI_CONFIG))
-    tokenizer_irs = sorted(p.name for p in src.glob("openvino_*tokenizer.xml"))
-    notes = (f"{', '.join(tokenizer_irs)}: OpenVINO tokenizer IRs, not converted (onnxruntime-genai reads "
-             "tokenizer.json)",) if tokenizer_irs else ()
+    notes = _tokenizer_note(src)
     if recurrent:  # a genai_config.json would promise a run that fails in the first step ("Missing Input")
         genai = None
         notes += (f"genai_config.json not written: onnxruntime-genai 0.18 feeds a decoder its KV cache only, and this "
@@ -108,8 +159,56 @@ def folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> 
     elif genai["model"]["type"] != config.get("model_type"):
         notes += (f"model_type {config.get('model_type')!r}: not a type onnxruntime-genai runs as converted, written as "
                   f"{genai['model']['type']!r} (its generic decoder-only model, which runs the graph as it is)",)
-    written = _write(dst, model, weights, genai, copies, lambda path: check_session(str(path), owners, ir_model.source))
-    return FolderConversion(src, dst, written, notes)
+    write = {ONNX_NAME: lambda path: write_onnx(model, weights, path, external_data=True,
+                                                check=lambda p: check_session(str(p), owners, ir_model.source))}
+    return FolderConversion(src, dst, _write(dst, write, genai, copies), notes)
+
+
+def _tokenizer_note(src: Path) -> tuple[str, ...]:
+    names = [p.name for p in tokenizer_irs(src)]
+    return (f"{', '.join(names)}: OpenVINO tokenizer IRs, not converted (onnxruntime-genai reads "
+            "tokenizer.json)",) if names else ()
+
+
+def plain_folder_conversion(src, dst, inline: bool, weight_options: WeightOptions) -> FolderConversion:
+    """An optimum-intel folder that is not a decoder LLM (see the module): each model IR to ``<name>.onnx`` with
+    its weights as external data, the other files copied, the tokenizer IRs left out."""
+    if weight_options.conflict():
+        raise FolderError(weight_options.conflict())
+    if weight_options.rope_in_attention:
+        raise FolderError(f"{src}: rope_in_attention (--rope-in-attention) fuses a decoder LLM's RoPE, and this "
+                          f"folder holds none (no {MODEL_XML} with a KV cache)")
+    src, dst = Path(src), Path(dst)
+    if dst.exists() and not dst.is_dir():
+        raise FolderError(f"{dst}: a model folder converts to a folder, and this is a file")
+    if not (src / "config.json").is_file():
+        raise FolderError(f"{src} holds {MODEL_XML} but no config.json: not an optimum-intel export (convert the "
+                          f"file itself: onnx-ext convert {src / MODEL_XML} model.onnx)")
+    _read_json(src / "config.json", required=True)  # invalid JSON: one line now, not in the user's loader later
+    irs = model_irs(src)
+    if not irs:
+        raise FolderError(f"{src}: an optimum-intel folder (config.json) with no model IR: only "
+                          f"{', '.join(p.name for p in tokenizer_irs(src))}, which are not converted")
+    names = [onnx_name(xml) for xml in irs]
+    copies = sorted(p for p in src.iterdir() if p.is_file() and not p.name.startswith(".")
+                    and not p.name.startswith("openvino_") and p.name.removesuffix(".data") not in names)
+    write = {name: _model_writer(xml, inline, weight_options) for xml, name in zip(irs, names)}
+    return FolderConversion(src, dst, _write(dst, write, None, copies), _tokenizer_note(src))
+
+
+def _model_writer(xml: Path, inline: bool, weight_options: WeightOptions):
+    """Writes the IR ``xml`` converted to the path given, as a single file's conversion does (its session checked);
+    an error names the IR."""
+    def write(path: Path) -> None:
+        from .ir_to_onnx import convert_ir_file
+
+        try:
+            convert_ir_file(xml, path, inline=inline, external_data=True, weight_options=weight_options)
+        except OnnxExtError as e:
+            if xml.name in str(e):
+                raise
+            raise FolderError(f"{xml}: {' '.join(str(e).split())}") from None
+    return write
 
 
 def _read_json(path: Path, required: bool, why: str = "") -> dict:
@@ -126,11 +225,10 @@ def _read_json(path: Path, required: bool, why: str = "") -> dict:
     return data
 
 
-def _write(dst: Path, model, weights, genai: dict | None, copies: list[Path], check) -> tuple[Path, ...]:
-    """Everything into a private folder beside ``dst``, then moved into ``dst`` (the model last) once
-    ``check(model file)`` (onnxruntime makes a session of it) has not raised."""
-    from .onnx_file import write_onnx
-
+def _write(dst: Path, models: dict, genai: dict | None, copies: list[Path]) -> tuple[Path, ...]:
+    """Everything into a private folder beside ``dst``, then moved into ``dst`` (the models last) once each of
+    ``models`` (ONNX file name -> a function writing it to a path, its onnxruntime session checked) has not
+    raised."""
     make_parent(dst)
     stage = staging_folder(dst)
     try:
@@ -138,9 +236,10 @@ def _write(dst: Path, model, weights, genai: dict | None, copies: list[Path], ch
             shutil.copyfile(path, stage / path.name)
         if genai is not None:
             (stage / GENAI_CONFIG).write_text(json.dumps(genai, indent=4) + "\n", encoding="utf-8")
-        write_onnx(model, weights, stage / ONNX_NAME, external_data=True, check=check)
+        for name, write in models.items():
+            write(stage / name)
         names = sorted(p.name for p in stage.iterdir())
-        names.sort(key=lambda n: n == ONNX_NAME)  # the file readers look for last
+        names.sort(key=lambda n: n in models)  # the files readers look for last
         if not dst.exists():
             os.replace(stage, dst)
         else:

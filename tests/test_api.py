@@ -116,20 +116,10 @@ def test_a_directory_of_models_says_how_to_convert_it(tmp_path):
     models.mkdir()
     with pytest.raises(ConvertError) as e:
         converters.convert(models, tmp_path / "out")
-    assert str(e.value) == (f"{models}: a directory with no openvino_model.xml (not an optimum-intel LLM folder): "
+    assert str(e.value) == (f"{models}: a directory with no openvino_model.xml nor config.json with openvino_*.xml "
+                            "(not an optimum-intel model folder): "
                             f"convert takes one model; for every model under it run `onnx-ext convert {models} "
                             f"{tmp_path / 'out'}`, or loop over its files (docs/python-api.md)")
-
-
-def test_verify_of_a_model_folder_says_how_to_check_it(tmp_path):
-    folder = tmp_path / "ov_llm"
-    folder.mkdir()
-    for suffix in (".xml", ".bin"):
-        (folder / f"openvino_model{suffix}").write_bytes(EXAMPLE.with_suffix(suffix).read_bytes())
-    with pytest.raises(ConvertError, match=r"ov_llm: --verify \(verify=True\) compares two model files, not LLM "
-                                           r"folders: convert without it, then generate .*\(notebooks/04_llm_to_onnx"):
-        converters.convert(folder, tmp_path / "onnx_llm", verify=True)
-    assert not (tmp_path / "onnx_llm").exists()
 
 
 def test_a_backend_without_openvino_is_named_before_any_input(tmp_path, monkeypatch):
@@ -154,18 +144,19 @@ def test_output_that_is_a_directory_is_named(tmp_path):
     with pytest.raises(ConvertError, match=r"back.bin: is a directory"):
         converters.convert(onnx_path, tmp_path / "back.xml")
     assert not (tmp_path / "back.xml").exists()
-    with pytest.raises(ConvertError, match="^inline applies to IR -> ONNX and optimum-intel LLM folders, not to "):
+    with pytest.raises(ConvertError, match="^inline applies to IR -> ONNX and optimum-intel model folders, not to "):
         converters.convert(onnx_path, tmp_path / "b2.xml", inline=True)
 
 
 @pytest.mark.parametrize("src, dst, options, expected", [
-    ("m.onnx", "b.xml", dict(contrib=False), r"^contrib=False applies to IR -> ONNX and optimum-intel LLM folders, not "
-                                             r"to \S*m.onnx -> b.xml \(ONNX -> IR\): it picks the ONNX ops written$"),
+    ("m.onnx", "b.xml", dict(contrib=False), r"^contrib=False applies to IR -> ONNX and optimum-intel model "
+                                             r"folders, not to \S*m.onnx -> b.xml \(ONNX -> IR\): it picks the ONNX "
+                                             r"ops written$"),
     ("m.onnx", "b.xml", dict(external_data=True), r"^external_data applies to IR -> ONNX, not to \S*m.onnx -> b.xml "
                                                   r"\(ONNX -> IR\): it says where the ONNX weights go$"),
     ("m.onnx", "b.xml", dict(requantize_int4=True, int8_activations=True), r"^int8_activations applies to IR -> ONNX"),
-    (EXAMPLE, "b.onnx", dict(rope_in_attention=True), r"^rope_in_attention applies to optimum-intel LLM folders, not to "
-                                                      r"\S*embedding_block.xml -> b.onnx \(IR -> ONNX\)"),
+    (EXAMPLE, "b.onnx", dict(rope_in_attention=True), r"^rope_in_attention applies to optimum-intel model folders, "
+                                                      r"not to \S*embedding_block.xml -> b.onnx \(IR -> ONNX\)"),
     (EXAMPLE, "b.onnx", dict(seed=3, shapes={"ids": (2, 3)}), r"^seed, shapes: verification options given without "
                                                                r"verify=True \(add it, or drop them\)$"),
     (EXAMPLE, "b.onnx", dict(verify=True, seed=3, policy="any"), r"^policy is the input options as one InputPolicy: "
@@ -186,7 +177,7 @@ def test_convert_all_refuses_a_keyword_no_file_takes_and_gives_one_to_those_that
     goes to the IR (was: ignored; a keyword that did not apply to a file failed it)."""
     (tmp_path / "src").mkdir()
     converters.convert(EXAMPLE, tmp_path / "src" / "m.onnx")
-    with pytest.raises(ConvertError, match=r"^convert_all: contrib=False applies to IR -> ONNX and optimum-intel LLM "
+    with pytest.raises(ConvertError, match=r"^convert_all: contrib=False applies to IR -> ONNX and optimum-intel model "
                                            r"folders, not to the 1 model found \(ONNX -> IR\)"):
         converters.convert_all(tmp_path / "src", tmp_path / "out", contrib=False)
     assert not (tmp_path / "out").exists()

@@ -445,7 +445,7 @@ def test_to_that_agrees_with_one_model_is_accepted(capsys, tmp_path):
     assert status == 0 and not err and out == f"wrote {tmp_path / 'm.onnx'}\n"
 
 
-_OURS = "IR -> ONNX and optimum-intel LLM folders"
+_OURS = "IR -> ONNX and optimum-intel model folders"
 
 
 @pytest.mark.parametrize("src, dst, flags, expected", [
@@ -455,14 +455,14 @@ _OURS = "IR -> ONNX and optimum-intel LLM folders"
                                           "it picks the ONNX ops written"),
     ("m.onnx", "m.xml", ["--int8-activations"], f"--int8-activations applies to {_OURS}, not to {{src}} -> {{dst}} "
                                                 "(ONNX -> IR): it picks how compressed weights run in the ONNX written"),
-    ("m.xml", "m2.onnx", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel LLM folders, not to "
+    ("m.xml", "m2.onnx", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel model folders, not to "
                                                   "{src} -> {dst} (IR -> ONNX): it fuses an LLM's RoPE into its "
                                                   "GroupQueryAttention"),
     ("m.xml", "m2.onnx", ["--jobs", "2"], "--jobs 2: {src} is one model, converted in this process; --jobs runs the "
                                           "models of a directory or of several sources in parallel"),
     ("onnx_only", "out", ["--no-contrib"], f"--no-contrib applies to {_OURS}, not to the 1 model found (ONNX -> IR): "
                                            "it picks the ONNX ops written"),
-    ("both", "out", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel LLM folders, not to the 2 "
+    ("both", "out", ["--rope-in-attention"], "--rope-in-attention applies to optimum-intel model folders, not to the 2 "
                                              "models found (IR -> ONNX and ONNX -> IR): it fuses an LLM's RoPE into "
                                              "its GroupQueryAttention"),
     ("llm", "out", ["--to", "onnx"], "--to onnx: {src} -> {dst} converts to a folder; --to picks the models of a "

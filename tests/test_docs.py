@@ -149,6 +149,7 @@ BASH_BLOCK = re.compile(r"^```bash\n(.*?)^```", re.S | re.M)
 NOT_RUN_COMMANDS = {  # a word of the command: why it is only parsed
     "ov_llm/": "an optimum-intel LLM folder (tests/test_llm.py::test_cli_converts_a_folder runs the command)",
     "ov_model_dir/": "an optimum-intel LLM folder (tests/test_llm.py::test_cli_converts_a_folder)",
+    "ov_whisper/": "an optimum-intel seq2seq folder (tests/test_model_folder.py::test_real_whisper_export runs it)",
 }
 
 
