@@ -46,6 +46,27 @@ def test_worker_reports_the_stage_and_signal_of_a_crash_and_starts_again():
         worker.close()
 
 
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def test_a_reused_worker_reads_relative_paths_from_the_callers_directory(tmp_path, monkeypatch):
+    """The worker outlives a chdir of its caller (a script, a test moving between folders): a relative path names
+    the file in the caller's directory of the moment (once failed in test_docs under -n 2: 'cannot read the IR')."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_text(name)
+    worker = Worker()
+    try:
+        monkeypatch.chdir(tmp_path / "a")
+        assert worker.call(_read, "f.txt") == "a"
+        monkeypatch.chdir(tmp_path / "b")
+        assert worker.call(_read, "f.txt") == "b"
+    finally:
+        worker.close()
+
+
 def _interrupt(*_):
     raise KeyboardInterrupt
 

@@ -88,10 +88,11 @@ def _serve(conn) -> None:
     _conn = conn
     while True:
         try:
-            fn, args = conn.recv()
+            cwd, fn, args = conn.recv()
         except (EOFError, OSError):
             return
         try:
+            os.chdir(cwd)  # the caller's, as it is now: relative paths in args mean what they mean there
             answer = ("ok", fn(*args))
         except Exception as e:  # noqa: BLE001 - the caller's to judge
             answer = ("error", e)
@@ -141,7 +142,7 @@ class Worker:
     def _exchange(self, fn, args):
         where, note = "starting", ""
         try:
-            self._conn.send((fn, args))
+            self._conn.send((os.getcwd(), fn, args))
         except (BrokenPipeError, ConnectionResetError):
             raise Crashed(where, self._ended(), note) from None
         while True:
