@@ -14,7 +14,8 @@ floats, which OpenVINO 2026.4's frontend refuses; FloorMod computes it (3 more c
 of the backend suite pass; infinities still give NaN, as in OpenVINO's FloorMod). Its
 Div floors integers (Divide's m_pythondiv), where ONNX truncates; its DFT ignores
 DFT-20's axis input (transforms along axis 1): both found by the IR generator's
-``--round-trip`` (docs/ir-generator.md).
+``--round-trip`` (docs/ir-generator.md). It also reads an EMPTY constant (dims [0, 6, 7]) as a
+scalar: such constants are written as ConstantOfShape of their dims before it reads the model.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import re
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+import numpy as np
 
 from onnx_ext.errors import OnnxExtError
 from onnx_ext.openvino import INSTALL_HINT, openvino_extensions
@@ -68,13 +71,80 @@ def read_onnx(path: Path):
     frontend = _frontend()
     if not frontend.supported(str(path)):
         raise OnnxExtError(f"{path}: not an ONNX model (OpenVINO's ONNX frontend cannot parse it)")
-    try:
-        model = frontend.convert(frontend.load(str(path)))
-    except Exception as e:  # noqa: BLE001 - OpConversionFailure, GeneralFailure, RuntimeError, ...
-        raise OnnxExtError(f"{path}: OpenVINO cannot read it: {one_line(e)}") from None
+    with tempfile.TemporaryDirectory(prefix="onnx-ext-") as tmp:
+        readable = _without_empty_constants(path, Path(tmp))
+        try:
+            model = frontend.convert(frontend.load(str(readable)))
+        except Exception as e:  # noqa: BLE001 - OpConversionFailure, GeneralFailure, RuntimeError, ...
+            raise OnnxExtError(f"{path}: OpenVINO cannot read it: {one_line(e)}") from None
     _check_inputs_present(model, path)
     model.set_friendly_name(path.stem)
     return model
+
+
+#: ConstantOfShape-9's element types (the frontend's too); an empty tensor of another type stays as it is
+_FILLABLE = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13}
+
+
+def _without_empty_constants(path: Path, tmp: Path) -> Path:
+    """``path``, or where the model is written again with each EMPTY constant (an initializer or a Constant node
+    whose dims hold a 0) as ``ConstantOfShape`` of its dims: OpenVINO 2026.4's ONNX frontend reads an empty
+    tensor as a scalar (shape [], one element), so an IR -> ONNX -> IR round trip of an empty result or an LSTM's
+    zero-batch branch came back a scalar; ConstantOfShape keeps the dims. The copy sits in ``tmp`` with links to
+    the model's external data files, whose locations are relative to the model."""
+    import onnx
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - the frontend says what is wrong with the file
+        return path
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset < 9 or not sum(_fill_empty_constants(graph) for graph in _graphs(model.graph)):  # (ConstantOfShape-9)
+        return path
+    for location in {entry.value for tensor in _tensors(model) for entry in tensor.external_data
+                     if entry.key == "location"}:
+        (tmp / location).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / location).symlink_to((path.parent / location).resolve())
+    onnx.save(model, str(tmp / "model.onnx"))
+    return tmp / "model.onnx"
+
+
+def _graphs(graph):
+    yield graph
+    for node in graph.node:
+        for attribute in node.attribute:
+            for body in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                yield from _graphs(body)
+
+
+def _tensors(model):
+    for graph in _graphs(model.graph):
+        yield from graph.initializer
+        for node in graph.node:
+            yield from (a.t for a in node.attribute if a.HasField("t"))
+
+
+def _fill_empty_constants(graph) -> int:
+    """Each empty initializer or Constant value of a fillable type as ConstantOfShape(dims): how many."""
+    from onnx import helper, numpy_helper
+
+    fills = []
+    for tensor in [t for t in graph.initializer if 0 in t.dims and t.data_type in _FILLABLE]:
+        graph.initializer.remove(tensor)
+        for stale in [i for i in graph.input if i.name == tensor.name]:  # (IR < 4: initializers listed as inputs)
+            graph.input.remove(stale)
+        fills.append((tensor.name, tensor))
+    for node in [n for n in graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]:
+        value = next((a.t for a in node.attribute if a.name == "value"), None)
+        if value is not None and 0 in value.dims and value.data_type in _FILLABLE:
+            graph.node.remove(node)
+            fills.append((node.output[0], value))
+    for name, tensor in reversed(fills):
+        dims = f"{name}__onnx_ext_dims"
+        graph.initializer.append(numpy_helper.from_array(np.array(tensor.dims, np.int64), dims))
+        zero = helper.make_tensor("zero", tensor.data_type, [1], [0])
+        graph.node.insert(0, helper.make_node("ConstantOfShape", [dims], [name], value=zero))
+    return len(fills)
 
 
 def _check_inputs_present(model, path: Path) -> None:

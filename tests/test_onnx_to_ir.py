@@ -464,3 +464,53 @@ def test_files_get_the_umask_mode(mask, tmp_path):
     assert [stat.S_IMODE(p.stat().st_mode) for p in (xml, bin_)] == [0o666 & ~mask] * 2
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     assert_same(evaluate_model(ov.Core().read_model(str(xml)), [x])[0], x[:, [1, 0]], "reference")
+
+
+def _empty_constants_model(where: str) -> onnx.ModelProto:
+    """y = an empty f32 [0, 6, 7] constant (an initializer, a Constant node, or inside an If's branches), z an i64 one
+    of dims [3, 0]; x feeds a Relu so the model has an input."""
+    empty, ints = np.zeros((0, 6, 7), np.float32), np.zeros((3, 0), np.int64)
+    nodes = [helper.make_node("Relu", ["x"], ["r"])]
+    inits = []
+    if where == "constant_node":
+        nodes += [helper.make_node("Constant", [], ["y"], value=numpy_helper.from_array(empty)),
+                  helper.make_node("Constant", [], ["z"], value=numpy_helper.from_array(ints))]
+    elif where == "if_branch":
+        def branch(name):
+            return helper.make_graph([helper.make_node("Identity", ["b_e"], ["b_y"]),
+                                      helper.make_node("Identity", ["b_i"], ["b_z"])], name, [],
+                                     [helper.make_tensor_value_info("b_y", TensorProto.FLOAT, None),
+                                      helper.make_tensor_value_info("b_z", TensorProto.INT64, None)],
+                                     [numpy_helper.from_array(empty, "b_e"), numpy_helper.from_array(ints, "b_i")])
+        nodes += [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+                  helper.make_node("Greater", ["m", "zero"], ["c"]),
+                  helper.make_node("If", ["c"], ["y", "z"], then_branch=branch("then"), else_branch=branch("else"))]
+        inits.append(numpy_helper.from_array(np.array(0, np.float32), "zero"))
+    else:
+        nodes += [helper.make_node("Identity", ["e"], ["y"]), helper.make_node("Identity", ["i"], ["z"])]
+        inits += [numpy_helper.from_array(empty, "e"), numpy_helper.from_array(ints, "i")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(n, t, None) for n, t in
+                               (("r", TensorProto.FLOAT), ("y", TensorProto.FLOAT), ("z", TensorProto.INT64))], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+@pytest.mark.parametrize("where", ["initializer", "external_data", "constant_node", "if_branch"])
+def test_empty_constants_keep_their_dims(tmp_path, where, ov_reference):
+    """OpenVINO 2026.4's ONNX frontend reads an empty tensor (dims [0, 6, 7]) as a scalar: the IR gave shape ()
+    (rt14's round trip: an empty result, an LSTM's zero-batch branch). Written as ConstantOfShape before it reads."""
+    from ov_reference import cpu_inferences
+
+    model = _empty_constants_model(where)
+    path = tmp_path / "m.onnx"
+    if where == "external_data":
+        onnx.save(model, str(path), save_as_external_data=True, location="m.data", size_threshold=0)
+    else:
+        onnx.save(model, str(path))
+    xml, _ = convert_onnx_file(path, tmp_path / "m.xml")
+    _, outputs = ov_reference.isolated(cpu_inferences, str(xml), {"x": np.array([1.0, -2.0], np.float32)})
+    got = [(o.shape, o.dtype) for o in outputs]
+    assert got == [((2,), np.float32), ((0, 6, 7), np.float32), ((3, 0), np.int64)], got
+    np.testing.assert_array_equal(outputs[0], [1.0, 0.0])
+    written = {"m.onnx", "m.xml", "m.bin"} | ({"m.data"} if where == "external_data" else set())
+    assert {p.name for p in tmp_path.iterdir()} == written  # the rewritten copy went to a temporary directory
