@@ -188,7 +188,11 @@ KNOWN: list[tuple[str, str, str]] = [
 
 def known_cause(case_id: str, result: dict) -> str | None:
     """The cause of a known failure, or None."""
-    for id_pattern, message_pattern, cause in KNOWN:
+    return _cause_in(KNOWN, case_id, result)
+
+
+def _cause_in(table: list[tuple[str, str, str]], case_id: str, result: dict) -> str | None:
+    for id_pattern, message_pattern, cause in table:
         if re.search(id_pattern, case_id) and re.search(message_pattern, f"{result['outcome']} {result['message']}"):
             return cause
     return None
@@ -240,7 +244,4 @@ RT_KNOWN: list[tuple[str, str, str]] = [
 
 def rt_known_cause(case_id: str, result: dict) -> str | None:
     """The cause of a known round-trip failure, or None."""
-    for id_pattern, message_pattern, cause in RT_KNOWN:
-        if re.search(id_pattern, case_id) and re.search(message_pattern, f"{result['outcome']} {result['message']}"):
-            return cause
-    return None
+    return _cause_in(RT_KNOWN, case_id, result)
