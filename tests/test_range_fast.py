@@ -281,6 +281,12 @@ def small_step_cases(draw):
     return inputs, draw(st.booleans())
 
 
+def _assert_int64_range_three_ways(model, inputs):
+    want = range_reference(*inputs, output_type=onnx.TensorProto.INT64)
+    for how, got in run_three_ways(model, inputs).items():
+        assert_same(got, want, how)
+
+
 @given(small_step_cases())
 def test_small_step_body_matches_reference(case):
     inputs, const_start = case
@@ -293,9 +299,7 @@ def test_small_step_body_matches_reference(case):
                 with pytest.raises(Exception):
                     onnx_ext.run(m, feeds_of(model, inputs))
         return
-    want = range_reference(*inputs, output_type=onnx.TensorProto.INT64)
-    for how, got in run_three_ways(model, inputs).items():
-        assert_same(got, want, how)
+    _assert_int64_range_three_ways(model, inputs)
 
 
 @pytest.mark.parametrize("step, direction, ok", [
@@ -314,9 +318,7 @@ def test_small_step_body_checks_its_step(step, direction, ok):
         with pytest.raises(Exception, match="step_fits_the_small_step_body"):
             onnx_ext.run(model, feeds_of(model, inputs))
         return
-    want = range_reference(*inputs, output_type=onnx.TensorProto.INT64)
-    for how, got in run_three_ways(model, inputs).items():
-        assert_same(got, want, how)
+    _assert_int64_range_three_ways(model, inputs)
 
 
 @pytest.mark.parametrize("name, ok", [
